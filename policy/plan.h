@@ -1,0 +1,51 @@
+// The output of Decide(): actions for the actuators, each with its reason.
+#ifndef LOCUS_POLICY_PLAN_H_
+#define LOCUS_POLICY_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace locus {
+
+// Restrict a thread to `cpus` (a node's CPUs, or one CPU).
+struct PinThread {
+  int32_t pid = 0;
+  int32_t tid = 0;
+  int node = -1;
+  std::vector<int> cpus;
+};
+
+// Move up to `max_bytes` of a process's pages to `to_node`; from_node -1 means
+// from any other node.
+struct MigratePages {
+  int32_t pid = 0;
+  int from_node = -1;
+  int to_node = 0;
+  uint64_t max_bytes = 0;
+};
+
+struct SetIrqAffinity {
+  int irq = 0;
+  std::vector<int> cpus;
+};
+
+using ActionOp = std::variant<PinThread, MigratePages, SetIrqAffinity>;
+
+struct Action {
+  ActionOp op;
+  std::string reason;         // why, with the numbers: "82% remote faults on node 1 ..."
+  double expected_gain = 0;   // objective improvement the policy expects, 0..1
+};
+
+struct Plan {
+  std::vector<Action> actions;
+  // Why the plan is what it is when that is not obvious from the actions,
+  // e.g. "1 NUMA node: nothing to balance", "converged".
+  std::vector<std::string> notes;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_POLICY_PLAN_H_
