@@ -12,10 +12,10 @@
 #define LOCUS_STATUS_CONCAT_(a, b) LOCUS_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    ::absl::Status locus_status_ = (expr);             \
-    if (!locus_status_.ok()) return locus_status_;     \
+#define RETURN_IF_ERROR(expr)                      \
+  do {                                             \
+    ::absl::Status locus_status_ = (expr);         \
+    if (!locus_status_.ok()) return locus_status_; \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates `expr` (an absl::StatusOr<T>); on

@@ -35,8 +35,9 @@ using ActionOp = std::variant<PinThread, MigratePages, SetIrqAffinity>;
 
 struct Action {
   ActionOp op;
-  std::string reason;         // why, with the numbers: "82% remote faults on node 1 ..."
-  double expected_gain = 0;   // objective improvement the policy expects, 0..1
+  std::string
+      reason;  // why, with the numbers: "82% remote faults on node 1 ..."
+  double expected_gain = 0;  // objective improvement the policy expects, 0..1
 };
 
 struct Plan {

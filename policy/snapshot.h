@@ -27,15 +27,16 @@ enum SoftirqVector : int {
 
 struct Node {
   int id = 0;
-  std::vector<int> cpus;        // online CPUs, ascending; empty for a memory-only node
+  std::vector<int>
+      cpus;  // online CPUs, ascending; empty for a memory-only node
   uint64_t mem_total_bytes = 0;
   uint64_t mem_free_bytes = 0;
-  std::vector<int> distances;   // indexed by position in Topology::nodes
+  std::vector<int> distances;  // indexed by position in Topology::nodes
 };
 
 struct Topology {
-  std::vector<Node> nodes;      // ascending by id
-  std::vector<int> cpu_node;    // cpu -> node id; -1 for offline/unknown CPUs
+  std::vector<Node> nodes;    // ascending by id
+  std::vector<int> cpu_node;  // cpu -> node id; -1 for offline/unknown CPUs
 };
 
 struct CpuSample {
@@ -52,13 +53,14 @@ struct NodeFaults {
 
 struct ThreadSample {
   int32_t tid = 0;
-  int cpu = -1;                          // last CPU it ran on
-  std::vector<int> allowed_cpus;         // current affinity, ascending
-  std::vector<uint64_t> runtime_ns;      // per node, indexed like Topology::nodes
+  int cpu = -1;                      // last CPU it ran on
+  std::vector<int> allowed_cpus;     // current affinity, ascending
+  std::vector<uint64_t> runtime_ns;  // per node, indexed like Topology::nodes
   uint64_t migrations = 0;
   uint64_t cross_node_migrations = 0;
-  std::vector<NodeFaults> faults;        // per memory node, indexed like Topology::nodes
-  uint64_t net_rx_softirq_ns = 0;        // NET_RX time spent interrupting this thread
+  std::vector<NodeFaults>
+      faults;  // per memory node, indexed like Topology::nodes
+  uint64_t net_rx_softirq_ns = 0;  // NET_RX time spent interrupting this thread
 };
 
 enum class TargetRole { kOther = 0, kMaster, kWorker };
@@ -69,24 +71,26 @@ struct Target {
   std::string comm;
   TargetRole role = TargetRole::kOther;
   std::vector<ThreadSample> threads;
-  std::vector<uint64_t> resident_pages;  // per node, indexed like Topology::nodes
+  std::vector<uint64_t>
+      resident_pages;  // per node, indexed like Topology::nodes
   uint64_t page_size = 4096;
 };
 
 struct IrqSample {
   int irq = 0;
-  std::string name;                 // e.g. "virtio1-input.0"
-  std::string net_device;           // e.g. "eth0", empty when not a NIC queue
-  int queue = -1;                   // NIC queue index, -1 when unknown
-  int device_node = -1;             // NUMA node of the device, -1 when unknown
-  std::vector<int> affinity;        // smp_affinity_list
-  std::vector<int> effective;       // effective_affinity_list
+  std::string name;            // e.g. "virtio1-input.0"
+  std::string net_device;      // e.g. "eth0", empty when not a NIC queue
+  int queue = -1;              // NIC queue index, -1 when unknown
+  int device_node = -1;        // NUMA node of the device, -1 when unknown
+  std::vector<int> affinity;   // smp_affinity_list
+  std::vector<int> effective;  // effective_affinity_list
   std::vector<uint64_t> count_per_cpu;  // delta over the tick, indexed by cpu
-  bool managed = false;             // kernel-managed: affinity cannot be set
+  bool managed = false;  // kernel-managed: affinity cannot be set
 };
 
 struct Snapshot {
-  uint64_t now_ns = 0;       // monotonic time of this snapshot (an input, not a clock)
+  uint64_t now_ns =
+      0;  // monotonic time of this snapshot (an input, not a clock)
   uint64_t tick_ns = 1'000'000'000;
   bool numa_balancing = false;  // kernel.numa_balancing
   Topology topology;
