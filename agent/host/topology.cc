@@ -1,0 +1,248 @@
+#include "agent/host/topology.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/host/cpu_list.h"
+#include "agent/host/file_util.h"
+#include "common/log.h"
+
+namespace locus {
+namespace {
+
+// Distances the kernel uses when firmware gives none (LOCAL_DISTANCE and
+// REMOTE_DISTANCE in include/linux/topology.h).
+constexpr int kLocalDistance = 10;
+constexpr int kRemoteDistance = 20;
+
+struct MemInfo {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+};
+
+// "Node 0 MemTotal:        4548384 kB" lines; MemTotal and MemFree are
+// required, everything else is ignored.
+absl::StatusOr<MemInfo> ParseNodeMemInfo(absl::string_view text,
+                                         const std::string& path) {
+  MemInfo info;
+  bool have_total = false;
+  bool have_free = false;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, ' ', absl::SkipEmpty());
+    // Node, N, Key:, value, [kB]
+    if (fields.size() < 4 || fields[0] != "Node") continue;
+    absl::string_view key = fields[2];
+    if (key != "MemTotal:" && key != "MemFree:") continue;
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(fields[3], &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": bad value in line '", line, "'"));
+    }
+    uint64_t scale = (fields.size() >= 5 && fields[4] == "kB") ? 1024 : 1;
+    if (key == "MemTotal:") {
+      info.total_bytes = value * scale;
+      have_total = true;
+    } else {
+      info.free_bytes = value * scale;
+      have_free = true;
+    }
+  }
+  if (!have_total || !have_free) {
+    return absl::DataLossError(absl::StrCat(path, ": no ",
+                                            have_total ? "MemFree" : "MemTotal",
+                                            " line (truncated?)"));
+  }
+  return info;
+}
+
+absl::StatusOr<std::vector<int>> ParseDistances(absl::string_view text,
+                                                const std::string& path,
+                                                size_t expected) {
+  std::vector<int> distances;
+  for (absl::string_view field :
+       absl::StrSplit(absl::StripAsciiWhitespace(text), absl::ByAnyChar(" \t"),
+                      absl::SkipEmpty())) {
+    int value = 0;
+    if (!absl::SimpleAtoi(field, &value) || value <= 0 || value > 255) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": bad distance '", field, "'"));
+    }
+    distances.push_back(value);
+  }
+  if (distances.size() != expected) {
+    return absl::DataLossError(absl::StrCat(
+        path, ": ", distances.size(), " distances for ", expected, " nodes"));
+  }
+  return distances;
+}
+
+void Report(std::vector<std::string>* errors, const absl::Status& status) {
+  errors->push_back(std::string(status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root,
+                                      std::vector<std::string>* errors) {
+  std::vector<std::string> local_errors;
+  if (errors == nullptr) errors = &local_errors;
+
+  const std::string node_dir = JoinPath(sysfs_root, "devices/system/node");
+  const std::string cpu_dir = JoinPath(sysfs_root, "devices/system/cpu");
+
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(node_dir);
+  if (!names.ok()) return names.status();
+  std::vector<std::pair<int, std::string>> node_dirs;
+  for (const std::string& name : *names) {
+    int id = 0;
+    if (!absl::StartsWith(name, "node")) continue;
+    if (!absl::SimpleAtoi(absl::string_view(name).substr(4), &id) || id < 0) {
+      continue;  // e.g. "node_online"-style entries are not nodes
+    }
+    node_dirs.emplace_back(id, JoinPath(node_dir, name));
+  }
+  std::sort(node_dirs.begin(), node_dirs.end());
+  if (node_dirs.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat(node_dir, ": no node* directories"));
+  }
+
+  // Online CPUs. Without cpu/online every CPU a node lists is taken as
+  // online (the kernel removes offlined CPUs from node masks on x86 anyway).
+  std::vector<int> online;
+  bool have_online = false;
+  {
+    const std::string path = JoinPath(cpu_dir, "online");
+    absl::StatusOr<std::string> text = ReadFirstLine(path);
+    absl::StatusOr<std::vector<int>> parsed =
+        text.ok() ? ParseCpuList(*text) : text.status();
+    if (parsed.ok()) {
+      online = *std::move(parsed);
+      have_online = true;
+    } else {
+      Report(errors, text.ok() ? absl::InvalidArgumentError(absl::StrCat(
+                                     path, ": ", parsed.status().message()))
+                               : parsed.status());
+    }
+  }
+  int max_cpu = online.empty() ? -1 : online.back();
+  {
+    // Optional: present CPUs only widen cpu_node so offline ones show as -1.
+    absl::StatusOr<std::string> text =
+        ReadFirstLine(JoinPath(cpu_dir, "present"));
+    if (text.ok()) {
+      absl::StatusOr<std::vector<int>> present = ParseCpuList(*text);
+      if (present.ok() && !present->empty()) {
+        max_cpu = std::max(max_cpu, present->back());
+      }
+    }
+  }
+
+  Topology topology;
+  std::vector<std::pair<int, int>> cpu_to_node;
+  for (const auto& [id, dir] : node_dirs) {
+    Node node;
+    node.id = id;
+
+    const std::string cpulist_path = JoinPath(dir, "cpulist");
+    absl::StatusOr<std::string> cpulist = ReadTextFile(cpulist_path);
+    if (!cpulist.ok()) {
+      Report(errors, cpulist.status());
+    } else {
+      absl::StatusOr<std::vector<int>> cpus = ParseCpuList(*cpulist);
+      if (!cpus.ok()) {
+        Report(errors, absl::InvalidArgumentError(absl::StrCat(
+                           cpulist_path, ": ", cpus.status().message())));
+      } else {
+        if (!cpus->empty()) max_cpu = std::max(max_cpu, cpus->back());
+        node.cpus = have_online ? IntersectCpus(*cpus, online) : *cpus;
+        for (int cpu : node.cpus) cpu_to_node.emplace_back(cpu, id);
+      }
+    }
+
+    const std::string meminfo_path = JoinPath(dir, "meminfo");
+    absl::StatusOr<std::string> meminfo = ReadTextFile(meminfo_path);
+    absl::StatusOr<MemInfo> mem = meminfo.ok()
+                                      ? ParseNodeMemInfo(*meminfo, meminfo_path)
+                                      : meminfo.status();
+    if (mem.ok()) {
+      node.mem_total_bytes = mem->total_bytes;
+      node.mem_free_bytes = mem->free_bytes;
+    } else {
+      Report(errors, mem.status());
+    }
+    topology.nodes.push_back(std::move(node));
+  }
+
+  // Distances come in the order of online node ids, which is the order of
+  // Topology::nodes: read them once the node count is known.
+  const size_t count = topology.nodes.size();
+  for (size_t i = 0; i < count; ++i) {
+    const std::string path = JoinPath(node_dirs[i].second, "distance");
+    absl::StatusOr<std::string> text = ReadTextFile(path);
+    absl::StatusOr<std::vector<int>> distances =
+        text.ok() ? ParseDistances(*text, path, count) : text.status();
+    if (distances.ok()) {
+      topology.nodes[i].distances = *std::move(distances);
+    } else {
+      Report(errors, distances.status());
+      topology.nodes[i].distances.assign(count, kRemoteDistance);
+      topology.nodes[i].distances[i] = kLocalDistance;
+    }
+  }
+
+  topology.cpu_node.assign(static_cast<size_t>(max_cpu + 1), -1);
+  for (const auto& [cpu, id] : cpu_to_node) {
+    int& slot = topology.cpu_node[static_cast<size_t>(cpu)];
+    if (slot != -1 && slot != id) {
+      errors->push_back(absl::StrCat(node_dir, ": cpu ", cpu,
+                                     " listed in node ", slot, " and node ", id,
+                                     "; keeping node ", slot));
+      continue;
+    }
+    slot = id;
+  }
+  // A CPU claimed by two nodes stays only in the first.
+  for (Node& node : topology.nodes) {
+    node.cpus.erase(std::remove_if(node.cpus.begin(), node.cpus.end(),
+                                   [&](int cpu) {
+                                     return topology.cpu_node[cpu] != node.id;
+                                   }),
+                    node.cpus.end());
+  }
+
+  if (errors == &local_errors) {
+    for (const std::string& error : local_errors) {
+      LogWarning("topology: ", error);
+    }
+  }
+  return topology;
+}
+
+absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root) {
+  return ReadTopology(sysfs_root, nullptr);
+}
+
+int NodeOfCpu(const Topology& topology, int cpu) {
+  if (cpu < 0 || static_cast<size_t>(cpu) >= topology.cpu_node.size()) {
+    return -1;
+  }
+  return topology.cpu_node[static_cast<size_t>(cpu)];
+}
+
+int NodeIndex(const Topology& topology, int node_id) {
+  for (size_t i = 0; i < topology.nodes.size(); ++i) {
+    if (topology.nodes[i].id == node_id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace locus
