@@ -3,7 +3,8 @@
 # Compiles proto/ sources (paths relative to ${PROJECT_SOURCE_DIR}/proto) with
 # protoc, and with grpc_cpp_plugin when GRPC is given, into a static library.
 # Generated headers are included as "locus/v1/<name>.pb.h".
-set(LOCUS_PROTO_ROOT ${CMAKE_CURRENT_LIST_DIR}/../proto)
+# Normalized: protoc needs -I to be an exact textual prefix of the file path.
+get_filename_component(LOCUS_PROTO_ROOT ${CMAKE_CURRENT_LIST_DIR}/../proto ABSOLUTE)
 set(LOCUS_PROTO_OUT ${CMAKE_BINARY_DIR}/gen)
 find_program(LOCUS_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 
