@@ -1,0 +1,874 @@
+#include "policy/decide.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "policy/cpu_list.h"
+
+namespace locus {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr uint64_t kNsPerSec = 1'000'000'000;
+
+std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
+std::string MiB(uint64_t bytes) {
+  return absl::StrFormat(bytes < 10 * kMiB ? "%.1f MiB" : "%.0f MiB",
+                         bytes / kMiB);
+}
+std::string Ms(uint64_t ns) { return absl::StrFormat("%.1f ms", ns / 1e6); }
+
+// Splits `total` items over weights by largest remainder; ties go to the
+// lower index so the split is deterministic.
+std::vector<int> Apportion(int total, const std::vector<double>& weights) {
+  std::vector<int> out(weights.size(), 0);
+  double sum = 0;
+  for (double w : weights) sum += w;
+  if (total <= 0 || sum <= 0) return out;
+  std::vector<std::pair<double, int>> remainders;
+  int given = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    double exact = total * weights[i] / sum;
+    out[i] = static_cast<int>(std::floor(exact));
+    given += out[i];
+    remainders.push_back({exact - out[i], static_cast<int>(i)});
+  }
+  std::stable_sort(
+      remainders.begin(), remainders.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (int i = 0; given < total; ++i, ++given) {
+    ++out[remainders[i % remainders.size()].second];
+  }
+  return out;
+}
+
+struct Worker {
+  const Target* target = nullptr;
+  int pinned = -1;      // node index every thread is confined to, or -1
+  int pinned_cpu = -1;  // the one CPU every thread is confined to, or -1
+  int pref = -1;        // node index it would rather keep
+  int rank = 0;         // how strongly it holds `pref`
+  int home = -1;        // node index chosen this tick
+  uint64_t total_run = 0;
+  uint64_t total_pages = 0;
+  uint64_t net_rx_ns = 0;
+  uint64_t cross_node_migrations = 0;
+  bool held = false;
+  int dwell_node = -1;  // node it must stay on (moved within dwell), or -1
+};
+
+enum class CandidateKind { kPin = 0, kIrq = 1 };
+
+struct Candidate {
+  CandidateKind kind;
+  int index;  // worker index or IRQ index in the snapshot
+  double gain;
+  int32_t id;  // pid or IRQ number, for a deterministic order
+  int node;    // target node index
+  std::vector<int> cpus;
+  std::string reason;
+};
+
+struct MemoryCandidate {
+  int worker;
+  double gain;
+  uint64_t bytes;
+  std::string basis;
+};
+
+class Engine {
+ public:
+  Engine(const Snapshot& snapshot, const v1::Policy& policy,
+         const History& history)
+      : s_(snapshot), p_(policy), h_(history) {}
+
+  Plan Run();
+
+ private:
+  int NodeOfCpu(int cpu) const {
+    return cpu >= 0 && cpu < static_cast<int>(cpu_index_.size())
+               ? cpu_index_[cpu]
+               : -1;
+  }
+  int NodeIndexOfId(int id) const {
+    return id >= 0 && id < static_cast<int>(index_of_id_.size())
+               ? index_of_id_[id]
+               : -1;
+  }
+  int Id(int index) const { return s_.topology.nodes[index].id; }
+  int Distance(int from, int to) const {
+    if (from < 0) return 0;
+    const std::vector<int>& d = s_.topology.nodes[from].distances;
+    return to < static_cast<int>(d.size()) ? d[to] : (from == to ? 10 : 20);
+  }
+  uint64_t Run(int w, int n) const { return run_[w * nodes_ + n]; }
+  uint64_t Pages(const Worker& w, int n) const {
+    return n < static_cast<int>(w.target->resident_pages.size())
+               ? w.target->resident_pages[n]
+               : 0;
+  }
+  // The entity's history: dwell (a node it must stay on) and hold-down.
+  void Look(EntityKey key, bool* held, int* dwell_node) const;
+
+  bool Setup(Plan& plan);
+  void CollectWorkers();
+  std::vector<int> Quotas(Plan& plan) const;
+  void AssignHomes(Plan& plan);
+  void PinCandidates();
+  void MemoryCandidates();
+  void IrqCandidates(Plan& plan);
+  void Select(Plan& plan);
+
+  const Snapshot& s_;
+  const v1::Policy& p_;
+  const History& h_;
+  int nodes_ = 0;
+  uint64_t dwell_ns_ = 0;
+  double min_gain_ = 0;
+  std::vector<int> index_of_id_;
+  std::vector<int> cpu_index_;
+  std::vector<std::vector<int>> worker_cpus_;  // per node index
+  std::vector<std::vector<int>> irq_cpus_;     // per node index
+  std::vector<Worker> workers_;
+  std::vector<uint64_t> run_;  // workers_ x nodes_
+  std::vector<Candidate> candidates_;
+  std::vector<MemoryCandidate> memory_;
+  int converged_ = 0;
+  int dwelling_ = 0;
+  int held_ = 0;
+  int below_gain_ = 0;
+  int irqs_in_place_ = 0;
+  int managed_irqs_ = 0;
+};
+
+void Engine::Look(EntityKey key, bool* held, int* dwell_node) const {
+  *held = false;
+  *dwell_node = -1;
+  const EntityHistory* entry = h_.Find(key);
+  if (entry == nullptr) return;
+  *held = entry->held_until_ns > s_.now_ns;
+  if (entry->last_move_ns != 0 && s_.now_ns < entry->last_move_ns + dwell_ns_) {
+    *dwell_node = NodeIndexOfId(entry->node);
+  }
+}
+
+bool Engine::Setup(Plan& plan) {
+  const Topology& topology = s_.topology;
+  nodes_ = static_cast<int>(topology.nodes.size());
+  dwell_ns_ = uint64_t{p_.stability().dwell_s()} * kNsPerSec;
+  min_gain_ = p_.stability().min_gain();
+  for (int i = 0; i < nodes_; ++i) {
+    int id = topology.nodes[i].id;
+    if (id < 0) continue;
+    if (id >= static_cast<int>(index_of_id_.size())) {
+      index_of_id_.resize(id + 1, -1);
+    }
+    index_of_id_[id] = i;
+  }
+  cpu_index_.assign(topology.cpu_node.size(), -1);
+  for (size_t cpu = 0; cpu < topology.cpu_node.size(); ++cpu) {
+    cpu_index_[cpu] = NodeIndexOfId(topology.cpu_node[cpu]);
+  }
+  // A policy that reached Decide was validated; a bad list means "all".
+  auto allowed = [](const std::string& text) {
+    absl::StatusOr<std::vector<int>> cpus = ParseCpuList(text);
+    absl::flat_hash_set<int> set;
+    if (cpus.ok()) set.insert(cpus->begin(), cpus->end());
+    return set;
+  };
+  absl::flat_hash_set<int> placement_cpus = allowed(p_.placement().cpus());
+  absl::flat_hash_set<int> irq_cpus = allowed(p_.irqs().cpus());
+  worker_cpus_.assign(nodes_, {});
+  irq_cpus_.assign(nodes_, {});
+  int nodes_with_cpus = 0;
+  for (int i = 0; i < nodes_; ++i) {
+    if (!topology.nodes[i].cpus.empty()) ++nodes_with_cpus;
+    for (int cpu : topology.nodes[i].cpus) {
+      if (placement_cpus.empty() || placement_cpus.contains(cpu)) {
+        worker_cpus_[i].push_back(cpu);
+      }
+      if (irq_cpus.empty() || irq_cpus.contains(cpu)) {
+        irq_cpus_[i].push_back(cpu);
+      }
+    }
+  }
+  if (nodes_with_cpus < 2) {
+    plan.notes.push_back(absl::StrCat(
+        nodes_with_cpus, " NUMA node", nodes_with_cpus == 1 ? "" : "s",
+        " with CPUs: nothing to balance, every access is local"));
+    return false;
+  }
+  return true;
+}
+
+void Engine::CollectWorkers() {
+  absl::flat_hash_set<std::string> comms(p_.targets().comm().begin(),
+                                         p_.targets().comm().end());
+  for (const Target& target : s_.targets) {
+    if (!comms.contains(target.comm)) continue;
+    if (p_.targets().workers_only() && target.role != TargetRole::kWorker) {
+      continue;
+    }
+    Worker w;
+    w.target = &target;
+    workers_.push_back(w);
+  }
+  run_.assign(workers_.size() * nodes_, 0);
+  for (size_t wi = 0; wi < workers_.size(); ++wi) {
+    Worker& w = workers_[wi];
+    const Target& t = *w.target;
+    bool confined = !t.threads.empty();
+    int pinned = -1;
+    int pinned_cpu = -2;  // -2: none seen yet
+    int last_cpu_node = -1;
+    for (const ThreadSample& thread : t.threads) {
+      size_t n_max = std::min<size_t>(nodes_, thread.runtime_ns.size());
+      for (size_t n = 0; n < n_max; ++n) {
+        run_[wi * nodes_ + n] += thread.runtime_ns[n];
+        w.total_run += thread.runtime_ns[n];
+      }
+      w.net_rx_ns += thread.net_rx_softirq_ns;
+      w.cross_node_migrations += thread.cross_node_migrations;
+      if (last_cpu_node < 0) last_cpu_node = NodeOfCpu(thread.cpu);
+      if (!confined) continue;
+      if (thread.allowed_cpus.empty()) {
+        confined = false;
+        continue;
+      }
+      for (int cpu : thread.allowed_cpus) {
+        int n = NodeOfCpu(cpu);
+        if (n < 0 || (pinned >= 0 && n != pinned)) {
+          confined = false;
+          break;
+        }
+        pinned = n;
+      }
+      int single =
+          thread.allowed_cpus.size() == 1 ? thread.allowed_cpus[0] : -1;
+      pinned_cpu = (pinned_cpu == -2 || pinned_cpu == single) ? single : -1;
+    }
+    if (confined) {
+      w.pinned = pinned;
+      w.pinned_cpu = pinned_cpu >= 0 ? pinned_cpu : -1;
+    }
+    for (int n = 0; n < nodes_; ++n) w.total_pages += Pages(w, n);
+
+    int dwell_node = -1;
+    Look({EntityKind::kTask, t.pid}, &w.held, &dwell_node);
+    const EntityHistory* entry = h_.Find({EntityKind::kTask, t.pid});
+    int history_node = entry != nullptr ? NodeIndexOfId(entry->node) : -1;
+    if (history_node >= 0 && worker_cpus_[history_node].empty()) {
+      history_node = -1;
+    }
+    w.dwell_node = dwell_node;
+    int run_node = -1;
+    uint64_t best_run = 0;
+    int mem_node = -1;
+    uint64_t best_pages = 0;
+    for (int n = 0; n < nodes_; ++n) {
+      if (Run(wi, n) > best_run) best_run = Run(wi, n), run_node = n;
+      if (Pages(w, n) > best_pages) best_pages = Pages(w, n), mem_node = n;
+    }
+    if (w.held) {
+      // Held down: it stays where it is and keeps that node's share.
+      w.pref = w.pinned >= 0 ? w.pinned : run_node;
+      w.rank = 4;
+    } else if (history_node >= 0) {
+      w.pref = history_node, w.rank = 3;
+    } else if (w.pinned >= 0 && !worker_cpus_[w.pinned].empty()) {
+      w.pref = w.pinned, w.rank = 2;
+    } else if (mem_node >= 0 && 2 * best_pages >= w.total_pages) {
+      // Moving a thread is cheap, moving its memory is not.
+      w.pref = mem_node, w.rank = 1;
+    } else if (run_node >= 0) {
+      w.pref = run_node, w.rank = 1;
+    } else {
+      w.pref = last_cpu_node, w.rank = 0;
+    }
+    if (w.pref >= 0 && worker_cpus_[w.pref].empty() && !w.held) w.pref = -1;
+  }
+}
+
+std::vector<int> Engine::Quotas(Plan& plan) const {
+  const int total = static_cast<int>(workers_.size());
+  std::vector<double> cpus(nodes_);
+  for (int n = 0; n < nodes_; ++n) cpus[n] = worker_cpus_[n].size();
+  if (p_.placement().strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
+    return Apportion(total, cpus);
+  }
+  // near_nic: the named NIC's node, else the node of the busiest NIC.
+  int nic_node = -1;
+  std::string nic = p_.placement().nic();
+  if (nic.empty()) {
+    absl::flat_hash_map<std::string, uint64_t> counts;
+    for (const IrqSample& irq : s_.irqs) {
+      if (irq.net_device.empty() || irq.device_node < 0) continue;
+      uint64_t& c = counts[irq.net_device];
+      for (uint64_t v : irq.count_per_cpu) c += v;
+    }
+    uint64_t best = 0;
+    for (const auto& [name, count] : counts) {
+      if (nic.empty() || count > best || (count == best && name < nic)) {
+        nic = name, best = count;
+      }
+    }
+  }
+  for (const IrqSample& irq : s_.irqs) {
+    if (irq.net_device == nic && irq.device_node >= 0) {
+      nic_node = NodeIndexOfId(irq.device_node);
+      break;
+    }
+  }
+  if (nic_node < 0 || worker_cpus_[nic_node].empty()) {
+    plan.notes.push_back(
+        absl::StrCat("near_nic: no NIC with a known node",
+                     nic.empty() ? "" : absl::StrCat(" (", nic, ")"),
+                     " and usable CPUs; spreading workers instead"));
+    return Apportion(total, cpus);
+  }
+  std::vector<int> order;
+  for (int n = 0; n < nodes_; ++n) {
+    if (!worker_cpus_[n].empty()) order.push_back(n);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return Distance(nic_node, a) < Distance(nic_node, b) ||
+           (Distance(nic_node, a) == Distance(nic_node, b) && a == nic_node &&
+            b != nic_node);
+  });
+  std::vector<int> quota(nodes_, 0);
+  int left = total;
+  for (int n : order) {
+    int capacity =
+        std::max(1, static_cast<int>(p_.placement().node_capacity() * cpus[n]));
+    quota[n] = std::min(capacity, left);
+    left -= quota[n];
+  }
+  if (left > 0) {
+    // More workers than every node's capacity: the rest by CPUs.
+    std::vector<int> extra = Apportion(left, cpus);
+    for (int n = 0; n < nodes_; ++n) quota[n] += extra[n];
+  }
+  return quota;
+}
+
+void Engine::AssignHomes(Plan& plan) {
+  if (workers_.empty() || !p_.placement().enabled()) return;
+  std::vector<int> left = Quotas(plan);
+  // Strongest claims first; within a rank the snapshot's order decides.
+  for (int rank = 4; rank >= 0; --rank) {
+    for (Worker& w : workers_) {
+      if (w.rank != rank || w.pref < 0) continue;
+      if (left[w.pref] > 0 || w.held) {
+        w.home = w.pref;
+        --left[w.pref];
+      }
+    }
+  }
+  for (Worker& w : workers_) {
+    if (w.home >= 0) continue;
+    int best = -1;
+    for (int n = 0; n < nodes_; ++n) {
+      if (left[n] <= 0) continue;
+      if (best < 0 || Pages(w, n) > Pages(w, best) ||
+          (Pages(w, n) == Pages(w, best) &&
+           Distance(w.pref, n) < Distance(w.pref, best))) {
+        best = n;
+      }
+    }
+    w.home = best >= 0 ? best : w.pref;
+    if (best >= 0) --left[best];
+  }
+}
+
+void Engine::PinCandidates() {
+  if (!p_.placement().enabled()) return;
+  const bool per_cpu = p_.placement().pin_to() == v1::Placement::PIN_TO_CPU;
+  // pin_to cpu: workers already on one CPU of their home keep it; others get
+  // the CPU with the fewest workers, then the least busy.
+  std::vector<int> cpu_load(cpu_index_.size(), 0);
+  if (per_cpu) {
+    for (const Worker& w : workers_) {
+      if (w.home >= 0 && w.pinned_cpu >= 0 &&
+          NodeOfCpu(w.pinned_cpu) == w.home) {
+        ++cpu_load[w.pinned_cpu];
+      }
+    }
+  }
+  const double tick_s = std::max<uint64_t>(s_.tick_ns, 1) / 1e9;
+  for (size_t wi = 0; wi < workers_.size(); ++wi) {
+    const Worker& w = workers_[wi];
+    if (w.home < 0) continue;
+    bool in_place =
+        per_cpu ? (w.pinned_cpu >= 0 && NodeOfCpu(w.pinned_cpu) == w.home)
+                : w.pinned == w.home;
+    if (in_place) {
+      ++converged_;
+      continue;
+    }
+    if (w.held) {
+      ++held_;
+      continue;
+    }
+    if (w.dwell_node >= 0 && w.dwell_node != w.home) {
+      ++dwelling_;
+      continue;
+    }
+    double run_off = 0;
+    if (w.total_run > 0) {
+      run_off = double(w.total_run - Run(wi, w.home)) / w.total_run;
+    } else if (w.pinned >= 0 && w.pinned != w.home) {
+      run_off = 1;
+    }
+    // Faults on memory elsewhere stay remote once pinned home; the rest
+    // become local.
+    uint64_t faults = 0, remote = 0, off_home = 0;
+    for (const ThreadSample& thread : w.target->threads) {
+      for (size_t m = 0; m < thread.faults.size(); ++m) {
+        uint64_t all = thread.faults[m].local + thread.faults[m].remote;
+        faults += all;
+        remote += thread.faults[m].remote;
+        if (static_cast<int>(m) != w.home) off_home += all;
+      }
+    }
+    double fault_gain = 0;
+    if (faults > 0 && faults >= p_.memory().min_faults()) {
+      fault_gain =
+          std::max(0.0, double(remote) / faults - double(off_home) / faults);
+    }
+    double gain = std::max(run_off, fault_gain);
+    if (gain < min_gain_ || gain <= 0) {
+      ++below_gain_;
+      continue;
+    }
+    Candidate c{CandidateKind::kPin,
+                static_cast<int>(wi),
+                gain,
+                w.target->pid,
+                w.home,
+                {},
+                {}};
+    if (per_cpu) {
+      int best = -1;
+      for (int cpu : worker_cpus_[w.home]) {
+        double busy =
+            cpu < static_cast<int>(s_.cpus.size()) ? s_.cpus[cpu].busy : 0;
+        double best_busy = best >= 0 && best < static_cast<int>(s_.cpus.size())
+                               ? s_.cpus[best].busy
+                               : 0;
+        if (best < 0 || cpu_load[cpu] < cpu_load[best] ||
+            (cpu_load[cpu] == cpu_load[best] && busy < best_busy)) {
+          best = cpu;
+        }
+      }
+      ++cpu_load[best];
+      c.cpus = {best};
+    } else {
+      c.cpus = worker_cpus_[w.home];
+    }
+    std::string where =
+        w.pinned >= 0
+            ? absl::StrCat("pinned to node ", Id(w.pinned))
+            : absl::StrCat(Pct(run_off), " of runtime off node ", Id(w.home));
+    c.reason = absl::StrCat("worker ", w.target->pid, " (", w.target->comm,
+                            ") ", where);
+    if (faults > 0) {
+      absl::StrAppend(&c.reason, ", ", Pct(double(remote) / faults),
+                      " remote faults");
+    }
+    absl::StrAppend(&c.reason, ", ",
+                    absl::StrFormat("%.0f", w.cross_node_migrations / tick_s),
+                    " cross-node migrations/s -> pin to node ", Id(w.home),
+                    per_cpu ? " cpu " : " cpus ", FormatCpuList(c.cpus),
+                    " (expected gain ", Pct(gain), ")");
+    candidates_.push_back(std::move(c));
+  }
+}
+
+void Engine::MemoryCandidates() {
+  if (!p_.memory().enabled() || !p_.placement().enabled()) return;
+  for (size_t wi = 0; wi < workers_.size(); ++wi) {
+    const Worker& w = workers_[wi];
+    if (w.home < 0 || w.total_pages == 0) continue;
+    bool held = false;
+    int dwell_node = -1;
+    Look({EntityKind::kMemory, w.target->pid}, &held, &dwell_node);
+    if (held || w.held) continue;
+    if (dwell_node >= 0 && dwell_node != w.home) {
+      ++dwelling_;
+      continue;
+    }
+    uint64_t faults = 0, off_home = 0;
+    for (const ThreadSample& thread : w.target->threads) {
+      for (size_t m = 0; m < thread.faults.size(); ++m) {
+        uint64_t all = thread.faults[m].local + thread.faults[m].remote;
+        faults += all;
+        if (static_cast<int>(m) != w.home) off_home += all;
+      }
+    }
+    uint64_t pages_off = w.total_pages - Pages(w, w.home);
+    double share;
+    std::string basis;
+    if (faults > 0 && faults >= p_.memory().min_faults()) {
+      share = double(off_home) / faults;
+      basis = absl::StrCat(Pct(share), " of NUMA faults (", off_home, " of ",
+                           faults, ")");
+    } else {
+      share = double(pages_off) / w.total_pages;
+      basis = absl::StrCat(Pct(share), " of resident pages");
+    }
+    if (pages_off == 0 || share < p_.memory().remote_threshold() ||
+        share < min_gain_) {
+      continue;
+    }
+    memory_.push_back({static_cast<int>(wi), share,
+                       pages_off * w.target->page_size, std::move(basis)});
+  }
+}
+
+void Engine::IrqCandidates(Plan& plan) {
+  if (!p_.irqs().enabled()) return;
+  absl::flat_hash_set<std::string> devices(p_.irqs().devices().begin(),
+                                           p_.irqs().devices().end());
+  // Consumers per node: their NET_RX softirq time, else how many there are.
+  std::vector<double> net_rx(nodes_, 0), count(nodes_, 0);
+  for (const Worker& w : workers_) {
+    int n = w.home >= 0 ? w.home : w.pref;
+    if (n < 0) continue;
+    net_rx[n] += w.net_rx_ns;
+    count[n] += 1;
+  }
+  double net_rx_total = 0;
+  for (int n = 0; n < nodes_; ++n) {
+    if (irq_cpus_[n].empty()) net_rx[n] = count[n] = 0;
+    net_rx_total += net_rx[n];
+  }
+  const std::vector<double>& weight = net_rx_total > 0 ? net_rx : count;
+  double weight_total = 0;
+  for (double v : weight) weight_total += v;
+
+  // NIC queue IRQs by device, in queue order.
+  std::vector<std::string> names;
+  absl::flat_hash_map<std::string, std::vector<int>> by_device;
+  for (size_t i = 0; i < s_.irqs.size(); ++i) {
+    const IrqSample& irq = s_.irqs[i];
+    if (irq.net_device.empty()) continue;
+    if (!devices.empty() && !devices.contains(irq.net_device)) continue;
+    if (irq.managed) {
+      ++managed_irqs_;
+      continue;
+    }
+    auto [it, added] = by_device.try_emplace(irq.net_device);
+    if (added) names.push_back(irq.net_device);
+    it->second.push_back(static_cast<int>(i));
+  }
+  if (managed_irqs_ > 0) {
+    plan.notes.push_back(
+        absl::StrCat(managed_irqs_,
+                     " kernel-managed NIC IRQ(s) left alone (affinity is "
+                     "the kernel's)"));
+  }
+  if (names.empty()) return;
+  if (weight_total <= 0) {
+    plan.notes.push_back("no workers to steer NIC IRQs towards");
+    return;
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<uint64_t> softirq(cpu_index_.size(), 0);
+  for (const CpuSample& cpu : s_.cpus) {
+    if (cpu.cpu < 0 || cpu.cpu >= static_cast<int>(softirq.size())) continue;
+    for (uint64_t ns : cpu.softirq_ns) softirq[cpu.cpu] += ns;
+  }
+  std::vector<int> assigned(cpu_index_.size(), 0);
+  for (const std::string& name : names) {
+    std::vector<int>& list = by_device[name];
+    std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
+      return std::make_pair(s_.irqs[a].queue, s_.irqs[a].irq) <
+             std::make_pair(s_.irqs[b].queue, s_.irqs[b].irq);
+    });
+    std::vector<int> left = Apportion(static_cast<int>(list.size()), weight);
+    std::vector<int> current(list.size(), -1), target(list.size(), -1);
+    std::vector<uint64_t> totals(list.size(), 0);
+    for (size_t q = 0; q < list.size(); ++q) {
+      const IrqSample& irq = s_.irqs[list[q]];
+      int node = -1;
+      for (int cpu : irq.affinity) {
+        int n = NodeOfCpu(cpu);
+        if (n < 0 || (node >= 0 && n != node)) {
+          node = -1;
+          break;
+        }
+        node = n;
+      }
+      if (node < 0) {
+        std::vector<uint64_t> per_node(nodes_, 0);
+        uint64_t best = 0;
+        for (size_t cpu = 0; cpu < irq.count_per_cpu.size(); ++cpu) {
+          int n = NodeOfCpu(static_cast<int>(cpu));
+          if (n >= 0) per_node[n] += irq.count_per_cpu[cpu];
+        }
+        for (int n = 0; n < nodes_; ++n) {
+          if (per_node[n] > best) best = per_node[n], node = n;
+        }
+      }
+      for (uint64_t c : irq.count_per_cpu) totals[q] += c;
+      current[q] = node;
+      // Moved within its dwell: that node is where it stays.
+      bool held = false;
+      int dwell_node = -1;
+      Look({EntityKind::kIrq, irq.irq}, &held, &dwell_node);
+      int keep = held ? node : (dwell_node >= 0 ? dwell_node : node);
+      if (keep >= 0 && left[keep] > 0) {
+        target[q] = keep;
+        --left[keep];
+      } else if (held || dwell_node >= 0) {
+        target[q] = keep;  // immovable; over its node's share for now
+      }
+    }
+    for (size_t q = 0; q < list.size(); ++q) {
+      if (target[q] >= 0) continue;
+      int device_node = NodeIndexOfId(s_.irqs[list[q]].device_node);
+      int best = -1;
+      for (int n = 0; n < nodes_; ++n) {
+        if (left[n] <= 0) continue;
+        if (best < 0 || left[n] > left[best] ||
+            (left[n] == left[best] &&
+             Distance(device_node, n) < Distance(device_node, best))) {
+          best = n;
+        }
+      }
+      target[q] = best;
+      if (best >= 0) --left[best];
+    }
+    for (size_t q = 0; q < list.size(); ++q) {
+      const IrqSample& irq = s_.irqs[list[q]];
+      int to = target[q];
+      if (to < 0) continue;
+      if (to == current[q]) {
+        ++irqs_in_place_;
+        continue;
+      }
+      bool held = false;
+      int dwell_node = -1;
+      Look({EntityKind::kIrq, irq.irq}, &held, &dwell_node);
+      if (held) {
+        ++held_;
+        continue;
+      }
+      if (dwell_node >= 0 && dwell_node != to) {
+        ++dwelling_;
+        continue;
+      }
+      double gain;
+      uint64_t off = 0;
+      if (totals[q] > 0) {
+        for (size_t cpu = 0; cpu < irq.count_per_cpu.size(); ++cpu) {
+          if (NodeOfCpu(static_cast<int>(cpu)) != to) {
+            off += irq.count_per_cpu[cpu];
+          }
+        }
+        gain = double(off) / totals[q];
+      } else {
+        int outside = 0;
+        for (int cpu : irq.affinity) outside += NodeOfCpu(cpu) != to;
+        gain = irq.affinity.empty() ? 1 : double(outside) / irq.affinity.size();
+      }
+      if (gain < min_gain_ || gain <= 0) {
+        ++below_gain_;
+        continue;
+      }
+      int best = -1;
+      for (int cpu : irq_cpus_[to]) {
+        if (best < 0 || assigned[cpu] < assigned[best] ||
+            (assigned[cpu] == assigned[best] && softirq[cpu] < softirq[best])) {
+          best = cpu;
+        }
+      }
+      if (best < 0) continue;
+      ++assigned[best];
+      Candidate c{CandidateKind::kIrq, list[q], gain, irq.irq, to, {best}, {}};
+      std::string from = current[q] >= 0 ? absl::StrCat("node ", Id(current[q]))
+                                         : std::string("no single node");
+      c.reason = absl::StrCat(
+          "irq ", irq.irq, " (", irq.net_device, " queue ", irq.queue,
+          irq.name.empty() ? "" : absl::StrCat(", ", irq.name), ") ",
+          totals[q] > 0 ? absl::StrCat(Pct(gain), " of ", totals[q],
+                                       " interrupts off node ", Id(to))
+                        : absl::StrCat("affine to ", from),
+          ", its consumers on node ", Id(to), " (",
+          net_rx_total > 0
+              ? absl::StrCat(Pct(net_rx[to] / net_rx_total), " of NET_RX ",
+                             Ms(static_cast<uint64_t>(net_rx_total)))
+              : absl::StrCat(count[to], " of ", weight_total, " workers"),
+          ") -> cpu ", best, " on node ", Id(to),
+          " (least softirq: ", Ms(softirq[best]), ")");
+      candidates_.push_back(std::move(c));
+    }
+  }
+}
+
+void Engine::Select(Plan& plan) {
+  const int max_moves = static_cast<int>(p_.stability().max_moves_per_tick());
+  auto by_gain = [](const auto& a, const auto& b, int32_t ida, int32_t idb) {
+    return a.gain > b.gain || (a.gain == b.gain && ida < idb);
+  };
+  std::stable_sort(candidates_.begin(), candidates_.end(),
+                   [&](const Candidate& a, const Candidate& b) {
+                     if (a.gain != b.gain) return a.gain > b.gain;
+                     if (a.kind != b.kind) return a.kind < b.kind;
+                     return a.id < b.id;
+                   });
+  int moves = 0;
+  int deferred = 0;
+  std::vector<bool> pinned_now(workers_.size(), false);
+  std::vector<Action> pins, irqs, migrations;
+  for (Candidate& c : candidates_) {
+    if (moves >= max_moves) {
+      ++deferred;
+      continue;
+    }
+    ++moves;
+    if (c.kind == CandidateKind::kPin) {
+      const Worker& w = workers_[c.index];
+      pinned_now[c.index] = true;
+      for (const ThreadSample& thread : w.target->threads) {
+        Action a;
+        a.op = PinThread{w.target->pid, thread.tid, Id(c.node), c.cpus};
+        a.reason = c.reason;
+        a.expected_gain = c.gain;
+        pins.push_back(std::move(a));
+      }
+    } else {
+      Action a;
+      a.op = SetIrqAffinity{s_.irqs[c.index].irq, c.cpus};
+      a.reason = std::move(c.reason);
+      a.expected_gain = c.gain;
+      irqs.push_back(std::move(a));
+    }
+  }
+
+  // Memory follows threads: only workers already confined to their home or
+  // pinned there in this plan.
+  std::stable_sort(memory_.begin(), memory_.end(),
+                   [&](const MemoryCandidate& a, const MemoryCandidate& b) {
+                     return by_gain(a, b, workers_[a.worker].target->pid,
+                                    workers_[b.worker].target->pid);
+                   });
+  const double tick_s = s_.tick_ns / 1e9;
+  uint64_t budget =
+      static_cast<uint64_t>(p_.memory().budget_mb_per_s() * kMiB * tick_s);
+  const uint64_t budget_total = budget;
+  std::vector<uint64_t> room(nodes_, std::numeric_limits<uint64_t>::max());
+  for (int n = 0; n < nodes_; ++n) {
+    const Node& node = s_.topology.nodes[n];
+    if (node.mem_total_bytes == 0) continue;  // unknown: no cap
+    uint64_t reserve =
+        node.mem_total_bytes / 100 * p_.memory().reserve_free_pct();
+    room[n] = node.mem_free_bytes > reserve ? node.mem_free_bytes - reserve : 0;
+  }
+  int budget_deferred = 0;
+  std::vector<int> full_nodes;
+  for (const MemoryCandidate& m : memory_) {
+    const Worker& w = workers_[m.worker];
+    if (w.pinned != w.home && !pinned_now[m.worker]) continue;
+    const uint64_t page = std::max<uint64_t>(w.target->page_size, 1);
+    uint64_t bytes = std::min({m.bytes, budget, room[w.home]});
+    bytes -= bytes % page;
+    if (bytes == 0) {
+      if (room[w.home] < page && m.bytes > 0) {
+        if (std::find(full_nodes.begin(), full_nodes.end(), w.home) ==
+            full_nodes.end()) {
+          full_nodes.push_back(w.home);
+        }
+      } else {
+        ++budget_deferred;
+      }
+      continue;
+    }
+    if (moves >= max_moves) {
+      ++deferred;
+      continue;
+    }
+    ++moves;
+    budget -= bytes;
+    if (room[w.home] != std::numeric_limits<uint64_t>::max()) {
+      room[w.home] -= bytes;
+    }
+    Action a;
+    a.op = MigratePages{w.target->pid, -1, Id(w.home), bytes};
+    a.reason =
+        absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ",
+                     m.basis, " off home node ", Id(w.home), " -> migrate ",
+                     MiB(bytes), " of ", MiB(m.bytes), " to node ", Id(w.home),
+                     " (budget ", p_.memory().budget_mb_per_s(),
+                     " MiB/s, expected gain ", Pct(m.gain), ")");
+    a.expected_gain = m.gain;
+    migrations.push_back(std::move(a));
+  }
+
+  // Threads first so memory moves towards where they already run.
+  for (auto* list : {&pins, &migrations, &irqs}) {
+    for (Action& a : *list) plan.actions.push_back(std::move(a));
+  }
+  if (deferred > 0) {
+    plan.notes.push_back(absl::StrCat(
+        deferred, " move(s) deferred: max_moves_per_tick=", max_moves));
+  }
+  if (budget_deferred > 0) {
+    plan.notes.push_back(absl::StrCat(budget_deferred,
+                                      " page migration(s) deferred: budget of ",
+                                      MiB(budget_total), " this tick spent"));
+  }
+  for (int n : full_nodes) {
+    plan.notes.push_back(absl::StrCat(
+        "node ", Id(n), " full: free memory at its ",
+        p_.memory().reserve_free_pct(), "% reserve, pages not moved there"));
+  }
+  if (dwelling_ > 0) {
+    plan.notes.push_back(
+        absl::StrCat(dwelling_, " entity(ies) within dwell time (",
+                     p_.stability().dwell_s(), " s), not moved"));
+  }
+  if (held_ > 0) {
+    plan.notes.push_back(
+        absl::StrCat(held_, " entity(ies) held down after a revert"));
+  }
+  if (plan.actions.empty()) {
+    plan.notes.push_back(
+        absl::StrCat("converged: ", converged_, " of ", workers_.size(),
+                     " workers on their home node, ", irqs_in_place_,
+                     " NIC IRQs with their consumers, ", below_gain_,
+                     " possible move(s) below min_gain ", Pct(min_gain_)));
+  }
+}
+
+Plan Engine::Run() {
+  Plan plan;
+  if (!Setup(plan)) return plan;
+  CollectWorkers();
+  AssignHomes(plan);
+  PinCandidates();
+  MemoryCandidates();
+  IrqCandidates(plan);
+  Select(plan);
+  if (p_.mode() == v1::Policy::MODE_DRY_RUN) {
+    plan.notes.push_back("dry_run: plan reported, nothing applied");
+  }
+  return plan;
+}
+
+}  // namespace
+
+Plan Decide(const Snapshot& snapshot, const v1::Policy& policy,
+            const History& history) {
+  return Engine(snapshot, policy, history).Run();
+}
+
+}  // namespace locus

@@ -1,0 +1,37 @@
+#include "policy/default_policy.h"
+
+namespace locus {
+
+v1::Policy DefaultPolicy() {
+  v1::Policy policy;
+  policy.set_version(1);
+  policy.set_mode(v1::Policy::MODE_ENFORCE);
+
+  v1::Targets* targets = policy.mutable_targets();
+  targets->add_comm("nginx");
+  targets->set_workers_only(true);
+
+  v1::Placement* placement = policy.mutable_placement();
+  placement->set_enabled(true);
+  placement->set_strategy(v1::Placement::STRATEGY_SPREAD);
+  placement->set_pin_to(v1::Placement::PIN_TO_NODE);
+  placement->set_node_capacity(1.0);
+
+  v1::Memory* memory = policy.mutable_memory();
+  memory->set_enabled(true);
+  memory->set_remote_threshold(0.5);
+  memory->set_min_faults(64);
+  memory->set_budget_mb_per_s(256);
+  memory->set_reserve_free_pct(10);
+
+  policy.mutable_irqs()->set_enabled(true);
+
+  v1::Stability* stability = policy.mutable_stability();
+  stability->set_min_gain(0.1);
+  stability->set_dwell_s(30);
+  stability->set_max_moves_per_tick(8);
+  stability->set_hold_down_s(300);
+  return policy;
+}
+
+}  // namespace locus

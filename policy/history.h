@@ -1,0 +1,70 @@
+// What the control loop remembers between ticks, so that Decide() can stay
+// pure: each worker's home node, when each entity last moved, and which
+// entities are held down after a revert. The loop owns it and updates it only
+// with what was actually applied.
+#ifndef LOCUS_POLICY_HISTORY_H_
+#define LOCUS_POLICY_HISTORY_H_
+
+#include <cstdint>
+
+#include "absl/container/flat_hash_map.h"
+#include "policy/plan.h"
+#include "policy/snapshot.h"
+
+namespace locus {
+
+// The things that move. A worker's placement and its memory are separate
+// entities: pages keep following the home node tick after tick (within the
+// budget) while the worker itself stays put for its dwell time.
+enum class EntityKind : uint8_t { kTask = 1, kMemory = 2, kIrq = 3 };
+
+struct EntityKey {
+  EntityKind kind = EntityKind::kTask;
+  int32_t id = 0;  // pid for kTask/kMemory, IRQ number for kIrq
+
+  friend bool operator==(const EntityKey& a, const EntityKey& b) {
+    return a.kind == b.kind && a.id == b.id;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const EntityKey& key) {
+    return H::combine(std::move(h), key.kind, key.id);
+  }
+};
+
+struct EntityHistory {
+  uint64_t last_move_ns = 0;   // 0 = never moved
+  int node = -1;               // node it was last moved to
+  uint64_t held_until_ns = 0;  // no moves before this time (after a revert)
+};
+
+struct History {
+  absl::flat_hash_map<EntityKey, EntityHistory> entities;
+
+  // The entry for `key`, or null when nothing is remembered.
+  const EntityHistory* Find(EntityKey key) const {
+    auto it = entities.find(key);
+    return it == entities.end() ? nullptr : &it->second;
+  }
+};
+
+// Records an action the actuators applied at `now_ns`: a PinThread makes its
+// node the worker's home, a MigratePages records where memory went, a
+// SetIrqAffinity the IRQ's new node (looked up in `topology`).
+void RecordApplied(History& history, const Action& action,
+                   const Topology& topology, uint64_t now_ns);
+
+// After `action` was reverted: leave its entity alone until `until_ns` and
+// forget the home it had given (the worker is back where it was). A reverted
+// pin also holds down the worker's memory.
+void HoldDown(History& history, const Action& action, uint64_t until_ns);
+
+// Forgets processes and IRQs absent from `snapshot`, so that History stays
+// the size of the live host (a reused pid starts afresh).
+void PruneHistory(History& history, const Snapshot& snapshot);
+
+// The entity an action moves.
+EntityKey KeyOf(const Action& action);
+
+}  // namespace locus
+
+#endif  // LOCUS_POLICY_HISTORY_H_

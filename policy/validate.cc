@@ -1,0 +1,207 @@
+#include "policy/validate.h"
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "policy/cpu_list.h"
+
+namespace locus {
+namespace {
+
+// Linux limits: TASK_COMM_LEN and IFNAMSIZ are 16 including the NUL.
+constexpr size_t kMaxCommLength = 15;
+constexpr size_t kMaxIfnameLength = 15;
+
+bool InRange(double v, double lo, double hi) {
+  return std::isfinite(v) && v >= lo && v <= hi;
+}
+
+void CheckIfname(absl::string_view path, const std::string& name,
+                 const PolicyErrorSink& sink) {
+  if (name.empty()) {
+    sink(path, "network device name is empty");
+  } else if (name.size() > kMaxIfnameLength) {
+    sink(path,
+         absl::StrCat("network device name \"", name, "\" is longer than ",
+                      kMaxIfnameLength, " characters"));
+  } else if (name.find_first_of("/: \t") != std::string::npos) {
+    sink(path, absl::StrCat("\"", name,
+                            "\" is not a network device name (no '/', ':' "
+                            "or blanks)"));
+  }
+}
+
+// Parses a cpulist field and, given a host, checks that its CPUs exist.
+void CheckCpus(absl::string_view path, const std::string& text,
+               const Topology* host, const PolicyErrorSink& sink) {
+  absl::StatusOr<std::vector<int>> cpus = ParseCpuList(text);
+  if (!cpus.ok()) {
+    sink(path,
+         absl::StrCat("bad cpulist \"", text, "\": ", cpus.status().message()));
+    return;
+  }
+  if (host == nullptr) return;
+  std::vector<int> online;
+  for (size_t cpu = 0; cpu < host->cpu_node.size(); ++cpu) {
+    if (host->cpu_node[cpu] >= 0) online.push_back(static_cast<int>(cpu));
+  }
+  std::vector<int> missing;
+  for (int cpu : *cpus) {
+    if (cpu >= static_cast<int>(host->cpu_node.size()) ||
+        host->cpu_node[cpu] < 0) {
+      missing.push_back(cpu);
+    }
+  }
+  if (!missing.empty()) {
+    sink(path, absl::StrCat("CPU", missing.size() > 1 ? "s " : " ",
+                            FormatCpuList(missing),
+                            " not online on this host (online CPUs: ",
+                            FormatCpuList(online), ")"));
+  }
+}
+
+}  // namespace
+
+void CheckPolicy(const v1::Policy& policy, const Topology* host,
+                 const PolicyErrorSink& sink) {
+  if (policy.version() != 1) {
+    sink("version", absl::StrCat("unsupported version ", policy.version(),
+                                 " (this locusd reads version 1)"));
+  }
+  if (policy.mode() == v1::Policy::MODE_UNSPECIFIED) {
+    sink("mode", "mode must be enforce or dry_run");
+  }
+
+  const v1::Targets& targets = policy.targets();
+  if (targets.comm().empty()) {
+    sink("targets.comm", "name at least one process (e.g. [nginx])");
+  }
+  std::set<std::string> comms;
+  for (int i = 0; i < targets.comm_size(); ++i) {
+    const std::string& comm = targets.comm(i);
+    std::string path = absl::StrCat("targets.comm[", i, "]");
+    if (comm.empty()) {
+      sink(path, "process name is empty");
+    } else if (comm.size() > kMaxCommLength) {
+      sink(path, absl::StrCat("process name \"", comm, "\" is longer than ",
+                              kMaxCommLength,
+                              " characters: the kernel's comm never matches"));
+    } else if (!comms.insert(comm).second) {
+      sink(path, absl::StrCat("process \"", comm, "\" is listed twice"));
+    }
+  }
+
+  const v1::Placement& placement = policy.placement();
+  if (placement.strategy() == v1::Placement::STRATEGY_UNSPECIFIED) {
+    sink("placement.strategy", "strategy must be spread or near_nic");
+  }
+  if (placement.pin_to() == v1::Placement::PIN_TO_UNSPECIFIED) {
+    sink("placement.pin_to", "pin_to must be node or cpu");
+  }
+  CheckCpus("placement.cpus", placement.cpus(), host, sink);
+  if (!placement.nic().empty()) {
+    CheckIfname("placement.nic", placement.nic(), sink);
+    if (placement.strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
+      sink("placement.nic",
+           "nic is set but strategy is not near_nic (only near_nic uses it)");
+    }
+  }
+  if (!InRange(placement.node_capacity(), 0.01, 64)) {
+    sink("placement.node_capacity",
+         absl::StrCat("node_capacity ", placement.node_capacity(),
+                      " is out of range [0.01, 64] (workers per CPU)"));
+  }
+
+  const v1::Memory& memory = policy.memory();
+  if (!InRange(memory.remote_threshold(), 0.01, 1)) {
+    sink("memory.remote_threshold",
+         absl::StrCat("remote_threshold ", memory.remote_threshold(),
+                      " is out of range [0.01, 1]"));
+  }
+  if (memory.min_faults() > 1'000'000'000) {
+    sink("memory.min_faults", absl::StrCat("min_faults ", memory.min_faults(),
+                                           " is out of range [0, 1000000000]"));
+  }
+  if (memory.budget_mb_per_s() < 1 || memory.budget_mb_per_s() > 100'000) {
+    sink("memory.budget_mb_per_s",
+         absl::StrCat("budget_mb_per_s ", memory.budget_mb_per_s(),
+                      " is out of range [1, 100000]"));
+  }
+  if (memory.reserve_free_pct() > 90) {
+    sink("memory.reserve_free_pct",
+         absl::StrCat("reserve_free_pct ", memory.reserve_free_pct(),
+                      " is out of range [0, 90]"));
+  }
+  if (memory.enabled() && !placement.enabled()) {
+    sink("memory.enabled",
+         "memory.enabled needs placement.enabled: memory follows the "
+         "workers' home node, which placement chooses");
+  }
+
+  const v1::Irqs& irqs = policy.irqs();
+  std::set<std::string> devices;
+  for (int i = 0; i < irqs.devices_size(); ++i) {
+    std::string path = absl::StrCat("irqs.devices[", i, "]");
+    CheckIfname(path, irqs.devices(i), sink);
+    if (!irqs.devices(i).empty() && !devices.insert(irqs.devices(i)).second) {
+      sink(path,
+           absl::StrCat("device \"", irqs.devices(i), "\" is listed twice"));
+    }
+  }
+  CheckCpus("irqs.cpus", irqs.cpus(), host, sink);
+
+  const v1::Stability& stability = policy.stability();
+  if (!InRange(stability.min_gain(), 0, 0.99)) {
+    sink("stability.min_gain", absl::StrCat("min_gain ", stability.min_gain(),
+                                            " is out of range [0, 0.99]"));
+  }
+  if (stability.dwell_s() > 86'400) {
+    sink("stability.dwell_s", absl::StrCat("dwell_s ", stability.dwell_s(),
+                                           " is out of range [0, 86400]"));
+  }
+  if (stability.max_moves_per_tick() < 1 ||
+      stability.max_moves_per_tick() > 10'000) {
+    sink("stability.max_moves_per_tick",
+         absl::StrCat("max_moves_per_tick ", stability.max_moves_per_tick(),
+                      " is out of range [1, 10000]"));
+  }
+  if (stability.hold_down_s() > 604'800) {
+    sink("stability.hold_down_s",
+         absl::StrCat("hold_down_s ", stability.hold_down_s(),
+                      " is out of range [0, 604800]"));
+  } else if (stability.hold_down_s() < stability.dwell_s()) {
+    sink("stability.hold_down_s",
+         absl::StrCat("hold_down_s ", stability.hold_down_s(),
+                      " is shorter than dwell_s ", stability.dwell_s(),
+                      ": a reverted entity would move again sooner than a "
+                      "moved one"));
+  }
+}
+
+namespace {
+
+absl::Status Collect(const v1::Policy& policy, const Topology* host) {
+  std::vector<std::string> errors;
+  CheckPolicy(policy, host,
+              [&errors](absl::string_view path, absl::string_view message) {
+                errors.push_back(absl::StrCat(path, ": ", message));
+              });
+  if (errors.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+}
+
+}  // namespace
+
+absl::Status ValidatePolicy(const v1::Policy& policy) {
+  return Collect(policy, nullptr);
+}
+
+absl::Status ValidatePolicyForHost(const v1::Policy& policy,
+                                   const Topology& host) {
+  return Collect(policy, &host);
+}
+
+}  // namespace locus
