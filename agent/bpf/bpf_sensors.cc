@@ -1,0 +1,446 @@
+#include "agent/bpf/bpf_sensors.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "agent/bpf/abi.h"
+#include "agent/bpf/proc_sched.h"
+#include "common/status_macros.h"
+#include "numa.skel.h"
+#include "sched.skel.h"
+#include "softirq.skel.h"
+
+namespace locus {
+namespace {
+
+// RAII over a generated skeleton (the katran BpfSkeleton habit).
+template <typename Skel, void (*Destroy)(Skel*)>
+struct SkelPtr {
+  Skel* p = nullptr;
+  SkelPtr() = default;
+  SkelPtr(const SkelPtr&) = delete;
+  SkelPtr& operator=(const SkelPtr&) = delete;
+  ~SkelPtr() {
+    if (p) Destroy(p);
+  }
+  Skel* operator->() const { return p; }
+  explicit operator bool() const { return p != nullptr; }
+};
+using SchedSkel = SkelPtr<sched_bpf, sched_bpf__destroy>;
+using NumaSkel = SkelPtr<numa_bpf, numa_bpf__destroy>;
+using SoftirqSkel = SkelPtr<softirq_bpf, softirq_bpf__destroy>;
+
+absl::Status Errno(int err, absl::string_view what) {
+  err = err < 0 ? -err : err;
+  return absl::UnavailableError(
+      absl::StrCat(what, ": ", strerrorname_np(err) ? strerrorname_np(err) : "",
+                   " (", strerror(err), ")"));
+}
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string Comm(const char (&comm)[LOCUS_COMM_LEN]) {
+  return std::string(comm, strnlen(comm, LOCUS_COMM_LEN));
+}
+
+void SetAutoload(std::initializer_list<bpf_program*> progs, bool on) {
+  for (bpf_program* p : progs) bpf_program__set_autoload(p, on);
+}
+
+// Runs a task iterator and hands each fixed-size record to `fn`.
+template <typename Record>
+absl::Status ReadIter(bpf_link* link,
+                      const std::function<void(const Record&)>& fn) {
+  int fd = bpf_iter_create(bpf_link__fd(link));
+  if (fd < 0) return Errno(errno, "bpf_iter_create");
+  std::string buf;
+  char chunk[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return Errno(err, "reading task iterator");
+    }
+    if (n == 0) break;
+    buf.append(chunk, n);
+  }
+  close(fd);
+  if (buf.size() % sizeof(Record) != 0) {
+    return absl::DataLossError(
+        absl::StrCat("task iterator returned ", buf.size(),
+                     " bytes, not records of ", sizeof(Record)));
+  }
+  for (size_t off = 0; off < buf.size(); off += sizeof(Record)) {
+    Record r;
+    memcpy(&r, buf.data() + off, sizeof(r));
+    fn(r);
+  }
+  return absl::OkStatus();
+}
+
+// Walks a hash map with get_next_key; returns the number of entries.
+template <typename Key, typename Value>
+uint64_t ForEachEntry(int map_fd,
+                      const std::function<void(const Key&, const Value*)>& fn,
+                      size_t values_per_key = 1) {
+  std::vector<Value> values(values_per_key);
+  Key key{};
+  Key next{};
+  uint64_t n = 0;
+  const Key* prev = nullptr;
+  while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+    key = next;
+    prev = &key;
+    if (bpf_map_lookup_elem(map_fd, &key, values.data()) != 0) continue;
+    ++n;
+    fn(key, values.data());
+  }
+  return n;
+}
+
+// Sums a per-CPU u64 array of counters.
+std::vector<uint64_t> SumPerCpuCounters(int map_fd, uint32_t entries,
+                                        int ncpus) {
+  std::vector<uint64_t> out(entries, 0);
+  std::vector<uint64_t> per_cpu(ncpus);
+  for (uint32_t k = 0; k < entries; ++k) {
+    if (bpf_map_lookup_elem(map_fd, &k, per_cpu.data()) != 0) continue;
+    for (uint64_t v : per_cpu) out[k] += v;
+  }
+  return out;
+}
+
+class BpfSensors : public SensorSource {
+ public:
+  BpfSensors(const SensorOptions& options, const SourcePlan& plan)
+      : options_(options), plan_(plan) {
+    ncpus_ = libbpf_num_possible_cpus();
+    if (ncpus_ < 1) ncpus_ = 1;
+    num_nodes_ = std::clamp(options_.num_nodes, 1, LOCUS_MAX_NODES);
+    sources_.sched = SourceName(plan.sched);
+    sources_.numa = SourceName(plan.numa);
+    sources_.softirq = SourceName(plan.softirq);
+    if (options_.num_nodes < 2) {
+      numa_status_ =
+          "inactive: single NUMA node, the kernel takes no hinting faults";
+    } else if (!options_.numa_balancing) {
+      numa_status_ =
+          "inactive: kernel.numa_balancing=0, the kernel takes no hinting "
+          "faults";
+    } else {
+      numa_active_ = true;
+      numa_status_ = absl::StrCat("active (", sources_.numa, ")");
+    }
+  }
+
+  absl::Status Open() {
+    RETURN_IF_ERROR(OpenSched());
+    RETURN_IF_ERROR(OpenNuma());
+    RETURN_IF_ERROR(OpenSoftirq());
+    return absl::OkStatus();
+  }
+
+  SensorSources sources() const override { return sources_; }
+
+  absl::StatusOr<SensorReading> Read() override {
+    SensorReading r;
+    r.monotonic_ns = MonotonicNs();
+    r.sources = sources_;
+    r.numa_active = numa_active_;
+    r.numa_status = numa_status_;
+    r.cpus.resize(ncpus_);
+    for (int c = 0; c < ncpus_; ++c) r.cpus[c].cpu = c;
+    tasks_.clear();
+    RETURN_IF_ERROR(ReadSched(r));
+    RETURN_IF_ERROR(ReadSoftirq(r));
+    if (numa_active_) RETURN_IF_ERROR(ReadNuma(r));
+    for (auto& [tid, t] : tasks_) r.tasks.push_back(std::move(t));
+    tasks_.clear();
+    return r;
+  }
+
+ private:
+  TaskCounters& Task(uint32_t tid, uint32_t pid,
+                     const char (&comm)[LOCUS_COMM_LEN]) {
+    auto [it, inserted] = tasks_.try_emplace(static_cast<int32_t>(tid));
+    TaskCounters& t = it->second;
+    if (inserted) {
+      t.tid = static_cast<int32_t>(tid);
+      t.pid = static_cast<int32_t>(pid);
+      t.comm = Comm(comm);
+      t.runtime_ns.assign(num_nodes_, 0);
+    }
+    return t;
+  }
+
+  absl::Status OpenSched() {
+    if (plan_.sched == TraceSource::kNone) return absl::OkStatus();
+    sched_.p = sched_bpf__open();
+    if (!sched_) return Errno(errno, "opening sched.bpf.o");
+    for (size_t c = 0; c < options_.cpu_node.size() && c < LOCUS_MAX_CPUS;
+         ++c) {
+      int node = options_.cpu_node[c];
+      sched_->rodata->cpu_node[c] = node < 0 ? 0 : node;
+    }
+    bool btf = plan_.sched == TraceSource::kTpBtf;
+    SetAutoload({sched_->progs.migrate_btf, sched_->progs.switch_btf,
+                 sched_->progs.dump_sched},
+                btf);
+    SetAutoload({sched_->progs.migrate_raw, sched_->progs.switch_raw}, !btf);
+    // The unused per-task map is not created: task storage may not exist on
+    // the kernels that need the LRU fallback.
+    bpf_map__set_autocreate(
+        btf ? sched_->maps.task_lru : sched_->maps.task_stats, false);
+    if (int err = sched_bpf__load(sched_.p)) return Errno(err, "loading sched");
+    if (int err = sched_bpf__attach(sched_.p))
+      return Errno(err, "attaching sched");
+    return absl::OkStatus();
+  }
+
+  absl::Status OpenNuma() {
+    if (plan_.numa == NumaSource::kProcfs) return absl::OkStatus();
+    numa_.p = numa_bpf__open();
+    if (!numa_) return Errno(errno, "opening numa.bpf.o");
+    numa_->rodata->nr_node_ids =
+        options_.num_nodes < 1 ? 1 : options_.num_nodes;
+    bool fentry = plan_.numa == NumaSource::kFentry;
+    SetAutoload({numa_->progs.fault_fentry}, fentry);
+    SetAutoload({numa_->progs.dump_numa}, !fentry);
+    if (int err = numa_bpf__load(numa_.p)) return Errno(err, "loading numa");
+    if (int err = numa_bpf__attach(numa_.p))
+      return Errno(err, "attaching numa");
+    return absl::OkStatus();
+  }
+
+  absl::Status OpenSoftirq() {
+    if (plan_.softirq == TraceSource::kNone) return absl::OkStatus();
+    softirq_.p = softirq_bpf__open();
+    if (!softirq_) return Errno(errno, "opening softirq.bpf.o");
+    softirq_->rodata->sample_every =
+        std::max<uint32_t>(1, options_.softirq_sample_every);
+    bool btf = plan_.softirq == TraceSource::kTpBtf;
+    SetAutoload(
+        {softirq_->progs.softirq_entry_btf, softirq_->progs.softirq_exit_btf,
+         softirq_->progs.irq_entry_btf, softirq_->progs.irq_exit_btf,
+         softirq_->progs.dump_softirq},
+        btf);
+    SetAutoload(
+        {softirq_->progs.softirq_entry_raw, softirq_->progs.softirq_exit_raw,
+         softirq_->progs.irq_entry_raw, softirq_->progs.irq_exit_raw},
+        !btf);
+    bpf_map__set_autocreate(
+        btf ? softirq_->maps.task_lru : softirq_->maps.task_stats, false);
+    if (int err = softirq_bpf__load(softirq_.p))
+      return Errno(err, "loading softirq");
+    if (int err = softirq_bpf__attach(softirq_.p))
+      return Errno(err, "attaching softirq");
+    return absl::OkStatus();
+  }
+
+  void AddSchedTask(const locus_sched_task& s) {
+    TaskCounters& t = Task(s.tid, s.pid, s.comm);
+    t.cpu = s.last_cpu;
+    t.migrations = s.migrations;
+    t.cross_node_migrations = s.cross_node_migrations;
+    for (int n = 0; n < num_nodes_; ++n) t.runtime_ns[n] = s.runtime_ns[n];
+  }
+
+  absl::Status ReadSched(SensorReading& r) {
+    if (!sched_) return absl::OkStatus();
+    if (plan_.sched == TraceSource::kTpBtf) {
+      RETURN_IF_ERROR(ReadIter<locus_sched_task>(
+          sched_->links.dump_sched,
+          [&](const locus_sched_task& s) { AddSchedTask(s); }));
+    } else {
+      uint64_t live = ForEachEntry<uint32_t, locus_sched_task>(
+          bpf_map__fd(sched_->maps.task_lru),
+          [&](const uint32_t&, const locus_sched_task* s) {
+            AddSchedTask(*s);
+          });
+      lru_live_sched_ = live;
+    }
+    std::vector<locus_sched_cpu> cpus(ncpus_);
+    uint32_t zero = 0;
+    if (bpf_map_lookup_elem(bpf_map__fd(sched_->maps.cpu_stats), &zero,
+                            cpus.data()) == 0) {
+      for (int c = 0; c < ncpus_; ++c) r.cpus[c].busy_ns = cpus[c].busy_ns;
+    }
+    std::vector<uint64_t> d = SumPerCpuCounters(bpf_map__fd(sched_->maps.drops),
+                                                LOCUS_SCHED_NR_DROPS, ncpus_);
+    r.drops["sched.storage_unavailable"] = d[LOCUS_SCHED_DROP_STORAGE];
+    r.drops["sched.node_out_of_range"] = d[LOCUS_SCHED_DROP_NODE];
+    if (plan_.sched == TraceSource::kRawTp) {
+      // Entries the LRU pushed out: inserted minus still present.
+      uint64_t ins = d[LOCUS_SCHED_LRU_INSERTS];
+      r.drops["sched.lru_evicted"] =
+          ins > lru_live_sched_ ? ins - lru_live_sched_ : 0;
+    }
+    return absl::OkStatus();
+  }
+
+  void AddSoftirqTask(const locus_softirq_task& s) {
+    TaskCounters& t = Task(s.tid, s.pid, s.comm);
+    t.net_rx_softirq_ns = s.net_rx_ns;
+    t.softirq_ns = s.softirq_ns;
+  }
+
+  absl::Status ReadSoftirq(SensorReading& r) {
+    if (!softirq_) return absl::OkStatus();
+    std::vector<locus_softirq_cpu> cpus(ncpus_);
+    uint32_t zero = 0;
+    if (bpf_map_lookup_elem(bpf_map__fd(softirq_->maps.cpu_stats), &zero,
+                            cpus.data()) == 0) {
+      for (int c = 0; c < ncpus_; ++c) {
+        for (int v = 0; v < kNumSoftirqVectors; ++v) {
+          r.cpus[c].softirq_ns[v] = cpus[c].ns[v];
+          r.cpus[c].softirq_count[v] = cpus[c].count[v];
+        }
+      }
+    }
+    ForEachEntry<uint32_t, locus_irq_stat>(
+        bpf_map__fd(softirq_->maps.irq_stats),
+        [&](const uint32_t& irq, const locus_irq_stat* per_cpu) {
+          IrqCounters ic;
+          ic.irq = static_cast<int>(irq);
+          for (int c = 0; c < ncpus_; ++c) {
+            ic.count_per_cpu.push_back(per_cpu[c].count);
+            ic.ns_per_cpu.push_back(per_cpu[c].ns);
+          }
+          r.irqs.push_back(std::move(ic));
+        },
+        ncpus_);
+    std::sort(r.irqs.begin(), r.irqs.end(),
+              [](const IrqCounters& a, const IrqCounters& b) {
+                return a.irq < b.irq;
+              });
+    uint64_t live = 0;
+    if (plan_.softirq == TraceSource::kTpBtf) {
+      RETURN_IF_ERROR(ReadIter<locus_softirq_task>(
+          softirq_->links.dump_softirq,
+          [&](const locus_softirq_task& s) { AddSoftirqTask(s); }));
+    } else {
+      live = ForEachEntry<uint32_t, locus_softirq_task>(
+          bpf_map__fd(softirq_->maps.task_lru),
+          [&](const uint32_t&, const locus_softirq_task* s) {
+            AddSoftirqTask(*s);
+          });
+    }
+    std::vector<uint64_t> d = SumPerCpuCounters(
+        bpf_map__fd(softirq_->maps.drops), LOCUS_SOFTIRQ_NR_DROPS, ncpus_);
+    r.drops["softirq.irq_map_full"] = d[LOCUS_SOFTIRQ_DROP_IRQ_MAP];
+    r.drops["softirq.storage_unavailable"] = d[LOCUS_SOFTIRQ_DROP_STORAGE];
+    r.drops["softirq.unpaired_exit"] = d[LOCUS_SOFTIRQ_DROP_UNPAIRED];
+    if (plan_.softirq == TraceSource::kRawTp) {
+      uint64_t ins = d[LOCUS_SOFTIRQ_LRU_INSERTS];
+      r.drops["softirq.lru_evicted"] = ins > live ? ins - live : 0;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadNuma(SensorReading& r) {
+    switch (plan_.numa) {
+      case NumaSource::kFentry: {
+        r.numa_kind = NumaFaultKind::kPagesExact;
+        uint64_t live = ForEachEntry<uint32_t, locus_numa_fentry_task>(
+            bpf_map__fd(numa_->maps.fault_lru),
+            [&](const uint32_t&, const locus_numa_fentry_task* s) {
+              TaskCounters& t = Task(s->tid, s->pid, s->comm);
+              t.numa_faults.assign(num_nodes_, {});
+              for (int n = 0; n < num_nodes_; ++n) {
+                NumaNodeFaults& f = t.numa_faults[n];
+                f.local = s->local_pages[n];
+                f.remote = s->remote_pages[n];
+                f.total = f.local + f.remote;
+                t.numa_local += f.local;
+                t.numa_remote += f.remote;
+              }
+            });
+        std::vector<uint64_t> d = SumPerCpuCounters(
+            bpf_map__fd(numa_->maps.drops), LOCUS_NUMA_NR_DROPS, ncpus_);
+        r.drops["numa.node_out_of_range"] = d[LOCUS_NUMA_DROP_NODE];
+        r.drops["numa.map_full"] = d[LOCUS_NUMA_DROP_MAP];
+        uint64_t ins = d[LOCUS_NUMA_LRU_INSERTS];
+        r.drops["numa.lru_evicted"] = ins > live ? ins - live : 0;
+        return absl::OkStatus();
+      }
+      case NumaSource::kIterTask:
+        r.numa_kind = NumaFaultKind::kKernelDecayed;
+        return ReadIter<locus_numa_iter_task>(
+            numa_->links.dump_numa, [&](const locus_numa_iter_task& s) {
+              TaskCounters& t = Task(s.tid, s.pid, s.comm);
+              t.numa_faults.assign(num_nodes_, {});
+              for (int n = 0; n < num_nodes_; ++n)
+                t.numa_faults[n].total = s.mem_faults[n];
+              t.numa_local = s.local;
+              t.numa_remote = s.remote;
+            });
+      case NumaSource::kProcfs: {
+        r.numa_kind = NumaFaultKind::kKernelDecayed;
+        uint64_t skipped = 0;
+        for (const ProcTaskSched& p :
+             ReadAllProcSched(options_.procfs_root, &skipped)) {
+          if (p.sched.numa_faults.empty()) continue;
+          char comm[LOCUS_COMM_LEN] = {};
+          memcpy(comm, p.sched.comm.data(),
+                 std::min<size_t>(p.sched.comm.size(), LOCUS_COMM_LEN));
+          TaskCounters& t = Task(p.tid, p.pid, comm);
+          t.numa_faults.assign(num_nodes_, {});
+          for (const ProcSchedNodeFaults& f : p.sched.numa_faults) {
+            if (f.node < 0 || f.node >= num_nodes_) continue;
+            t.numa_faults[f.node].total = f.task_private + f.task_shared;
+          }
+        }
+        r.drops["numa.procfs_unreadable"] = skipped;
+        return absl::OkStatus();
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  SensorOptions options_;
+  SourcePlan plan_;
+  int ncpus_ = 1;
+  int num_nodes_ = 1;
+  bool numa_active_ = false;
+  std::string numa_status_;
+  SensorSources sources_;
+  SchedSkel sched_;
+  NumaSkel numa_;
+  SoftirqSkel softirq_;
+  uint64_t lru_live_sched_ = 0;
+  std::map<int32_t, TaskCounters> tasks_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SensorSource>> OpenBpfSensors(
+    const SensorOptions& options, const SourcePlan& plan) {
+  auto sensors = std::make_unique<BpfSensors>(options, plan);
+  RETURN_IF_ERROR(sensors->Open());
+  return std::unique_ptr<SensorSource>(std::move(sensors));
+}
+
+absl::StatusOr<std::unique_ptr<SensorSource>> OpenBpfSensors(
+    const SensorOptions& options, FeatureSet& features) {
+  return OpenBpfSensors(options, ChooseSources(features));
+}
+
+}  // namespace locus

@@ -1,0 +1,92 @@
+// What the sensors report: plain structs, no libbpf types.
+//
+// Every counter here is CUMULATIVE since the sensors were opened (BPF maps
+// only ever add); the caller diffs two readings to get per-tick deltas. The
+// exception is NUMA faults from the iter_task and procfs sources, which are
+// the kernel's own decaying per-task fault weights (see NumaFaultKind).
+#ifndef LOCUS_AGENT_BPF_SENSOR_READING_H_
+#define LOCUS_AGENT_BPF_SENSOR_READING_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "policy/snapshot.h"
+
+namespace locus {
+
+// How the NUMA fault numbers of a reading are to be read.
+enum class NumaFaultKind {
+  kNone,           // no fault data (inactive or no source)
+  kPagesExact,     // fentry: pages faulted, cumulative, local/remote per node
+  kKernelDecayed,  // iter_task / procfs: task->numa_faults weights, halved
+                   // by the kernel each scan period; per-node totals only
+};
+
+struct NumaNodeFaults {
+  uint64_t total = 0;   // by memory node
+  uint64_t local = 0;   // only for kPagesExact
+  uint64_t remote = 0;  // only for kPagesExact
+};
+
+struct TaskCounters {
+  int32_t tid = 0;
+  int32_t pid = 0;  // thread-group id
+  std::string comm;
+  int cpu = -1;  // CPU it last ran on, -1 when not seen switching out
+  uint64_t migrations = 0;
+  uint64_t cross_node_migrations = 0;
+  std::vector<uint64_t> runtime_ns;  // indexed by node id
+  // Softirq time spent while this task was current (the task interrupted,
+  // or ksoftirqd); sampled estimate.
+  uint64_t net_rx_softirq_ns = 0;
+  uint64_t softirq_ns = 0;
+  // Indexed by memory node id; empty when the reading has no NUMA data.
+  std::vector<NumaNodeFaults> numa_faults;
+  // Task-wide locality (kKernelDecayed sources: task->numa_faults_locality).
+  uint64_t numa_local = 0;
+  uint64_t numa_remote = 0;
+};
+
+struct CpuCounters {
+  int cpu = 0;
+  uint64_t busy_ns = 0;  // time a non-idle task ran here (sched_switch)
+  uint64_t softirq_ns[kNumSoftirqVectors] = {};
+  uint64_t softirq_count[kNumSoftirqVectors] = {};
+};
+
+struct IrqCounters {
+  int irq = 0;
+  std::vector<uint64_t> count_per_cpu;  // indexed by cpu
+  std::vector<uint64_t> ns_per_cpu;     // hardirq handler time
+};
+
+// Which implementation feeds each sensor, e.g. sched "tp_btf",
+// numa "iter_task", softirq "raw_tp"; "none" when it could not load.
+struct SensorSources {
+  std::string sched = "none";
+  std::string numa = "none";
+  std::string softirq = "none";
+};
+
+struct SensorReading {
+  uint64_t monotonic_ns = 0;  // CLOCK_MONOTONIC when read
+  SensorSources sources;
+  // False on a single-node host or with kernel.numa_balancing=0: then there
+  // are no hinting faults at all, and numa_status says why instead of the
+  // reading carrying zeros that look like data.
+  bool numa_active = false;
+  std::string numa_status;
+  NumaFaultKind numa_kind = NumaFaultKind::kNone;
+  std::vector<TaskCounters> tasks;  // ascending by tid
+  std::vector<CpuCounters> cpus;    // indexed by cpu
+  std::vector<IrqCounters> irqs;    // ascending by irq
+  // Lost information, by name ("sched.storage", "softirq.irq_map_full",
+  // "sched.lru_evicted", ...), cumulative.
+  std::map<std::string, uint64_t> drops;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_BPF_SENSOR_READING_H_

@@ -1,0 +1,42 @@
+// The sensors as the rest of the agent sees them: an interface with a
+// BPF-backed implementation (OpenBpfSensors, bpf_sensors.h) and a fake
+// (fake_sensor_source.h).
+#ifndef LOCUS_AGENT_BPF_SENSOR_SOURCE_H_
+#define LOCUS_AGENT_BPF_SENSOR_SOURCE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/bpf/sensor_reading.h"
+
+namespace locus {
+
+struct SensorOptions {
+  // cpu -> node id (Topology::cpu_node); CPUs past the end or at -1 count as
+  // node 0.
+  std::vector<int> cpu_node;
+  // Highest possible node id + 1: the stride of the kernel's per-task fault
+  // array and the size of per-node vectors in readings.
+  int num_nodes = 1;
+  // kernel.numa_balancing; with one node or balancing off the NUMA sensor
+  // reports itself inactive.
+  bool numa_balancing = false;
+  // Root of procfs for the /proc/PID/task/TID/sched fallback.
+  std::string procfs_root = "/proc";
+  // Charge one softirq in this many to the interrupted task (scaled up).
+  uint32_t softirq_sample_every = 8;
+};
+
+class SensorSource {
+ public:
+  virtual ~SensorSource() = default;
+  // Cumulative counters since the source was opened (see sensor_reading.h).
+  virtual absl::StatusOr<SensorReading> Read() = 0;
+  virtual SensorSources sources() const = 0;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_BPF_SENSOR_SOURCE_H_

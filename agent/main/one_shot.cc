@@ -1,0 +1,95 @@
+#include "agent/main/one_shot.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "agent/bpf/bpf_sensors.h"
+#include "agent/bpf/capabilities.h"
+#include "agent/bpf/libbpf_prober.h"
+#include "agent/bpf/proc_sched.h"
+#include "agent/bpf/reading_json.h"
+#include "agent/bpf/source_plan.h"
+#include "agent/host/topology.h"
+
+namespace locus {
+namespace {
+
+bool HaveCapabilities(std::ostream& err) {
+  absl::StatusOr<std::vector<std::string>> missing =
+      MissingSensorCapabilities();
+  if (!missing.ok()) {
+    err << "locusd: " << missing.status().message() << "\n";
+    return false;
+  }
+  if (missing->empty()) return true;
+  err << "locusd: missing capability " << absl::StrJoin(*missing, ", ")
+      << ": the sensors load BPF programs; run as root\n";
+  return false;
+}
+
+SensorOptions SensorOptionsFromHost(const OneShotOptions& o,
+                                    std::ostream& err) {
+  SensorOptions s;
+  s.procfs_root = o.procfs_root;
+  s.softirq_sample_every = o.softirq_sample_every;
+  s.numa_balancing = ReadNumaBalancing(o.procfs_root);
+  absl::StatusOr<Topology> topo = ReadTopology(o.sysfs_root);
+  if (!topo.ok()) {
+    // Without a topology every CPU counts as node 0: migrations still count,
+    // none is cross-node, and the NUMA sensor reports a single node.
+    err << "locusd: topology unreadable, assuming one node: "
+        << topo.status().message() << "\n";
+    return s;
+  }
+  s.cpu_node = topo->cpu_node;
+  int max_node = 0;
+  for (const Node& n : topo->nodes) max_node = std::max(max_node, n.id);
+  s.num_nodes = max_node + 1;
+  return s;
+}
+
+}  // namespace
+
+int RunProbe(const OneShotOptions& options, std::ostream& out,
+             std::ostream& err) {
+  if (!HaveCapabilities(err)) return 1;
+  LibbpfProber prober;
+  FeatureSet features(&prober, options.disabled_features);
+  SourcePlan plan = ChooseSources(features);
+  out << (options.json ? ProbeReportJson(features, plan)
+                       : ProbeReportText(features, plan));
+  return 0;
+}
+
+int RunObserve(const OneShotOptions& options, std::ostream& out,
+               std::ostream& err) {
+  if (!HaveCapabilities(err)) return 1;
+  LibbpfProber prober;
+  FeatureSet features(&prober, options.disabled_features);
+  absl::StatusOr<std::unique_ptr<SensorSource>> sensors =
+      OpenBpfSensors(SensorOptionsFromHost(options, err), features);
+  if (!sensors.ok()) {
+    err << "locusd: " << sensors.status().message() << "\n";
+    return 1;
+  }
+  double secs = std::max(0.0, options.observe_seconds);
+  timespec ts{.tv_sec = static_cast<time_t>(secs),
+              .tv_nsec = static_cast<long>(std::fmod(secs, 1.0) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  absl::StatusOr<SensorReading> reading = (*sensors)->Read();
+  if (!reading.ok()) {
+    err << "locusd: " << reading.status().message() << "\n";
+    return 1;
+  }
+  // The text form is the same JSON: one snapshot is too wide for a table.
+  out << ReadingToJson(*reading, static_cast<uint64_t>(secs * 1e9));
+  return 0;
+}
+
+}  // namespace locus

@@ -1,0 +1,30 @@
+/* Helpers shared by the Locus BPF programs. */
+#ifndef LOCUS_BPF_COMMON_BPF_H_
+#define LOCUS_BPF_COMMON_BPF_H_
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "locus/limits.h"
+#include "vmlinux.h"
+
+/* Where task_struct kept its CPU before 5.16 moved it into thread_info. */
+struct task_struct___pre516 {
+  unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline int locus_task_cpu(struct task_struct *p) {
+  if (bpf_core_field_exists(p->thread_info.cpu))
+    return BPF_CORE_READ(p, thread_info.cpu);
+  return BPF_CORE_READ((struct task_struct___pre516 *)p, cpu);
+}
+
+/* Increments slot `idx` of a per-CPU u64 array of drop counters. */
+#define LOCUS_COUNT(map, idx)                               \
+  do {                                                      \
+    __u32 locus_k_ = (idx);                                 \
+    __u64 *locus_v_ = bpf_map_lookup_elem(&map, &locus_k_); \
+    if (locus_v_) *locus_v_ += 1;                           \
+  } while (0)
+
+#endif /* LOCUS_BPF_COMMON_BPF_H_ */

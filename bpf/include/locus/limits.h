@@ -1,0 +1,17 @@
+/* Bounds shared by the BPF programs and the agent. */
+#ifndef LOCUS_BPF_LIMITS_H_
+#define LOCUS_BPF_LIMITS_H_
+
+/* Size of the CPU->node load-time map (a power of two); CPUs at or above it
+ * count as node 0. */
+#define LOCUS_MAX_CPUS 1024
+/* Nodes tracked per task; faults and runtime on higher nodes are dropped and
+ * counted. */
+#define LOCUS_MAX_NODES 16
+/* Per-task LRU maps (fallback paths) and the per-IRQ map. */
+#define LOCUS_MAX_TASKS 16384
+#define LOCUS_MAX_IRQS 2048
+#define LOCUS_NR_SOFTIRQS 10
+#define LOCUS_COMM_LEN 16
+
+#endif /* LOCUS_BPF_LIMITS_H_ */
