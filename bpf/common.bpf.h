@@ -2,11 +2,15 @@
 #ifndef LOCUS_BPF_COMMON_BPF_H_
 #define LOCUS_BPF_COMMON_BPF_H_
 
+/* vmlinux.h must come first: the libbpf headers use its kernel types. */
+// clang-format off
+#include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+// clang-format on
 
 #include "locus/limits.h"
-#include "vmlinux.h"
 
 /* Where task_struct kept its CPU before 5.16 moved it into thread_info. */
 struct task_struct___pre516 {

@@ -2,10 +2,11 @@
 /* Empty programs on the sensors' hooks: the benchmark's baseline, so each
  * sensor's ns/event is compared with the kernel's own per-event cost of
  * running a BPF program there (bpf_stats accounting included). */
+// clang-format off
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-
-#include "vmlinux.h"
+// clang-format on
 
 char LICENSE[] SEC("license") = "GPL";
 

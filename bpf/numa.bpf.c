@@ -7,8 +7,6 @@
  * The agent's last resort, /proc/PID/task/TID/sched, needs no BPF. */
 #include "locus/numa.h"
 
-#include <bpf/bpf_tracing.h>
-
 #include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -9,8 +9,6 @@
  *    for kernels without tp_btf/task storage/task iterators. */
 #include "locus/sched.h"
 
-#include <bpf/bpf_tracing.h>
-
 #include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

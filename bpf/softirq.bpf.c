@@ -11,8 +11,6 @@
  * LRU hash. */
 #include "locus/softirq.h"
 
-#include <bpf/bpf_tracing.h>
-
 #include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
