@@ -1,0 +1,251 @@
+#include "agent/ctl/commands.h"
+
+#include <chrono>
+#include <memory>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "agent/ctl/agent_client.h"
+#include "agent/ctl/ctl_args.h"
+#include "agent/ctl/format.h"
+#include "agent/ctl/terminal.h"
+
+#ifdef LOCUS_HAVE_POLICY_FILE
+#include "policy/policy_yaml.h"
+#endif
+
+namespace locus {
+namespace {
+
+using ctl::FormatExplain;
+using ctl::FormatMetrics;
+using ctl::FormatProbe;
+using ctl::FormatStatus;
+using ctl::ModeName;
+using ctl::RenderTop;
+using ctl::ToJsonLine;
+
+class Command {
+ public:
+  Command(const CtlInvocation& inv, std::ostream& out, std::ostream& err)
+      : inv_(inv), out_(out), err_(err) {}
+
+  int Run() {
+    if (inv_.command == "policy") return PolicyCheck();
+    absl::Status reachable = CheckAgentSocket(inv_.socket);
+    if (!reachable.ok()) return Fail(std::string(reachable.message()));
+    stub_ = NewAgentStub(inv_.socket);
+    if (inv_.command == "status") return Status();
+    if (inv_.command == "watch") return Watch();
+    if (inv_.command == "top") return Top();
+    if (inv_.command == "explain") return Explain();
+    if (inv_.command == "mode") return Mode();
+    if (inv_.command == "restore") return Restore();
+    if (inv_.command == "probe") return Probe();
+    return Usage(absl::StrCat("unknown command '", inv_.command, "'"));
+  }
+
+ private:
+  int Fail(const std::string& message) {
+    err_ << "locusctl: " << message << "\n";
+    return kExitFailed;
+  }
+  int Usage(const std::string& message) {
+    err_ << "locusctl: " << message << "\n";
+    return kExitUsage;
+  }
+  int RpcFailed(const char* call, const grpc::Status& status) {
+    return Fail(
+        absl::StrCat(call, ": ", DescribeRpcError(status, inv_.socket)));
+  }
+  void SetDeadline(grpc::ClientContext* context) {
+    context->set_deadline(std::chrono::system_clock::now() +
+                          absl::ToChronoNanoseconds(inv_.timeout));
+  }
+  // Prints `message` as JSON or as `text`.
+  int Print(const google::protobuf::Message& message, const std::string& text) {
+    if (!inv_.json) {
+      out_ << text << std::flush;
+      return kExitOk;
+    }
+    absl::StatusOr<std::string> json = ToJsonLine(message);
+    if (!json.ok()) return Fail(std::string(json.status().message()));
+    out_ << *json << "\n" << std::flush;
+    return kExitOk;
+  }
+
+  int Status() {
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    v1::AgentStatus status;
+    grpc::Status rpc = stub_->GetStatus(&context, {}, &status);
+    if (!rpc.ok()) return RpcFailed("status", rpc);
+    return Print(status, FormatStatus(status));
+  }
+
+  int Watch() {
+    grpc::ClientContext context;
+    v1::SubscribeRequest request;
+    request.set_client_name(inv_.json ? "locusctl watch --json"
+                                      : "locusctl watch");
+    request.set_max_messages(static_cast<uint32_t>(inv_.count));
+    auto reader = stub_->Subscribe(&context, request);
+    v1::Metrics metrics;
+    int received = 0;
+    while (reader->Read(&metrics)) {
+      ++received;
+      if (inv_.json) {
+        absl::StatusOr<std::string> json = ToJsonLine(metrics);
+        if (!json.ok()) return Fail(std::string(json.status().message()));
+        out_ << *json << "\n";
+      } else {
+        out_ << FormatMetrics(metrics);
+      }
+      out_ << std::flush;
+      if (inv_.count > 0 && received >= inv_.count) {
+        context.TryCancel();
+        break;
+      }
+    }
+    grpc::Status rpc = reader->Finish();
+    if (inv_.count > 0 && received >= inv_.count) return kExitOk;
+    if (!rpc.ok()) return RpcFailed("watch", rpc);
+    return Fail("locusd ended the stream (is it shutting down?)");
+  }
+
+  int Top() {
+    TopTerminal terminal;  // before gRPC starts threads: see its comment
+    grpc::ClientContext context;
+    v1::SubscribeRequest request;
+    request.set_client_name("locusctl top");
+    request.set_max_messages(static_cast<uint32_t>(inv_.count));
+    auto reader = stub_->Subscribe(&context, request);
+    terminal.Start([&context] { context.TryCancel(); });
+    v1::Metrics metrics;
+    int received = 0;
+    while (reader->Read(&metrics)) {
+      int rows = 0;
+      int cols = 0;
+      terminal.Size(&rows, &cols);
+      terminal.Draw(RenderTop(metrics, rows, cols));
+      if (inv_.count > 0 && ++received >= inv_.count) {
+        context.TryCancel();
+        break;
+      }
+    }
+    grpc::Status rpc = reader->Finish();
+    if (terminal.quit_requested()) return kExitOk;
+    if (inv_.count > 0 && received >= inv_.count) return kExitOk;
+    if (!rpc.ok()) return RpcFailed("top", rpc);
+    return Fail("locusd ended the stream (is it shutting down?)");
+  }
+
+  int Explain() {
+    const std::string& subject = inv_.args[0];
+    v1::ExplainRequest request;
+    int number = 0;
+    if (absl::StartsWith(subject, "irq:") &&
+        absl::SimpleAtoi(subject.substr(4), &number) && number >= 0) {
+      request.set_irq(number);
+    } else if (absl::SimpleAtoi(subject, &number) && number > 0) {
+      request.set_tid(number);
+    } else {
+      return Usage(
+          absl::StrCat("explain wants a TID or irq:N, not '", subject, "'"));
+    }
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    v1::ExplainResponse response;
+    grpc::Status rpc = stub_->Explain(&context, request, &response);
+    if (!rpc.ok()) return RpcFailed("explain", rpc);
+    return Print(response, FormatExplain(response));
+  }
+
+  int Mode() {
+    const std::string& name = inv_.args[0];
+    v1::SetModeRequest request;
+    if (name == "enforce") {
+      request.set_mode(v1::AGENT_MODE_ENFORCE);
+    } else if (name == "dry_run" || name == "dry-run") {
+      request.set_mode(v1::AGENT_MODE_DRY_RUN);
+    } else {
+      return Usage(
+          absl::StrCat("mode wants enforce or dry_run, not '", name, "'"));
+    }
+    request.set_reason("locusctl mode");
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    v1::SetModeResponse response;
+    grpc::Status rpc = stub_->SetMode(&context, request, &response);
+    if (!rpc.ok()) return RpcFailed("mode", rpc);
+    out_ << "mode " << ModeName(response.mode()) << " (was "
+         << ModeName(response.previous()) << ")\n";
+    return kExitOk;
+  }
+
+  int Restore() {
+    v1::RestoreRequest request;
+    request.set_reason("locusctl restore");
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    v1::RestoreResponse response;
+    grpc::Status rpc = stub_->Restore(&context, request, &response);
+    if (!rpc.ok()) return RpcFailed("restore", rpc);
+    out_ << "restored " << response.restored() << " change(s), "
+         << response.failed() << " failed\n";
+    for (const std::string& e : response.errors()) out_ << "  " << e << "\n";
+    return response.failed() == 0 ? kExitOk : kExitFailed;
+  }
+
+  int Probe() {
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    v1::ProbeReport report;
+    grpc::Status rpc = stub_->Probe(&context, {}, &report);
+    if (!rpc.ok()) return RpcFailed("probe", rpc);
+    return Print(report, FormatProbe(report));
+  }
+
+  int PolicyCheck() {
+    const std::string& path = inv_.args[1];
+#ifdef LOCUS_HAVE_POLICY_FILE
+    auto policy = LoadPolicyFile(path);
+    if (!policy.ok()) {
+      err_ << policy.status().message() << "\n";
+      return kExitFailed;
+    }
+    out_ << path << ": ok\n";
+    return kExitOk;
+#else
+    return Fail(absl::StrCat("policy check ", path,
+                             ": not available yet: this locusctl was built "
+                             "without the policy library"));
+#endif
+  }
+
+  const CtlInvocation& inv_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::unique_ptr<v1::Agent::Stub> stub_;
+};
+
+}  // namespace
+
+int RunLocusctl(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err) {
+  absl::StatusOr<CtlInvocation> inv = ParseCtlArgs(args);
+  if (!inv.ok()) {
+    err << "locusctl: " << inv.status().message() << "\n"
+        << "Try 'locusctl --help'.\n";
+    return kExitUsage;
+  }
+  if (inv->help) {
+    out << CtlUsage(inv->command);
+    return kExitOk;
+  }
+  return Command(*inv, out, err).Run();
+}
+
+}  // namespace locus

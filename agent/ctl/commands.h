@@ -1,0 +1,22 @@
+// locusctl's commands, runnable in-process: output goes to the given
+// streams, the return value is the exit status (0 done, 1 failed, 2 usage).
+#ifndef LOCUS_AGENT_CTL_COMMANDS_H_
+#define LOCUS_AGENT_CTL_COMMANDS_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace locus {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+// `args` excludes argv[0].
+int RunLocusctl(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_CTL_COMMANDS_H_

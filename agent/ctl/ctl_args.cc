@@ -1,0 +1,186 @@
+#include "agent/ctl/ctl_args.h"
+
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "agent/metrics/default_socket.h"
+
+namespace locus {
+namespace {
+
+struct CommandSpec {
+  int min_args;
+  int max_args;
+  bool count;
+  bool json;
+  const char* synopsis;
+  const char* help;
+};
+
+const std::map<std::string, CommandSpec>& Commands() {
+  static const auto* commands = new std::map<std::string, CommandSpec>{
+      {"status",
+       {0, 0, false, true, "status [--json]",
+        "Shows the agent's mode, tick, policy, targets and sensor sources.\n"}},
+      {"watch",
+       {0, 0, true, true, "watch [--count=N] [--json]",
+        "Prints the metrics stream, one line per tick (with the actions,\n"
+        "reverts and external changes of that tick below it). --json prints\n"
+        "each message as one JSON object per line. --count stops after N\n"
+        "messages. A line 'dropped N' means this client read too slowly.\n"}},
+      {"top",
+       {0, 0, true, false, "top [--count=N]",
+        "Live view of nodes, target threads and IRQs with locality figures,\n"
+        "refreshed each tick. q or Ctrl-C quits; --count stops after N "
+        "ticks.\n"}},
+      {"explain",
+       {1, 1, false, true, "explain TID|irq:N [--json]",
+        "Shows the agent's last decisions about one thread or IRQ, and "
+        "why.\n"}},
+      {"policy",
+       {2, 2, false, false, "policy check FILE",
+        "Checks a policy file without the daemon: every problem is printed\n"
+        "as FILE:LINE:COLUMN: message. Exit status 0 when the file is "
+        "valid.\n"}},
+      {"mode",
+       {1, 1, false, false, "mode enforce|dry_run",
+        "Switches the agent between acting (enforce) and only reporting\n"
+        "(dry_run). Needs root or the socket's group.\n"}},
+      {"restore",
+       {0, 0, false, false, "restore",
+        "Undoes every change the agent made (from its journal). Needs root\n"
+        "or the socket's group.\n"}},
+      {"probe",
+       {0, 0, false, true, "probe [--json]",
+        "Shows the kernel features the agent probed and which source each\n"
+        "sensor runs on.\n"}},
+  };
+  return *commands;
+}
+
+// Splits "--name=value" / "--name value"; `i` advances past a used value.
+bool TakeValue(const std::vector<std::string>& args, size_t& i,
+               const std::string& name, std::string* value) {
+  const std::string& arg = args[i];
+  std::string prefix = absl::StrCat("--", name);
+  if (arg == prefix) {
+    if (i + 1 >= args.size()) return false;
+    *value = args[++i];
+    return true;
+  }
+  if (absl::StartsWith(arg, prefix + "=")) {
+    *value = arg.substr(prefix.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<CtlInvocation> ParseCtlArgs(
+    const std::vector<std::string>& args) {
+  CtlInvocation inv;
+  inv.socket = kDefaultSocketPath;
+  bool saw_count = false;
+  bool saw_json = false;
+  bool positional_only = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::string value;
+    if (positional_only || arg.empty() || arg[0] != '-' || arg == "-") {
+      if (inv.command.empty()) {
+        inv.command = arg;
+      } else {
+        inv.args.push_back(arg);
+      }
+      continue;
+    }
+    if (arg == "--") {
+      positional_only = true;
+    } else if (arg == "--help" || arg == "-h") {
+      inv.help = true;
+    } else if (arg == "--json") {
+      inv.json = saw_json = true;
+    } else if (TakeValue(args, i, "socket", &value)) {
+      if (value.empty()) return absl::InvalidArgumentError("--socket is empty");
+      inv.socket = value;
+    } else if (TakeValue(args, i, "count", &value)) {
+      if (!absl::SimpleAtoi(value, &inv.count) || inv.count < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--count wants a positive number, not '", value, "'"));
+      }
+      saw_count = true;
+    } else if (TakeValue(args, i, "timeout", &value)) {
+      double seconds = 0;
+      if (!absl::SimpleAtod(value, &seconds) || seconds <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--timeout wants seconds greater than 0, not '", value, "'"));
+      }
+      inv.timeout = absl::Seconds(seconds);
+    } else if (arg == "--socket" || arg == "--count" || arg == "--timeout") {
+      return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '", arg, "'"));
+    }
+  }
+  if (inv.command == "help") {
+    inv.help = true;
+    inv.command = inv.args.empty() ? "" : inv.args[0];
+    inv.args.clear();
+  }
+  if (inv.command.empty()) {
+    if (inv.help) return inv;
+    return absl::InvalidArgumentError("no command given");
+  }
+  auto it = Commands().find(inv.command);
+  if (it == Commands().end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", inv.command, "'"));
+  }
+  if (inv.help) return inv;
+  const CommandSpec& spec = it->second;
+  int n = static_cast<int>(inv.args.size());
+  if (n < spec.min_args || n > spec.max_args) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("usage: locusctl ", spec.synopsis));
+  }
+  if (saw_count && !spec.count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--count does not apply to ", inv.command));
+  }
+  if (saw_json && !spec.json) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--json does not apply to ", inv.command));
+  }
+  if (inv.command == "policy" && inv.args[0] != "check") {
+    return absl::InvalidArgumentError("usage: locusctl policy check FILE");
+  }
+  return inv;
+}
+
+std::string CtlUsage(const std::string& command) {
+  const char* global =
+      "Global options:\n"
+      "  --socket=PATH   the agent's socket (default /run/locus/locusd.sock)\n"
+      "  --timeout=SECS  deadline of one call (default 5)\n"
+      "  --help          help for the command\n";
+  auto it = Commands().find(command);
+  if (it != Commands().end()) {
+    return absl::StrCat("usage: locusctl [--socket=PATH] ", it->second.synopsis,
+                        "\n\n", it->second.help, "\n", global);
+  }
+  std::string out =
+      "usage: locusctl [--socket=PATH] COMMAND [ARGS]\n\n"
+      "Talks to locusd, the NUMA tuning agent.\n\nCommands:\n";
+  for (const auto& [name, spec] : Commands()) {
+    absl::StrAppend(&out, "  ", spec.synopsis, "\n");
+  }
+  absl::StrAppend(&out, "\n", global,
+                  "\n'locusctl COMMAND --help' explains one command.\n");
+  return out;
+}
+
+}  // namespace locus

@@ -1,0 +1,372 @@
+#include "agent/ctl/format.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+
+namespace locus {
+namespace ctl {
+namespace {
+
+template <typename T>
+std::vector<int> ToVector(const google::protobuf::RepeatedField<T>& field) {
+  return std::vector<int>(field.begin(), field.end());
+}
+
+std::string Percent(double fraction) {
+  return absl::StrFormat("%.0f%%", fraction * 100);
+}
+
+std::string FormatTime(const google::protobuf::Timestamp& t) {
+  if (t.seconds() == 0 && t.nanos() == 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S",
+                          absl::FromUnixSeconds(t.seconds()),
+                          absl::LocalTimeZone());
+}
+
+std::string FormatDuration(uint64_t ns) {
+  return absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(ns)));
+}
+
+std::string OutcomeName(v1::ActionOutcome outcome) {
+  switch (outcome) {
+    case v1::ACTION_OUTCOME_APPLIED:
+      return "applied";
+    case v1::ACTION_OUTCOME_DRY_RUN:
+      return "dry run";
+    case v1::ACTION_OUTCOME_TASK_GONE:
+      return "task gone";
+    case v1::ACTION_OUTCOME_FORBIDDEN:
+      return "cpuset forbids";
+    case v1::ACTION_OUTCOME_IRQ_GONE:
+      return "irq gone";
+    case v1::ACTION_OUTCOME_KERNEL_MANAGED:
+      return "kernel-managed irq";
+    case v1::ACTION_OUTCOME_FAILED:
+      return "failed";
+    default:
+      return "";
+  }
+}
+
+std::string RoleName(v1::TaskRole role) {
+  switch (role) {
+    case v1::TASK_ROLE_MASTER:
+      return "master";
+    case v1::TASK_ROLE_WORKER:
+      return "worker";
+    default:
+      return "other";
+  }
+}
+
+std::string Truncate(std::string line, int cols) {
+  if (cols > 0 && static_cast<int>(line.size()) > cols) line.resize(cols);
+  return line;
+}
+
+}  // namespace
+
+std::string FormatCpuList(const std::vector<int>& cpus) {
+  if (cpus.empty()) return "-";
+  std::vector<int> sorted = cpus;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    parts.push_back(j == i ? absl::StrCat(sorted[i])
+                           : absl::StrCat(sorted[i], "-", sorted[j]));
+    i = j + 1;
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+std::string ModeName(v1::AgentMode mode) {
+  switch (mode) {
+    case v1::AGENT_MODE_ENFORCE:
+      return "enforce";
+    case v1::AGENT_MODE_DRY_RUN:
+      return "dry_run";
+    default:
+      return "unknown";
+  }
+}
+
+std::string FormatLocalShare(uint64_t local, uint64_t remote) {
+  if (local + remote == 0) return "-";
+  return Percent(static_cast<double>(local) /
+                 static_cast<double>(local + remote));
+}
+
+std::string FormatAction(const v1::Action& action) {
+  std::string what;
+  switch (action.op_case()) {
+    case v1::Action::kPinThread: {
+      const v1::PinThread& p = action.pin_thread();
+      what = absl::StrCat(
+          "pin tid ", p.tid(), " (pid ", p.pid(), ") to ",
+          p.node() >= 0 ? absl::StrCat("node ", p.node(), " ") : "", "cpus ",
+          FormatCpuList(ToVector(p.cpus())));
+      break;
+    }
+    case v1::Action::kMigratePages: {
+      const v1::MigratePages& m = action.migrate_pages();
+      what = absl::StrCat(
+          "migrate pid ", m.pid(), " pages ",
+          m.from_node() >= 0 ? absl::StrCat("from node ", m.from_node(), " ")
+                             : "",
+          "to node ", m.to_node(), " (up to ", m.max_bytes() >> 20, " MiB");
+      if (m.moved_bytes() != 0) {
+        absl::StrAppend(&what, ", moved ", m.moved_bytes() >> 20, " MiB");
+      }
+      what += ")";
+      break;
+    }
+    case v1::Action::kSetIrqAffinity: {
+      const v1::SetIrqAffinity& s = action.set_irq_affinity();
+      what = absl::StrCat("irq ", s.irq(), " to cpus ",
+                          FormatCpuList(ToVector(s.cpus())));
+      break;
+    }
+    default:
+      what = "no action";
+  }
+  std::string line = what;
+  if (!action.reason().empty()) absl::StrAppend(&line, ": ", action.reason());
+  std::string outcome = OutcomeName(action.outcome());
+  if (!outcome.empty()) absl::StrAppend(&line, " [", outcome, "]");
+  if (!action.error().empty())
+    absl::StrAppend(&line, " (", action.error(), ")");
+  return line;
+}
+
+std::string FormatMetrics(const v1::Metrics& m) {
+  std::string line = absl::StrCat("tick ", m.tick(), " ", ModeName(m.mode()));
+  for (const v1::NodeMetrics& n : m.nodes()) {
+    absl::StrAppend(&line, "  node ", n.node(), " busy ", Percent(n.cpu_busy()),
+                    " local ",
+                    FormatLocalShare(n.faults_local(), n.faults_remote()),
+                    " migrated ", n.pages_migrated());
+  }
+  absl::StrAppend(&line, "  tasks ", m.tasks_size(), " irqs ", m.irqs_size(),
+                  " actions ", m.actions_size(), " reverts ", m.reverts_size(),
+                  "  took ", FormatDuration(m.tick_duration_ns()), " overruns ",
+                  m.overruns_total());
+  if (m.drops().sensor_events_dropped_total() != 0) {
+    absl::StrAppend(&line, " sensor drops ",
+                    m.drops().sensor_events_dropped_total());
+  }
+  if (m.drops().subscriber_dropped() != 0) {
+    absl::StrAppend(&line, "  dropped ", m.drops().subscriber_dropped(),
+                    " (this client read too slowly)");
+  }
+  line += "\n";
+  for (const v1::Action& a : m.actions()) {
+    absl::StrAppend(&line, "  action ", FormatAction(a), "\n");
+  }
+  for (const v1::Revert& r : m.reverts()) {
+    absl::StrAppend(&line, "  revert ", FormatAction(r.action()), ": ",
+                    r.reason(), "; held down until tick ",
+                    r.hold_down_until_tick(), "\n");
+  }
+  for (const v1::ExternalChange& c : m.external_changes()) {
+    absl::StrAppend(&line, "  external ",
+                    c.irq() >= 0 && c.tid() == 0
+                        ? absl::StrCat("irq ", c.irq())
+                        : absl::StrCat("tid ", c.tid()),
+                    ": ", c.what(), c.detail().empty() ? "" : " (", c.detail(),
+                    c.detail().empty() ? "" : ")", "\n");
+  }
+  if (!m.policy().last_error().empty()) {
+    absl::StrAppend(&line, "  policy error: ", m.policy().last_error(), "\n");
+  }
+  return line;
+}
+
+std::string FormatStatus(const v1::AgentStatus& s) {
+  std::string out = absl::StrCat(
+      "locusd ", s.version().empty() ? "" : s.version() + " ", "mode ",
+      ModeName(s.mode()), ", started ", FormatTime(s.started()), "\n");
+  absl::StrAppend(&out, "tick ", s.tick(), " every ",
+                  FormatDuration(s.tick_period_ns()), ", ", s.overruns_total(),
+                  " overruns\n");
+  const v1::PolicyState& p = s.policy();
+  absl::StrAppend(&out, "policy ", p.path().empty() ? "(built-in)" : p.path(),
+                  " version ", p.version(), ", loaded ", FormatTime(p.loaded()),
+                  "\n");
+  if (!p.last_error().empty()) {
+    absl::StrAppend(&out, "policy last error: ", p.last_error(), "\n");
+  }
+  absl::StrAppend(&out, s.numa_nodes(), " NUMA node(s); ", s.targets(),
+                  " target process(es), ", s.threads(), " thread(s); ",
+                  s.managed_irqs(), " managed IRQ(s); ", s.journal_entries(),
+                  " journal entr(ies); ", s.held_down(), " held down; ",
+                  s.subscribers(), " subscriber(s)\n");
+  if (s.sensors_size() > 0) out += "sensors:\n";
+  for (const v1::SensorSource& src : s.sensors()) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  %-14s %-10s %-4s %s\n", src.sensor(), src.source(),
+                        src.ok() ? "ok" : "DOWN", src.detail()));
+  }
+  return out;
+}
+
+std::string FormatExplain(const v1::ExplainResponse& e) {
+  std::string out = absl::StrCat(e.subject(), "\n");
+  if (e.has_task()) {
+    const v1::TaskMetrics& t = e.task();
+    absl::StrAppend(
+        &out, "  now: node ", t.node(), " cpu ", t.cpu(), " allowed ",
+        FormatCpuList(ToVector(t.allowed_cpus())), ", local faults ",
+        FormatLocalShare(t.faults_local(), t.faults_remote()), ", migrations ",
+        t.migrations(), " (", t.cross_node_migrations(), " cross-node)",
+        t.held_down() ? ", held down" : "", "\n");
+  }
+  if (e.has_irq()) {
+    const v1::IrqMetrics& i = e.irq();
+    absl::StrAppend(&out, "  now: cpus ", FormatCpuList(ToVector(i.cpus())),
+                    " effective ", FormatCpuList(ToVector(i.effective_cpus())),
+                    ", device node ", i.device_node(), ", ", i.count(),
+                    " per tick", i.kernel_managed() ? ", kernel-managed" : "",
+                    i.held_down() ? ", held down" : "", "\n");
+  }
+  if (e.decisions_size() == 0) out += "  no decisions recorded\n";
+  for (const v1::Decision& d : e.decisions()) {
+    absl::StrAppend(&out, "  tick ", d.tick(), ": ",
+                    d.has_action() ? FormatAction(d.action()) : "no action",
+                    d.note().empty() ? "" : " — ", d.note(), "\n");
+  }
+  for (const v1::Revert& r : e.reverts()) {
+    absl::StrAppend(&out, "  tick ", r.tick(), ": reverted ",
+                    FormatAction(r.action()), ": ", r.reason(),
+                    "; held down until tick ", r.hold_down_until_tick(), "\n");
+  }
+  return out;
+}
+
+std::string FormatProbe(const v1::ProbeReport& r) {
+  std::string out = absl::StrCat("kernel ", r.kernel(), "\n");
+  for (const v1::ProbeFeature& f : r.features()) {
+    absl::StrAppend(&out, absl::StrFormat("  %-24s %-11s %s\n", f.name(),
+                                          f.forced_off()  ? "forced off"
+                                          : f.available() ? "yes"
+                                                          : "no",
+                                          f.detail()));
+  }
+  if (r.sensors_size() > 0) out += "sensors:\n";
+  for (const v1::SensorSource& s : r.sensors()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("  %-14s %-10s %-4s %s\n", s.sensor(), s.source(),
+                              s.ok() ? "ok" : "DOWN", s.detail()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ToJsonLine(
+    const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = false;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string out;
+  auto status =
+      google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) {
+    return absl::InternalError(
+        absl::StrCat("JSON: ", std::string(status.message())));
+  }
+  return out;
+}
+
+std::vector<std::string> RenderTop(const v1::Metrics& m, int rows, int cols) {
+  std::vector<std::string> lines;
+  auto add = [&](std::string line) {
+    lines.push_back(Truncate(std::move(line), cols));
+  };
+  add(absl::StrCat("locus  tick ", m.tick(), "  mode ", ModeName(m.mode()),
+                   "  policy v", m.policy().version(), "  took ",
+                   FormatDuration(m.tick_duration_ns()), "  overruns ",
+                   m.overruns_total(), "  dropped ",
+                   m.drops().subscriber_dropped_total(), "    (q to quit)"));
+  if (!m.policy().last_error().empty()) {
+    add(absl::StrCat("policy error: ", m.policy().last_error()));
+  }
+  add("");
+  add(absl::StrFormat("%-5s %-12s %6s %7s %10s %10s %9s", "NODE", "CPUS",
+                      "BUSY", "LOCAL", "FAULTS-L", "FAULTS-R", "MIGRATED"));
+  for (const v1::NodeMetrics& n : m.nodes()) {
+    add(absl::StrFormat(
+        "%-5d %-12s %6s %7s %10d %10d %9d", n.node(),
+        FormatCpuList(ToVector(n.cpus())), Percent(n.cpu_busy()),
+        FormatLocalShare(n.faults_local(), n.faults_remote()), n.faults_local(),
+        n.faults_remote(), n.pages_migrated()));
+  }
+  add("");
+  // IRQs and the last actions are few; threads get the rows that remain.
+  std::vector<std::string> tail;
+  if (m.irqs_size() > 0) {
+    tail.push_back(absl::StrFormat("%-5s %-20s %-7s %-10s %-10s %10s", "IRQ",
+                                   "NAME", "DEVNODE", "CPUS", "EFFECTIVE",
+                                   "COUNT"));
+    for (const v1::IrqMetrics& i : m.irqs()) {
+      tail.push_back(absl::StrFormat(
+          "%-5d %-20s %-7d %-10s %-10s %10d%s", i.irq(), i.name(),
+          i.device_node(), FormatCpuList(ToVector(i.cpus())),
+          FormatCpuList(ToVector(i.effective_cpus())), i.count(),
+          i.kernel_managed() ? " managed" : ""));
+    }
+    tail.push_back("");
+  }
+  for (const v1::Action& a : m.actions()) {
+    tail.push_back(absl::StrCat("action ", FormatAction(a)));
+  }
+  for (const v1::Revert& r : m.reverts()) {
+    tail.push_back(
+        absl::StrCat("revert ", FormatAction(r.action()), ": ", r.reason()));
+  }
+
+  std::vector<const v1::TaskMetrics*> tasks;
+  for (const v1::TaskMetrics& t : m.tasks()) tasks.push_back(&t);
+  std::stable_sort(tasks.begin(), tasks.end(), [](auto* a, auto* b) {
+    return a->faults_remote() > b->faults_remote();
+  });
+  add(absl::StrFormat("%-7s %-7s %-15s %-6s %4s %4s %6s %9s %9s %6s %6s", "PID",
+                      "TID", "COMM", "ROLE", "NODE", "CPU", "LOCAL", "FAULTS-L",
+                      "FAULTS-R", "MIGR", "XNODE"));
+  int room =
+      rows - static_cast<int>(lines.size()) - static_cast<int>(tail.size()) - 1;
+  int shown = 0;
+  for (const v1::TaskMetrics* t : tasks) {
+    if (shown >= std::max(room, 1)) break;
+    add(absl::StrFormat(
+        "%-7d %-7d %-15s %-6s %4d %4d %6s %9d %9d %6d %6d%s", t->pid(),
+        t->tid(), t->comm(), RoleName(t->role()), t->node(), t->cpu(),
+        FormatLocalShare(t->faults_local(), t->faults_remote()),
+        t->faults_local(), t->faults_remote(), t->migrations(),
+        t->cross_node_migrations(), t->held_down() ? " held" : ""));
+    ++shown;
+  }
+  if (shown < static_cast<int>(tasks.size())) {
+    add(absl::StrCat("... ", tasks.size() - shown, " more threads"));
+  } else {
+    add("");
+  }
+  for (std::string& line : tail) {
+    if (static_cast<int>(lines.size()) >= rows) break;
+    add(std::move(line));
+  }
+  if (static_cast<int>(lines.size()) > rows) lines.resize(rows);
+  return lines;
+}
+
+}  // namespace ctl
+}  // namespace locus
