@@ -5,9 +5,10 @@
  *  - iter/task: a snapshot of the kernel's own per-task task->numa_faults
  *    (decayed weights), read through CO-RE, when fentry is unavailable.
  * The agent's last resort, /proc/PID/task/TID/sched, needs no BPF. */
+// clang-format off
+#include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/numa.h"
-
-#include "common.bpf.h"
+// clang-format on
 
 char LICENSE[] SEC("license") = "GPL";
 

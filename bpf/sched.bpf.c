@@ -7,9 +7,10 @@
  *    sched_switch hot path, freed with the task), read out by iter/task;
  *  - raw_tp programs keep it in a tid-keyed LRU hash read by map iteration,
  *    for kernels without tp_btf/task storage/task iterators. */
+// clang-format off
+#include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/sched.h"
-
-#include "common.bpf.h"
+// clang-format on
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -9,9 +9,10 @@
  *    is charged, scaled by sample_every.
  * tp_btf programs use task storage + iter/task; raw_tp programs a tid-keyed
  * LRU hash. */
+// clang-format off
+#include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/softirq.h"
-
-#include "common.bpf.h"
+// clang-format on
 
 char LICENSE[] SEC("license") = "GPL";
 

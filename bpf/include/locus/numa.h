@@ -2,6 +2,11 @@
 #ifndef LOCUS_BPF_NUMA_H_
 #define LOCUS_BPF_NUMA_H_
 
+/* BPF programs get __u32/__u64 from vmlinux.h, C++ from linux/types.h. */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #include "locus/limits.h"
 
 /* TNF_FAULT_LOCAL from include/linux/sched/numa_balancing.h. */

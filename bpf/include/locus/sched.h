@@ -4,6 +4,11 @@
 #ifndef LOCUS_BPF_SCHED_H_
 #define LOCUS_BPF_SCHED_H_
 
+/* BPF programs get __u32/__u64 from vmlinux.h, C++ from linux/types.h. */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #include "locus/limits.h"
 
 /* One task. Value of the per-task storage (tp_btf path) or of the tid-keyed

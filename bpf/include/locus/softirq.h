@@ -3,6 +3,11 @@
 #ifndef LOCUS_BPF_SOFTIRQ_H_
 #define LOCUS_BPF_SOFTIRQ_H_
 
+/* BPF programs get __u32/__u64 from vmlinux.h, C++ from linux/types.h. */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #include "locus/limits.h"
 
 /* NET_RX in include/linux/interrupt.h. */
