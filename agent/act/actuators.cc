@@ -1,0 +1,74 @@
+#include "agent/act/actuators.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+
+namespace locus {
+
+KernelOps MakeKernelOps(const ActuatorOptions& options) {
+  KernelOps ops;
+  ops.threads = MakeKernelThreadOps(options.procfs_root, options.cgroup_root,
+                                    options.sysfs_root);
+  ops.irqs = MakeProcIrqOps(options.procfs_root);
+  ops.pages = MakeKernelPageOps(options.procfs_root);
+  ops.clock = MakeMonotonicClock();
+  return ops;
+}
+
+absl::StatusOr<std::unique_ptr<Actuators>> Actuators::Create(
+    const ActuatorOptions& options, KernelOps ops) {
+  if (!ops.threads || !ops.irqs || !ops.pages || !ops.clock) {
+    return absl::InvalidArgumentError("Actuators: missing kernel ops");
+  }
+  std::unique_ptr<Actuators> actuators(new Actuators());
+  actuators->options_ = options;
+  actuators->ops_ = std::move(ops);
+  absl::StatusOr<std::unique_ptr<Journal>> journal =
+      Journal::Open(options.journal);
+  if (!journal.ok()) return journal.status();
+  actuators->journal_ = *std::move(journal);
+  actuators->Reset();
+  return actuators;
+}
+
+void Actuators::Reset() {
+  threads_ = std::make_unique<ThreadPlacer>(ops_.threads.get(), journal_.get(),
+                                            options_.dry_run);
+  irqs_ = std::make_unique<IrqSetter>(ops_.irqs.get(), journal_.get(),
+                                      options_.dry_run);
+  pages_ = std::make_unique<PageMigrator>(ops_.pages.get(), ops_.clock.get(),
+                                          options_.migration, options_.dry_run);
+}
+
+ActionResult Actuators::Apply(const Action& action) {
+  if (const auto* pin = std::get_if<PinThread>(&action.op)) {
+    return threads_->Apply(*pin);
+  }
+  if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
+    return irqs_->Apply(*irq);
+  }
+  return pages_->Apply(std::get<MigratePages>(action.op));
+}
+
+std::vector<ExternalChange> Actuators::CheckExternalChanges() {
+  std::vector<ExternalChange> changes = threads_->CheckExternalChanges();
+  std::vector<ExternalChange> irq_changes = irqs_->CheckExternalChanges();
+  changes.insert(changes.end(), irq_changes.begin(), irq_changes.end());
+  return changes;
+}
+
+absl::StatusOr<RestoreReport> Actuators::RestoreAll() {
+  RestoreReport report =
+      RestoreEntries(journal_->contents(), *ops_.threads, *ops_.irqs);
+  absl::Status status = journal_->Clear();
+  // Forget placements (and back-offs: after a restore Locus starts afresh),
+  // keeping what is known about managed IRQs.
+  std::set<int> unmanageable = irqs_->unmanageable();
+  Reset();
+  for (int irq : unmanageable) irqs_->MarkUnmanageable(irq);
+  if (!status.ok()) return status;
+  return report;
+}
+
+}  // namespace locus

@@ -1,0 +1,80 @@
+// The actuators the control loop drives: one journal shared by the thread
+// placer and the IRQ setter (so one restore undoes both), plus the page
+// migrator. This is what locusd owns.
+#ifndef LOCUS_AGENT_ACT_ACTUATORS_H_
+#define LOCUS_AGENT_ACT_ACTUATORS_H_
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/act/irq_setter.h"
+#include "agent/act/journal.h"
+#include "agent/act/kernel_ops.h"
+#include "agent/act/page_migrator.h"
+#include "agent/act/restore.h"
+#include "agent/act/result.h"
+#include "agent/act/thread_placer.h"
+#include "policy/plan.h"
+
+namespace locus {
+
+struct ActuatorOptions {
+  JournalOptions journal;
+  bool dry_run = false;  // report what would be done, change nothing
+  MigrationOptions migration;
+  std::string procfs_root = "/proc";
+  std::string sysfs_root = "/sys";
+  std::string cgroup_root = "/sys/fs/cgroup";
+};
+
+struct KernelOps {
+  std::unique_ptr<ThreadOps> threads;
+  std::unique_ptr<IrqOps> irqs;
+  std::unique_ptr<PageOps> pages;
+  std::unique_ptr<Clock> clock;
+};
+
+// The real kernel, through the roots in `options`.
+KernelOps MakeKernelOps(const ActuatorOptions& options);
+
+class Actuators {
+ public:
+  // Loads any journal a crashed run left (RestoreAll undoes it too). The
+  // daemon should RestoreJournal() before this at start, so the left-over
+  // entries are restored before anything else happens.
+  static absl::StatusOr<std::unique_ptr<Actuators>> Create(
+      const ActuatorOptions& options, KernelOps ops);
+
+  ActionResult Apply(const Action& action);
+
+  // Call once per tick: threads/IRQs someone else moved after Locus did
+  // (now backed off, journal entries forgotten). Gone ones are dropped.
+  std::vector<ExternalChange> CheckExternalChanges();
+
+  // Restores every journaled entity, clears the journal and forgets all
+  // placements: SIGTERM/SIGINT path.
+  absl::StatusOr<RestoreReport> RestoreAll();
+
+  const std::set<int>& unmanageable_irqs() const {
+    return irqs_->unmanageable();
+  }
+  const Journal& journal() const { return *journal_; }
+
+ private:
+  Actuators() = default;
+  void Reset();
+
+  ActuatorOptions options_;
+  KernelOps ops_;
+  std::unique_ptr<Journal> journal_;
+  std::unique_ptr<ThreadPlacer> threads_;
+  std::unique_ptr<IrqSetter> irqs_;
+  std::unique_ptr<PageMigrator> pages_;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_ACTUATORS_H_

@@ -1,0 +1,141 @@
+// In-memory stand-ins for the kernel calls, for tests of the actuator logic
+// and for anyone (the control loop's tests) who needs actuators without root.
+#ifndef LOCUS_AGENT_ACT_FAKE_KERNEL_OPS_H_
+#define LOCUS_AGENT_ACT_FAKE_KERNEL_OPS_H_
+
+#include <cerrno>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "agent/act/kernel_ops.h"
+#include "agent/host/cpu_list.h"
+
+namespace locus {
+
+class FakeThreadOps : public ThreadOps {
+ public:
+  struct Thread {
+    uint64_t start_time = 1;
+    std::vector<int> affinity;
+    std::vector<int> cpuset;
+  };
+  std::map<int32_t, Thread> threads;
+  int set_calls = 0;
+  int set_error = 0;  // errno SetAffinity returns when non-zero
+
+  int GetAffinity(int32_t tid, std::vector<int>* cpus) override {
+    auto it = threads.find(tid);
+    if (it == threads.end()) return ESRCH;
+    *cpus = it->second.affinity;
+    return 0;
+  }
+  int SetAffinity(int32_t tid, const std::vector<int>& cpus) override {
+    ++set_calls;
+    auto it = threads.find(tid);
+    if (it == threads.end()) return ESRCH;
+    if (set_error != 0) return set_error;
+    // Like the kernel: the effective mask is the request within the cpuset.
+    std::vector<int> effective = IntersectCpus(cpus, it->second.cpuset);
+    if (effective.empty()) return EINVAL;
+    it->second.affinity = effective;
+    return 0;
+  }
+  int StartTime(int32_t tid, uint64_t* start_time) override {
+    auto it = threads.find(tid);
+    if (it == threads.end()) return ESRCH;
+    *start_time = it->second.start_time;
+    return 0;
+  }
+  int CpusetCpus(int32_t tid, std::vector<int>* cpus) override {
+    auto it = threads.find(tid);
+    if (it == threads.end()) return ESRCH;
+    *cpus = it->second.cpuset;
+    return 0;
+  }
+};
+
+class FakeIrqOps : public IrqOps {
+ public:
+  std::map<int, std::vector<int>> affinity;
+  std::map<int, int> write_error;  // irq -> errno on write (EIO: managed)
+  int write_calls = 0;
+
+  int ReadAffinity(int irq, std::vector<int>* cpus) override {
+    auto it = affinity.find(irq);
+    if (it == affinity.end()) return ENOENT;
+    *cpus = it->second;
+    return 0;
+  }
+  int WriteAffinity(int irq, const std::vector<int>& cpus) override {
+    ++write_calls;
+    auto it = affinity.find(irq);
+    if (it == affinity.end()) return ENOENT;
+    if (auto err = write_error.find(irq); err != write_error.end()) {
+      return err->second;
+    }
+    it->second = cpus;
+    return 0;
+  }
+};
+
+// A process's pages, each on a node (or absent: -ENOENT). Every move_pages
+// call advances the clock by `ns_per_call`, so time budgets can be tested.
+class FakePageOps : public PageOps {
+ public:
+  struct Process {
+    std::vector<MemRange> ranges;
+    std::map<uint64_t, int> page_node;  // address -> node; absent: not present
+  };
+  std::map<int32_t, Process> processes;
+  uint64_t page_size = 4096;
+  uint64_t* clock_ns = nullptr;
+  uint64_t ns_per_call = 0;
+  int query_calls = 0;
+  int move_calls = 0;
+  size_t largest_call = 0;
+  std::map<uint64_t, int> move_errors;  // address -> -errno on move
+
+  int MovePages(int32_t pid, size_t count, void** pages, const int* nodes,
+                int* status) override {
+    auto it = processes.find(pid);
+    if (it == processes.end()) return ESRCH;
+    nodes == nullptr ? ++query_calls : ++move_calls;
+    largest_call = std::max(largest_call, count);
+    if (clock_ns != nullptr) *clock_ns += ns_per_call;
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t addr = reinterpret_cast<uint64_t>(pages[i]);
+      auto page = it->second.page_node.find(addr);
+      if (page == it->second.page_node.end()) {
+        status[i] = -ENOENT;
+        continue;
+      }
+      if (nodes != nullptr) {
+        if (auto err = move_errors.find(addr); err != move_errors.end()) {
+          status[i] = err->second;
+          continue;
+        }
+        page->second = nodes[i];
+      }
+      status[i] = page->second;
+    }
+    return 0;
+  }
+  int Ranges(int32_t pid, std::vector<MemRange>* ranges) override {
+    auto it = processes.find(pid);
+    if (it == processes.end()) return ESRCH;
+    *ranges = it->second.ranges;
+    return 0;
+  }
+  uint64_t PageSize() override { return page_size; }
+};
+
+class FakeClock : public Clock {
+ public:
+  uint64_t now_ns = 1'000'000'000;
+  uint64_t NowNs() override { return now_ns; }
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_FAKE_KERNEL_OPS_H_

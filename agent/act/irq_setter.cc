@@ -1,0 +1,116 @@
+#include "agent/act/irq_setter.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "agent/host/cpu_list.h"
+
+namespace locus {
+namespace {
+
+ActionResult Result(Outcome outcome, std::string message) {
+  ActionResult result;
+  result.outcome = outcome;
+  result.message = std::move(message);
+  return result;
+}
+
+}  // namespace
+
+ActionResult IrqSetter::Apply(const SetIrqAffinity& set) {
+  const std::string who = absl::StrCat("irq ", set.irq);
+  if (unmanageable_.count(set.irq)) {
+    return Result(
+        Outcome::kUnmanageable,
+        absl::StrCat(who, ": kernel-managed, affinity cannot be set"));
+  }
+  if (backed_off_.count(set.irq)) {
+    return Result(Outcome::kBackedOff,
+                  absl::StrCat(who,
+                               ": affinity changed by someone else, "
+                               "Locus leaves it alone"));
+  }
+  std::vector<int> target = set.cpus;
+  std::sort(target.begin(), target.end());
+  target.erase(std::unique(target.begin(), target.end()), target.end());
+  if (target.empty()) {
+    return Result(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
+  }
+  std::vector<int> current;
+  if (int err = ops_->ReadAffinity(set.irq, &current); err != 0) {
+    return Result(err == ENOENT ? Outcome::kGone : Outcome::kError,
+                  absl::StrCat(who, ": ", std::strerror(err)));
+  }
+  const std::string change = absl::StrCat(
+      who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target));
+  if (current == target) {
+    return Result(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
+                                                    FormatCpuList(target)));
+  }
+  if (dry_run_) {
+    return Result(Outcome::kDryRun, absl::StrCat("would move ", change));
+  }
+  if (absl::Status status = journal_->RecordIrq(IrqEntry{set.irq, current});
+      !status.ok()) {
+    return Result(Outcome::kRefused, absl::StrCat(who, ": ", status.message()));
+  }
+  int err = ops_->WriteAffinity(set.irq, target);
+  if (err != 0) {
+    if (!placed_.count(set.irq)) (void)journal_->ForgetIrq(set.irq);
+    std::string message =
+        absl::StrCat(who, ": write smp_affinity_list ", FormatCpuList(target),
+                     ": ", std::strerror(err));
+    switch (err) {
+      case EIO:
+        unmanageable_.insert(set.irq);
+        return Result(Outcome::kUnmanageable,
+                      absl::StrCat(message, " (kernel-managed)"));
+      case ENOENT:
+        return Result(Outcome::kGone, message);
+      case EINVAL:
+      case EPERM:
+      case EACCES:
+        return Result(Outcome::kForbidden, message);
+      default:
+        return Result(Outcome::kError, message);
+    }
+  }
+  std::vector<int> now;
+  if (ops_->ReadAffinity(set.irq, &now) != 0) now = target;
+  placed_[set.irq] = now;
+  return Result(Outcome::kApplied, absl::StrCat("moved ", change));
+}
+
+std::vector<ExternalChange> IrqSetter::CheckExternalChanges() {
+  std::vector<ExternalChange> changes;
+  for (auto it = placed_.begin(); it != placed_.end();) {
+    const int irq = it->first;
+    std::vector<int> now;
+    if (ops_->ReadAffinity(irq, &now) != 0) {
+      (void)journal_->ForgetIrq(irq);  // gone
+      it = placed_.erase(it);
+      continue;
+    }
+    if (now != it->second) {
+      ExternalChange change;
+      change.kind = ExternalChange::Kind::kIrq;
+      change.id = irq;
+      change.expected = it->second;
+      change.actual = now;
+      change.message = absl::StrCat(
+          "irq ", irq, ": affinity is ", FormatCpuList(now), ", Locus set ",
+          FormatCpuList(it->second), ": someone else moved it, backing off");
+      changes.push_back(std::move(change));
+      (void)journal_->ForgetIrq(irq);
+      backed_off_.insert(irq);
+      it = placed_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  return changes;
+}
+
+}  // namespace locus

@@ -1,0 +1,46 @@
+// IRQ affinity: /proc/irq/N/smp_affinity_list, journaled first. EIO means the
+// kernel manages the IRQ's affinity (managed MSI-X): marked unmanageable and
+// never tried again.
+#ifndef LOCUS_AGENT_ACT_IRQ_SETTER_H_
+#define LOCUS_AGENT_ACT_IRQ_SETTER_H_
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "agent/act/journal.h"
+#include "agent/act/kernel_ops.h"
+#include "agent/act/result.h"
+#include "agent/act/thread_placer.h"
+#include "policy/plan.h"
+
+namespace locus {
+
+class IrqSetter {
+ public:
+  // `ops` and `journal` are borrowed and must outlive the setter.
+  IrqSetter(IrqOps* ops, Journal* journal, bool dry_run)
+      : ops_(ops), journal_(journal), dry_run_(dry_run) {}
+
+  ActionResult Apply(const SetIrqAffinity& set);
+
+  // As ThreadPlacer::CheckExternalChanges, for IRQs.
+  std::vector<ExternalChange> CheckExternalChanges();
+
+  // IRQs found kernel-managed; the host model reports them as managed.
+  const std::set<int>& unmanageable() const { return unmanageable_; }
+  bool BackedOff(int irq) const { return backed_off_.count(irq) > 0; }
+  void MarkUnmanageable(int irq) { unmanageable_.insert(irq); }
+
+ private:
+  IrqOps* ops_;
+  Journal* journal_;
+  bool dry_run_;
+  std::map<int, std::vector<int>> placed_;  // what Locus set
+  std::set<int> unmanageable_;
+  std::set<int> backed_off_;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_IRQ_SETTER_H_

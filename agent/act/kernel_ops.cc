@@ -1,0 +1,255 @@
+#include "agent/act/kernel_ops.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "agent/host/cpu_list.h"
+#include "agent/host/file_util.h"
+
+namespace locus {
+namespace {
+
+// errno of a failed read, ENOENT-like codes kept so callers see "gone".
+int ErrnoOf(const absl::Status& status) {
+  if (absl::IsNotFound(status)) return ENOENT;
+  if (absl::IsPermissionDenied(status)) return EPERM;
+  return EIO;
+}
+
+class KernelThreadOps : public ThreadOps {
+ public:
+  KernelThreadOps(std::string procfs_root, std::string cgroup_root,
+                  std::string sysfs_root)
+      : procfs_root_(std::move(procfs_root)),
+        cgroup_root_(std::move(cgroup_root)),
+        sysfs_root_(std::move(sysfs_root)) {}
+
+  int GetAffinity(int32_t tid, std::vector<int>* cpus) override {
+    cpu_set_t* set = CPU_ALLOC(kMaxCpuNumber + 1);
+    size_t size = CPU_ALLOC_SIZE(kMaxCpuNumber + 1);
+    CPU_ZERO_S(size, set);
+    if (sched_getaffinity(tid, size, set) != 0) {
+      int err = errno;
+      CPU_FREE(set);
+      return err;
+    }
+    cpus->clear();
+    for (int cpu = 0; cpu <= kMaxCpuNumber; ++cpu) {
+      if (CPU_ISSET_S(cpu, size, set)) cpus->push_back(cpu);
+    }
+    CPU_FREE(set);
+    return 0;
+  }
+
+  int SetAffinity(int32_t tid, const std::vector<int>& cpus) override {
+    if (cpus.empty()) return EINVAL;
+    int max = 0;
+    for (int cpu : cpus) {
+      if (cpu < 0 || cpu > kMaxCpuNumber) return EINVAL;
+      max = std::max(max, cpu);
+    }
+    cpu_set_t* set = CPU_ALLOC(max + 1);
+    size_t size = CPU_ALLOC_SIZE(max + 1);
+    CPU_ZERO_S(size, set);
+    for (int cpu : cpus) CPU_SET_S(cpu, size, set);
+    int rc = sched_setaffinity(tid, size, set) == 0 ? 0 : errno;
+    CPU_FREE(set);
+    return rc;
+  }
+
+  int StartTime(int32_t tid, uint64_t* start_time) override {
+    auto text =
+        ReadTextFile(JoinPath(procfs_root_, absl::StrCat(tid, "/stat")));
+    if (!text.ok()) return absl::IsNotFound(text.status()) ? ESRCH : EIO;
+    size_t paren = text->rfind(')');
+    if (paren == std::string::npos) return EIO;
+    std::vector<absl::string_view> fields = absl::StrSplit(
+        absl::string_view(*text).substr(paren + 1), ' ', absl::SkipEmpty());
+    // fields[0] is field 3 (state), so field 22 is fields[19].
+    if (fields.size() < 20 || !absl::SimpleAtoi(fields[19], start_time)) {
+      return EIO;
+    }
+    return 0;
+  }
+
+  int CpusetCpus(int32_t tid, std::vector<int>* cpus) override {
+    auto text =
+        ReadTextFile(JoinPath(procfs_root_, absl::StrCat(tid, "/cgroup")));
+    if (!text.ok()) return absl::IsNotFound(text.status()) ? ESRCH : EIO;
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      std::vector<absl::string_view> parts = absl::StrSplit(line, ':');
+      if (parts.size() < 3) continue;
+      std::string path(line.substr(parts[0].size() + parts[1].size() + 2));
+      if (parts[0] == "0" && parts[1].empty()) {
+        // cgroup v2, mounted at the root or at unified/ (hybrid systemd).
+        if (FromCgroup({cgroup_root_, JoinPath(cgroup_root_, "unified")}, path,
+                       "cpuset.cpus.effective", cpus)) {
+          return 0;
+        }
+      } else if (absl::StrContains(parts[1], "cpuset")) {
+        if (FromCgroup({JoinPath(cgroup_root_, "cpuset")}, path,
+                       "cpuset.effective_cpus", cpus)) {
+          return 0;
+        }
+      }
+    }
+    auto online =
+        ReadFirstLine(JoinPath(sysfs_root_, "devices/system/cpu/online"));
+    if (!online.ok()) return ErrnoOf(online.status());
+    auto parsed = ParseCpuList(*online);
+    if (!parsed.ok()) return EIO;
+    *cpus = *std::move(parsed);
+    return 0;
+  }
+
+ private:
+  // The nearest cgroup at or above `path` (under each mount in `mounts`)
+  // that has the cpuset file: a cgroup without the cpuset controller
+  // inherits its parent's CPUs, and the root always has the file.
+  static bool FromCgroup(const std::vector<std::string>& mounts,
+                         std::string path, const std::string& file,
+                         std::vector<int>* cpus) {
+    while (true) {
+      for (const std::string& mount : mounts) {
+        auto text = ReadFirstLine(JoinPath(JoinPath(mount, path), file));
+        if (!text.ok()) continue;
+        auto parsed = ParseCpuList(*text);
+        if (parsed.ok() && !parsed->empty()) {
+          *cpus = *std::move(parsed);
+          return true;
+        }
+      }
+      while (!path.empty() && path.back() == '/') path.pop_back();
+      if (path.empty()) return false;
+      size_t slash = path.find_last_of('/');
+      path = slash == std::string::npos ? "" : path.substr(0, slash);
+    }
+  }
+
+  std::string procfs_root_;
+  std::string cgroup_root_;
+  std::string sysfs_root_;
+};
+
+class ProcIrqOps : public IrqOps {
+ public:
+  explicit ProcIrqOps(std::string procfs_root)
+      : procfs_root_(std::move(procfs_root)) {}
+
+  int ReadAffinity(int irq, std::vector<int>* cpus) override {
+    auto text = ReadTextFile(Path(irq));
+    if (!text.ok()) return ErrnoOf(text.status());
+    auto parsed = ParseCpuList(*text);
+    if (!parsed.ok()) return EIO;
+    *cpus = *std::move(parsed);
+    return 0;
+  }
+
+  int WriteAffinity(int irq, const std::vector<int>& cpus) override {
+    std::string text = FormatCpuList(cpus) + "\n";
+    int fd = open(Path(irq).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) return errno;
+    ssize_t n = write(fd, text.data(), text.size());
+    int rc = n == static_cast<ssize_t>(text.size()) ? 0 : (n < 0 ? errno : EIO);
+    if (close(fd) != 0 && rc == 0) rc = errno;
+    return rc;
+  }
+
+ private:
+  std::string Path(int irq) const {
+    return JoinPath(procfs_root_,
+                    absl::StrCat("irq/", irq, "/smp_affinity_list"));
+  }
+  std::string procfs_root_;
+};
+
+class KernelPageOps : public PageOps {
+ public:
+  explicit KernelPageOps(std::string procfs_root)
+      : procfs_root_(std::move(procfs_root)) {}
+
+  int MovePages(int32_t pid, size_t count, void** pages, const int* nodes,
+                int* status) override {
+    // MPOL_MF_MOVE (1 << 1): only pages mapped by this process alone, so a
+    // worker never drags shared library pages from under its siblings.
+    constexpr int kMpolMfMove = 1 << 1;
+    long rc = syscall(SYS_move_pages, pid, count, pages, nodes, status,
+                      nodes == nullptr ? 0 : kMpolMfMove);
+    return rc < 0 ? errno : 0;
+  }
+
+  int Ranges(int32_t pid, std::vector<MemRange>* ranges) override {
+    auto text =
+        ReadTextFile(JoinPath(procfs_root_, absl::StrCat(pid, "/maps")));
+    if (!text.ok())
+      return absl::IsNotFound(text.status()) ? ESRCH : ErrnoOf(text.status());
+    ranges->clear();
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      std::vector<absl::string_view> fields =
+          absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (fields.size() < 5 || fields[1].size() < 4) continue;
+      absl::string_view perms = fields[1];
+      if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p') continue;
+      if (fields.size() >= 6 && absl::StartsWith(fields[5], "[v")) continue;
+      std::vector<absl::string_view> bounds = absl::StrSplit(fields[0], '-');
+      MemRange range;
+      if (bounds.size() != 2 || !absl::SimpleHexAtoi(bounds[0], &range.start) ||
+          !absl::SimpleHexAtoi(bounds[1], &range.end) ||
+          range.end <= range.start) {
+        continue;
+      }
+      ranges->push_back(range);
+    }
+    return 0;
+  }
+
+  uint64_t PageSize() override {
+    return static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  }
+
+ private:
+  std::string procfs_root_;
+};
+
+class MonotonicClock : public Clock {
+ public:
+  uint64_t NowNs() override {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+           static_cast<uint64_t>(ts.tv_nsec);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ThreadOps> MakeKernelThreadOps(const std::string& procfs_root,
+                                               const std::string& cgroup_root,
+                                               const std::string& sysfs_root) {
+  return std::make_unique<KernelThreadOps>(procfs_root, cgroup_root,
+                                           sysfs_root);
+}
+
+std::unique_ptr<IrqOps> MakeProcIrqOps(const std::string& procfs_root) {
+  return std::make_unique<ProcIrqOps>(procfs_root);
+}
+
+std::unique_ptr<PageOps> MakeKernelPageOps(const std::string& procfs_root) {
+  return std::make_unique<KernelPageOps>(procfs_root);
+}
+
+std::unique_ptr<Clock> MakeMonotonicClock() {
+  return std::make_unique<MonotonicClock>();
+}
+
+}  // namespace locus

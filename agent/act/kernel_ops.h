@@ -1,0 +1,76 @@
+// The kernel calls the actuators make, behind small interfaces so that tests
+// inject fakes (agent/act/fake_kernel_ops.h) and the logic above them (journal
+// first, cpuset intersection, outcomes) is tested without root.
+//
+// Methods return 0 or an errno value: the errno *is* the outcome (ESRCH: task
+// gone, EINVAL: cpuset forbids, EIO: managed IRQ, ENOENT: IRQ gone).
+#ifndef LOCUS_AGENT_ACT_KERNEL_OPS_H_
+#define LOCUS_AGENT_ACT_KERNEL_OPS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace locus {
+
+class ThreadOps {
+ public:
+  virtual ~ThreadOps() = default;
+  // sched_getaffinity / sched_setaffinity on one thread.
+  virtual int GetAffinity(int32_t tid, std::vector<int>* cpus) = 0;
+  virtual int SetAffinity(int32_t tid, const std::vector<int>& cpus) = 0;
+  // Start time (field 22 of /proc/TID/stat, clock ticks since boot): with the
+  // TID it names a thread uniquely, so a recycled TID is never mistaken for
+  // the thread Locus journaled.
+  virtual int StartTime(int32_t tid, uint64_t* start_time) = 0;
+  // CPUs the thread's cpuset allows (cgroup v2 cpuset.cpus.effective, v1
+  // cpuset.effective_cpus), or every online CPU when no cpuset applies.
+  virtual int CpusetCpus(int32_t tid, std::vector<int>* cpus) = 0;
+};
+
+class IrqOps {
+ public:
+  virtual ~IrqOps() = default;
+  // /proc/irq/N/smp_affinity_list.
+  virtual int ReadAffinity(int irq, std::vector<int>* cpus) = 0;
+  virtual int WriteAffinity(int irq, const std::vector<int>& cpus) = 0;
+};
+
+// An address range of a process worth migrating (private writable memory).
+struct MemRange {
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive
+};
+
+class PageOps {
+ public:
+  virtual ~PageOps() = default;
+  // move_pages(2) on `count` pages: with nodes == nullptr it only queries
+  // (status[i] = node or -errno), else moves page i to nodes[i].
+  virtual int MovePages(int32_t pid, size_t count, void** pages,
+                        const int* nodes, int* status) = 0;
+  // Private writable mappings from /proc/PID/maps, ascending.
+  virtual int Ranges(int32_t pid, std::vector<MemRange>* ranges) = 0;
+  virtual uint64_t PageSize() = 0;
+};
+
+// Monotonic time, injected so budgets are testable.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual uint64_t NowNs() = 0;
+};
+
+// The real implementations. Roots are "/proc" and "/sys/fs/cgroup" on a
+// host; IRQ files are written under procfs_root, so a fixture tree stands in.
+std::unique_ptr<ThreadOps> MakeKernelThreadOps(const std::string& procfs_root,
+                                               const std::string& cgroup_root,
+                                               const std::string& sysfs_root);
+std::unique_ptr<IrqOps> MakeProcIrqOps(const std::string& procfs_root);
+std::unique_ptr<PageOps> MakeKernelPageOps(const std::string& procfs_root);
+std::unique_ptr<Clock> MakeMonotonicClock();
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_KERNEL_OPS_H_

@@ -1,0 +1,133 @@
+#include "agent/act/thread_placer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "agent/host/cpu_list.h"
+
+namespace locus {
+namespace {
+
+ActionResult Result(Outcome outcome, std::string message) {
+  ActionResult result;
+  result.outcome = outcome;
+  result.message = std::move(message);
+  return result;
+}
+
+}  // namespace
+
+ActionResult ThreadPlacer::Apply(const PinThread& pin) {
+  const std::string who =
+      absl::StrCat("thread ", pin.tid, " (pid ", pin.pid, ")");
+  if (backed_off_.count(pin.tid)) {
+    return Result(Outcome::kBackedOff,
+                  absl::StrCat(who,
+                               ": affinity changed by someone else, "
+                               "Locus leaves it alone"));
+  }
+  std::vector<int> wanted = pin.cpus;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  if (wanted.empty()) {
+    return Result(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
+  }
+
+  uint64_t start_time = 0;
+  if (int err = ops_->StartTime(pin.tid, &start_time); err != 0) {
+    return Result(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                  absl::StrCat(who, ": ", std::strerror(err)));
+  }
+  auto placed = placed_.find(pin.tid);
+  if (placed != placed_.end() && placed->second.start_time != start_time) {
+    // The TID was recycled: the thread Locus placed is gone.
+    placed_.erase(placed);
+    (void)journal_->ForgetThread(pin.tid);
+  }
+  std::vector<int> cpuset;
+  if (int err = ops_->CpusetCpus(pin.tid, &cpuset); err != 0) {
+    return Result(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                  absl::StrCat(who, ": cpuset: ", std::strerror(err)));
+  }
+  std::vector<int> target = IntersectCpus(wanted, cpuset);
+  if (target.empty()) {
+    return Result(Outcome::kForbidden,
+                  absl::StrCat(who, ": cpuset allows ", FormatCpuList(cpuset),
+                               ", none of ", FormatCpuList(wanted)));
+  }
+  std::vector<int> current;
+  if (int err = ops_->GetAffinity(pin.tid, &current); err != 0) {
+    return Result(
+        err == ESRCH ? Outcome::kGone : Outcome::kError,
+        absl::StrCat(who, ": sched_getaffinity: ", std::strerror(err)));
+  }
+  const std::string change = absl::StrCat(
+      who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target),
+      target != wanted ? " (cpuset-limited)" : "");
+  if (current == target) {
+    return Result(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
+                                                    FormatCpuList(target)));
+  }
+  if (dry_run_)
+    return Result(Outcome::kDryRun, absl::StrCat("would pin ", change));
+
+  ThreadEntry entry{pin.pid, pin.tid, start_time, current};
+  if (absl::Status status = journal_->RecordThread(entry); !status.ok()) {
+    return Result(Outcome::kRefused, absl::StrCat(who, ": ", status.message()));
+  }
+  int err = ops_->SetAffinity(pin.tid, target);
+  if (err != 0) {
+    // Nothing changed: the entry is only kept if an earlier change needs it.
+    if (!placed_.count(pin.tid)) (void)journal_->ForgetThread(pin.tid);
+    Outcome outcome = err == ESRCH                      ? Outcome::kGone
+                      : (err == EINVAL || err == EPERM) ? Outcome::kForbidden
+                                                        : Outcome::kError;
+    return Result(outcome, absl::StrCat(who, ": sched_setaffinity(",
+                                        FormatCpuList(target),
+                                        "): ", std::strerror(err)));
+  }
+  // Read back: the kernel may narrow the mask (cpuset changed meanwhile); what
+  // it holds now is what later ticks compare against.
+  std::vector<int> now;
+  if (ops_->GetAffinity(pin.tid, &now) != 0) now = target;
+  placed_[pin.tid] = Placed{pin.pid, start_time, now};
+  return Result(Outcome::kApplied, absl::StrCat("pinned ", change));
+}
+
+std::vector<ExternalChange> ThreadPlacer::CheckExternalChanges() {
+  std::vector<ExternalChange> changes;
+  for (auto it = placed_.begin(); it != placed_.end();) {
+    const int32_t tid = it->first;
+    const Placed& placed = it->second;
+    uint64_t start_time = 0;
+    std::vector<int> now;
+    if (ops_->StartTime(tid, &start_time) != 0 ||
+        start_time != placed.start_time || ops_->GetAffinity(tid, &now) != 0) {
+      (void)journal_->ForgetThread(tid);  // gone: nothing left to restore
+      it = placed_.erase(it);
+      continue;
+    }
+    if (now != placed.cpus) {
+      ExternalChange change;
+      change.kind = ExternalChange::Kind::kThread;
+      change.id = tid;
+      change.expected = placed.cpus;
+      change.actual = now;
+      change.message = absl::StrCat("thread ", tid, " (pid ", placed.pid,
+                                    "): affinity is ", FormatCpuList(now),
+                                    ", Locus set ", FormatCpuList(placed.cpus),
+                                    ": someone else moved it, backing off");
+      changes.push_back(std::move(change));
+      (void)journal_->ForgetThread(tid);
+      backed_off_.insert(tid);
+      it = placed_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  return changes;
+}
+
+}  // namespace locus

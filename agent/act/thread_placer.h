@@ -1,0 +1,58 @@
+// Thread placement: sched_setaffinity per TID, journaled first, intersected
+// with the task's cpuset, and backing off from threads someone else moved.
+#ifndef LOCUS_AGENT_ACT_THREAD_PLACER_H_
+#define LOCUS_AGENT_ACT_THREAD_PLACER_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "agent/act/journal.h"
+#include "agent/act/kernel_ops.h"
+#include "agent/act/result.h"
+#include "policy/plan.h"
+
+namespace locus {
+
+// An entity Locus had set that is no longer as Locus left it.
+struct ExternalChange {
+  enum class Kind { kThread, kIrq };
+  Kind kind = Kind::kThread;
+  int32_t id = 0;             // tid or irq
+  std::vector<int> expected;  // what Locus set
+  std::vector<int> actual;    // what it is now
+  std::string message;
+};
+
+class ThreadPlacer {
+ public:
+  // `ops` and `journal` are borrowed and must outlive the placer.
+  ThreadPlacer(ThreadOps* ops, Journal* journal, bool dry_run)
+      : ops_(ops), journal_(journal), dry_run_(dry_run) {}
+
+  ActionResult Apply(const PinThread& pin);
+
+  // For each thread Locus has set: gone => its entry is dropped silently;
+  // affinity no longer what Locus set => backed off (never touched again),
+  // journal entry forgotten, and reported.
+  std::vector<ExternalChange> CheckExternalChanges();
+
+  bool BackedOff(int32_t tid) const { return backed_off_.count(tid) > 0; }
+
+ private:
+  struct Placed {
+    int32_t pid = 0;
+    uint64_t start_time = 0;
+    std::vector<int> cpus;
+  };
+  ThreadOps* ops_;
+  Journal* journal_;
+  bool dry_run_;
+  std::map<int32_t, Placed> placed_;  // by tid: what Locus set
+  std::set<int32_t> backed_off_;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_THREAD_PLACER_H_

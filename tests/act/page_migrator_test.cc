@@ -1,0 +1,145 @@
+#include "agent/act/page_migrator.h"
+
+#include "agent/act/fake_kernel_ops.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kBase = 0x10000000;
+
+class PageMigratorTest : public ::testing::Test {
+ protected:
+  // 1000 pages on node 1, every 10th not present, plus 100 pages on node 0.
+  void SetUp() override {
+    FakePageOps::Process& p = ops_.processes[7];
+    p.ranges = {{kBase, kBase + 1000 * kPage},
+                {kBase + 2000 * kPage, kBase + 2100 * kPage}};
+    for (uint64_t i = 0; i < 1000; ++i) {
+      if (i % 10 != 9) p.page_node[kBase + i * kPage] = 1;
+    }
+    for (uint64_t i = 2000; i < 2100; ++i) p.page_node[kBase + i * kPage] = 0;
+    ops_.clock_ns = &clock_.now_ns;
+  }
+  int OnNode(int node) {
+    int n = 0;
+    for (const auto& [addr, page_node] : ops_.processes[7].page_node) {
+      n += page_node == node;
+    }
+    return n;
+  }
+  MigratePages Move(int to, uint64_t max_bytes = 0, int from = -1) {
+    MigratePages move;
+    move.pid = 7;
+    move.to_node = to;
+    move.from_node = from;
+    move.max_bytes = max_bytes;
+    return move;
+  }
+  FakePageOps ops_;
+  FakeClock clock_;
+};
+
+TEST_F(PageMigratorTest, MovesEverythingInBoundedChunks) {
+  MigrationOptions options;
+  options.chunk_pages = 64;
+  PageMigrator migrator(&ops_, &clock_, options, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
+  EXPECT_EQ(result.pages_moved, 900u);
+  EXPECT_EQ(result.bytes_moved, 900 * kPage);
+  EXPECT_EQ(OnNode(0), 1000);
+  EXPECT_LE(ops_.largest_call, 64u);
+  // The next pass finds nothing left.
+  EXPECT_EQ(migrator.Apply(Move(0)).outcome, Outcome::kUnchanged);
+}
+
+TEST_F(PageMigratorTest, RateLimitSpreadsOverTicksAndResumes) {
+  MigrationOptions options;
+  options.max_bytes_per_sec = 100 * kPage;  // 100 pages a second
+  options.chunk_pages = 32;
+  PageMigrator migrator(&ops_, &clock_, options, false);
+  ActionResult first = migrator.Apply(Move(0));
+  EXPECT_EQ(first.pages_moved, 100u);
+  EXPECT_THAT(first.message, HasSubstr("rate limit"));
+  // No time passed: the bucket is empty.
+  EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 0u);
+  clock_.now_ns += 500'000'000;  // half a second: 50 pages
+  EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 50u);
+  EXPECT_EQ(OnNode(0), 100 + 150);
+  // It resumed after the pages it already moved instead of rescanning.
+  uint64_t moved = 150;
+  for (int tick = 0; tick < 20 && moved < 900; ++tick) {
+    clock_.now_ns += 1'000'000'000;
+    moved += migrator.Apply(Move(0)).pages_moved;
+  }
+  EXPECT_EQ(moved, 900u);
+}
+
+TEST_F(PageMigratorTest, MaxBytesCapsOneApply) {
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(0, 10 * kPage));
+  EXPECT_EQ(result.pages_moved, 10u);
+  EXPECT_THAT(result.message, HasSubstr("max_bytes"));
+}
+
+TEST_F(PageMigratorTest, TimeBudgetStopsTheTick) {
+  MigrationOptions options;
+  options.chunk_pages = 10;
+  options.time_budget_ns = 5'000'000;
+  ops_.ns_per_call = 1'000'000;  // each move_pages call takes 1 ms
+  PageMigrator migrator(&ops_, &clock_, options, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_THAT(result.message, HasSubstr("time budget"));
+  EXPECT_LT(result.pages_moved, 900u);
+  EXPECT_GT(result.pages_moved, 0u);
+  EXPECT_LE(ops_.query_calls + ops_.move_calls, 6);
+}
+
+TEST_F(PageMigratorTest, FromNodeFilter) {
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(2, 0, 0));
+  EXPECT_EQ(result.pages_moved, 100u);
+  EXPECT_EQ(OnNode(1), 900);
+  EXPECT_EQ(OnNode(2), 100);
+}
+
+TEST_F(PageMigratorTest, FailedPagesAreCountedNotFatal) {
+  ops_.move_errors[kBase] = -EBUSY;
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kApplied);
+  EXPECT_EQ(result.pages_moved, 899u);
+  EXPECT_THAT(result.message, HasSubstr("1 failed"));
+}
+
+TEST_F(PageMigratorTest, DryRunOnlyQueries) {
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, true);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kDryRun);
+  EXPECT_THAT(result.message, HasSubstr("would move 900 of 1100 pages"));
+  EXPECT_EQ(ops_.move_calls, 0);
+  EXPECT_EQ(OnNode(1), 900);
+}
+
+TEST_F(PageMigratorTest, GoneProcess) {
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  MigratePages move = Move(0);
+  move.pid = 8;
+  EXPECT_EQ(migrator.Apply(move).outcome, Outcome::kGone);
+}
+
+TEST_F(PageMigratorTest, QueryNodes) {
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  auto nodes = migrator.QueryNodes(7, 0);
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ((*nodes)[1], 900u);
+  EXPECT_EQ((*nodes)[0], 100u);
+}
+
+}  // namespace
+}  // namespace locus

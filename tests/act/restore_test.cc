@@ -1,0 +1,136 @@
+#include "agent/act/restore.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/act/actuators.h"
+#include "agent/act/fake_kernel_ops.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/host/temp_tree.h"
+
+namespace locus {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class RestoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.path = tree_.root() + "/journal";
+    threads_.threads[11] = {100, {2}, {0, 1, 2, 3}};
+    threads_.threads[12] = {101, {3}, {0, 1, 2, 3}};
+    threads_.threads[13] = {555, {3}, {0, 1, 2, 3}};  // recycled TID
+    irqs_.affinity[38] = {1};
+  }
+  void WriteJournal() {
+    auto journal = Journal::Open(options_);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE((*journal)->RecordThread({10, 11, 100, {0, 1, 2, 3}}).ok());
+    ASSERT_TRUE((*journal)->RecordThread({10, 12, 101, {0, 1}}).ok());
+    ASSERT_TRUE((*journal)->RecordThread({10, 13, 102, {0}}).ok());
+    ASSERT_TRUE((*journal)->RecordThread({10, 14, 103, {0}}).ok());  // exited
+    ASSERT_TRUE((*journal)->RecordIrq({38, {0, 1}}).ok());
+    ASSERT_TRUE((*journal)->RecordIrq({39, {0}}).ok());  // device removed
+  }
+  TempTree tree_;
+  JournalOptions options_;
+  FakeThreadOps threads_;
+  FakeIrqOps irqs_;
+};
+
+TEST_F(RestoreTest, RestoresEverythingAndClears) {
+  WriteJournal();
+  auto report = RestoreJournal(options_, threads_, irqs_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->threads_restored, 2);
+  EXPECT_EQ(report->irqs_restored, 1);
+  EXPECT_EQ(report->dropped, 3);
+  EXPECT_THAT(threads_.threads[11].affinity, ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(threads_.threads[12].affinity, ElementsAre(0, 1));
+  EXPECT_THAT(threads_.threads[13].affinity, ElementsAre(3));  // not ours
+  EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));
+  EXPECT_NE(access(options_.path.c_str(), F_OK), 0);
+}
+
+TEST_F(RestoreTest, HalfWrittenJournalRestoresCompleteRecords) {
+  WriteJournal();
+  // Crash mid-append: the last record (irq 39) loses its end.
+  std::filesystem::resize_file(options_.path,
+                               std::filesystem::file_size(options_.path) - 3);
+  auto report = RestoreJournal(options_, threads_, irqs_);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->truncated_tail);
+  EXPECT_EQ(report->threads_restored, 2);
+  EXPECT_EQ(report->irqs_restored, 1);
+  EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));
+}
+
+TEST_F(RestoreTest, FallsBackToCpusetWhenOriginalNoLongerAllowed) {
+  WriteJournal();
+  threads_.threads[12].cpuset = {2, 3};  // original 0-1 now outside
+  auto report = RestoreJournal(options_, threads_, irqs_);
+  ASSERT_TRUE(report.ok());
+  EXPECT_THAT(threads_.threads[12].affinity, ElementsAre(2, 3));
+}
+
+TEST_F(RestoreTest, PerEntryFailureIsReportedAndTheRestRestored) {
+  WriteJournal();
+  irqs_.write_error[38] = EPERM;
+  auto report = RestoreJournal(options_, threads_, irqs_);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->ok());
+  ASSERT_EQ(report->errors.size(), 1u);
+  EXPECT_THAT(report->errors[0], HasSubstr("irq 38"));
+  EXPECT_EQ(report->threads_restored, 2);
+}
+
+TEST_F(RestoreTest, NoJournalIsNothingToDo) {
+  auto report = RestoreJournal(options_, threads_, irqs_);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->threads_restored + report->irqs_restored, 0);
+}
+
+// The whole path through Actuators with fakes: act, then the exit restore.
+TEST(ActuatorsTest, ApplyThenRestoreAll) {
+  TempTree tree;
+  ActuatorOptions options;
+  options.journal.path = tree.root() + "/journal";
+  KernelOps ops;
+  auto threads = std::make_unique<FakeThreadOps>();
+  auto irqs = std::make_unique<FakeIrqOps>();
+  threads->threads[5] = {1, {0, 1}, {0, 1}};
+  irqs->affinity[30] = {0, 1};
+  FakeThreadOps* t = threads.get();
+  FakeIrqOps* i = irqs.get();
+  ops.threads = std::move(threads);
+  ops.irqs = std::move(irqs);
+  ops.pages = std::make_unique<FakePageOps>();
+  ops.clock = std::make_unique<FakeClock>();
+  auto actuators = Actuators::Create(options, std::move(ops));
+  ASSERT_TRUE(actuators.ok()) << actuators.status();
+  Action pin{PinThread{5, 5, 0, {1}}, "test", 0};
+  Action irq{SetIrqAffinity{30, {1}}, "test", 0};
+  Action pages{MigratePages{99, -1, 0, 0}, "test", 0};
+  EXPECT_EQ((*actuators)->Apply(pin).outcome, Outcome::kApplied);
+  EXPECT_EQ((*actuators)->Apply(irq).outcome, Outcome::kApplied);
+  EXPECT_EQ((*actuators)->Apply(pages).outcome, Outcome::kGone);
+  EXPECT_THAT(t->threads[5].affinity, ElementsAre(1));
+  EXPECT_TRUE((*actuators)->CheckExternalChanges().empty());
+  auto report = (*actuators)->RestoreAll();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->threads_restored, 1);
+  EXPECT_EQ(report->irqs_restored, 1);
+  EXPECT_THAT(t->threads[5].affinity, ElementsAre(0, 1));
+  EXPECT_THAT(i->affinity[30], ElementsAre(0, 1));
+  EXPECT_FALSE((*actuators)->journal().HasThread(5));
+  // After the restore nothing is tracked: no spurious external changes.
+  EXPECT_TRUE((*actuators)->CheckExternalChanges().empty());
+}
+
+}  // namespace
+}  // namespace locus

@@ -1,0 +1,137 @@
+#include "agent/act/thread_placer.h"
+
+#include "agent/act/fake_kernel_ops.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/host/temp_tree.h"
+
+namespace locus {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+class ThreadPlacerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ops_.threads[11] = {100, {0, 1, 2, 3}, {0, 1, 2, 3}};
+    ops_.threads[12] = {101, {0, 1, 2, 3}, {0, 1}};  // cpuset 0-1
+    auto journal = Journal::Open(JournalOptions{tree_.root() + "/journal"});
+    ASSERT_TRUE(journal.ok());
+    journal_ = *std::move(journal);
+  }
+  PinThread Pin(int32_t tid, std::vector<int> cpus) {
+    PinThread pin;
+    pin.pid = 10;
+    pin.tid = tid;
+    pin.cpus = std::move(cpus);
+    return pin;
+  }
+  TempTree tree_;
+  FakeThreadOps ops_;
+  std::unique_ptr<Journal> journal_;
+};
+
+TEST_F(ThreadPlacerTest, JournalsOriginalThenPins) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  ActionResult result = placer.Apply(Pin(11, {2, 3}));
+  EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
+  EXPECT_THAT(ops_.threads[11].affinity, ElementsAre(2, 3));
+  ASSERT_TRUE(journal_->HasThread(11));
+  EXPECT_THAT(journal_->contents().threads.at(11).cpus,
+              ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(journal_->contents().threads.at(11).start_time, 100u);
+  EXPECT_THAT(result.message, HasSubstr("0-3 -> 2-3"));
+  // Moving again keeps the first original.
+  EXPECT_EQ(placer.Apply(Pin(11, {1})).outcome, Outcome::kApplied);
+  EXPECT_THAT(journal_->contents().threads.at(11).cpus,
+              ElementsAre(0, 1, 2, 3));
+  // And asking for what is already there changes nothing.
+  EXPECT_EQ(placer.Apply(Pin(11, {1})).outcome, Outcome::kUnchanged);
+}
+
+TEST_F(ThreadPlacerTest, IntersectsWithCpuset) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  ActionResult result = placer.Apply(Pin(12, {1, 2, 3}));
+  EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
+  EXPECT_THAT(ops_.threads[12].affinity, ElementsAre(1));
+  EXPECT_THAT(result.message, HasSubstr("cpuset-limited"));
+}
+
+TEST_F(ThreadPlacerTest, CpusetForbidsEverything) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  ActionResult result = placer.Apply(Pin(12, {2, 3}));
+  EXPECT_EQ(result.outcome, Outcome::kForbidden);
+  EXPECT_EQ(ops_.set_calls, 0);
+  EXPECT_FALSE(journal_->HasThread(12));
+}
+
+TEST_F(ThreadPlacerTest, GoneThreadIsAnOutcome) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  EXPECT_EQ(placer.Apply(Pin(99, {0})).outcome, Outcome::kGone);
+}
+
+TEST_F(ThreadPlacerTest, KernelEinvalIsForbiddenAndNotJournaled) {
+  ops_.set_error = EINVAL;
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  EXPECT_EQ(placer.Apply(Pin(11, {0})).outcome, Outcome::kForbidden);
+  EXPECT_FALSE(journal_->HasThread(11));
+  ops_.set_error = EPERM;
+  EXPECT_EQ(placer.Apply(Pin(11, {0})).outcome, Outcome::kForbidden);
+}
+
+TEST_F(ThreadPlacerTest, DryRunChangesNothing) {
+  ThreadPlacer placer(&ops_, journal_.get(), true);
+  ActionResult result = placer.Apply(Pin(11, {0}));
+  EXPECT_EQ(result.outcome, Outcome::kDryRun);
+  EXPECT_THAT(result.message, HasSubstr("would pin thread 11"));
+  EXPECT_EQ(ops_.set_calls, 0);
+  EXPECT_FALSE(journal_->HasThread(11));
+}
+
+TEST_F(ThreadPlacerTest, RefusesWhenJournalUnwritable) {
+  tree_.Write("ro", "x");
+  auto journal = Journal::Open(JournalOptions{tree_.root() + "/ro/journal"});
+  ASSERT_TRUE(journal.ok());
+  ThreadPlacer placer(&ops_, journal->get(), false);
+  ActionResult result = placer.Apply(Pin(11, {0}));
+  EXPECT_EQ(result.outcome, Outcome::kRefused);
+  EXPECT_THAT(result.message, HasSubstr("not acting"));
+  EXPECT_EQ(ops_.set_calls, 0);
+  EXPECT_THAT(ops_.threads[11].affinity, ElementsAre(0, 1, 2, 3));
+}
+
+TEST_F(ThreadPlacerTest, BacksOffAfterExternalChange) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  ASSERT_EQ(placer.Apply(Pin(11, {2})).outcome, Outcome::kApplied);
+  EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
+  ops_.threads[11].affinity = {3};  // taskset by an operator
+  std::vector<ExternalChange> changes = placer.CheckExternalChanges();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].id, 11);
+  EXPECT_THAT(changes[0].expected, ElementsAre(2));
+  EXPECT_THAT(changes[0].actual, ElementsAre(3));
+  EXPECT_FALSE(journal_->HasThread(11));
+  EXPECT_TRUE(placer.BackedOff(11));
+  int calls = ops_.set_calls;
+  EXPECT_EQ(placer.Apply(Pin(11, {2})).outcome, Outcome::kBackedOff);
+  EXPECT_EQ(ops_.set_calls, calls);
+  EXPECT_THAT(ops_.threads[11].affinity, ElementsAre(3));
+  // Reported once only.
+  EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
+}
+
+TEST_F(ThreadPlacerTest, GoneOrRecycledThreadsAreDroppedQuietly) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  ASSERT_EQ(placer.Apply(Pin(11, {2})).outcome, Outcome::kApplied);
+  ASSERT_EQ(placer.Apply(Pin(12, {0})).outcome, Outcome::kApplied);
+  ops_.threads.erase(11);
+  ops_.threads[12].start_time = 999;  // TID reused by a new thread
+  EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
+  EXPECT_FALSE(journal_->HasThread(11));
+  EXPECT_FALSE(journal_->HasThread(12));
+}
+
+}  // namespace
+}  // namespace locus
