@@ -1,0 +1,306 @@
+// Actuators against the real kernel of this machine (root): a child
+// process's threads pinned and restored through the journal, on the SIGTERM
+// path and after the agent is killed with SIGKILL; its pages queried with
+// move_pages; an IRQ moved and restored where the kernel allows it.
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "agent/act/actuators.h"
+#include "agent/host/cpu_list.h"
+#include "agent/host/file_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/host/temp_tree.h"
+
+namespace locus {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A child with three threads (main + 2) that touches 8 MiB and waits.
+class Worker {
+ public:
+  Worker() {
+    int ready[2];
+    if (pipe(ready) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(ready[0]);
+      std::vector<char> memory(8 << 20);
+      memset(memory.data(), 1, memory.size());
+      std::thread a([] { pause(); });
+      std::thread b([] { pause(); });
+      char byte = 1;
+      (void)!write(ready[1], &byte, 1);
+      pause();
+      _exit(0);
+    }
+    close(ready[1]);
+    char byte;
+    (void)!read(ready[0], &byte, 1);
+    close(ready[0]);
+  }
+  ~Worker() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  std::vector<int32_t> Tids() const {
+    std::vector<int32_t> tids;
+    auto names = ListDirectory("/proc/" + std::to_string(pid_) + "/task");
+    if (!names.ok()) return tids;
+    for (const std::string& name : *names) tids.push_back(std::stoi(name));
+    return tids;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+std::vector<int> Affinity(int32_t tid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(tid, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+std::vector<int> OnlineCpus() {
+  auto text = ReadFirstLine("/sys/devices/system/cpu/online");
+  if (!text.ok()) return {};
+  auto cpus = ParseCpuList(*text);
+  return cpus.ok() ? *cpus : std::vector<int>{};
+}
+
+class ActPrivilegedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root";
+    online_ = OnlineCpus();
+    if (online_.size() < 2) GTEST_SKIP() << "needs 2 online CPUs";
+    options_.journal.path = tree_.root() + "/lib/locus/journal";
+  }
+  std::unique_ptr<Actuators> Make() {
+    auto actuators = Actuators::Create(options_, MakeKernelOps(options_));
+    EXPECT_TRUE(actuators.ok()) << actuators.status();
+    return actuators.ok() ? *std::move(actuators) : nullptr;
+  }
+  void PinAll(Actuators& actuators, const Worker& worker, int cpu) {
+    for (int32_t tid : worker.Tids()) {
+      Action action{PinThread{worker.pid(), tid, 0, {cpu}}, "test", 0};
+      ActionResult result = actuators.Apply(action);
+      EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
+      EXPECT_THAT(Affinity(tid), ElementsAre(cpu));
+    }
+  }
+  TempTree tree_;
+  ActuatorOptions options_;
+  std::vector<int> online_;
+};
+
+TEST_F(ActPrivilegedTest, PinAndRestoreOnSigtermPath) {
+  Worker worker;
+  ASSERT_GT(worker.pid(), 0);
+  ASSERT_EQ(worker.Tids().size(), 3u);
+  const std::vector<int> original = Affinity(worker.pid());
+  ASSERT_EQ(original, online_);
+  auto actuators = Make();
+  ASSERT_NE(actuators, nullptr);
+  PinAll(*actuators, worker, 1);
+  EXPECT_EQ(actuators->journal().contents().threads.size(), 3u);
+  EXPECT_TRUE(std::filesystem::exists(options_.journal.path));
+  // What the daemon's SIGTERM handler does.
+  auto report = actuators->RestoreAll();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->threads_restored, 3);
+  for (int32_t tid : worker.Tids()) EXPECT_EQ(Affinity(tid), original);
+  EXPECT_FALSE(std::filesystem::exists(options_.journal.path));
+}
+
+TEST_F(ActPrivilegedTest, RestoreAfterAgentKilledWithSigkill) {
+  Worker worker;
+  ASSERT_GT(worker.pid(), 0);
+  const std::vector<int> original = Affinity(worker.pid());
+  int done[2];
+  ASSERT_EQ(pipe(done), 0);
+  pid_t agent = fork();
+  ASSERT_GE(agent, 0);
+  if (agent == 0) {
+    // The "agent": pins, then is killed -9 without any chance to restore.
+    close(done[0]);
+    auto actuators = Actuators::Create(options_, MakeKernelOps(options_));
+    bool ok = actuators.ok();
+    for (int32_t tid : worker.Tids()) {
+      Action action{PinThread{worker.pid(), tid, 0, {1}}, "test", 0};
+      ok = ok && (*actuators)->Apply(action).outcome == Outcome::kApplied;
+    }
+    char byte = ok ? 1 : 0;
+    (void)!write(done[1], &byte, 1);
+    pause();
+    _exit(0);
+  }
+  close(done[1]);
+  char byte = 0;
+  ASSERT_EQ(read(done[0], &byte, 1), 1);
+  close(done[0]);
+  ASSERT_EQ(byte, 1) << "the agent could not pin";
+  kill(agent, SIGKILL);
+  waitpid(agent, nullptr, 0);
+  for (int32_t tid : worker.Tids()) EXPECT_THAT(Affinity(tid), ElementsAre(1));
+
+  // The restart: a fresh process state reads the journal the dead one left.
+  auto report = RestoreJournal(options_.journal);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->threads_restored, 3);
+  EXPECT_FALSE(report->truncated_tail);
+  for (int32_t tid : worker.Tids()) EXPECT_EQ(Affinity(tid), original);
+  EXPECT_FALSE(std::filesystem::exists(options_.journal.path));
+}
+
+TEST_F(ActPrivilegedTest, ExternalChangeIsBackedOff) {
+  Worker worker;
+  auto actuators = Make();
+  ASSERT_NE(actuators, nullptr);
+  const int32_t tid = worker.pid();
+  Action action{PinThread{worker.pid(), tid, 0, {1}}, "test", 0};
+  ASSERT_EQ(actuators->Apply(action).outcome, Outcome::kApplied);
+  EXPECT_TRUE(actuators->CheckExternalChanges().empty());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  ASSERT_EQ(sched_setaffinity(tid, sizeof(set), &set), 0);  // "taskset"
+  auto changes = actuators->CheckExternalChanges();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].id, tid);
+  EXPECT_EQ(actuators->Apply(action).outcome, Outcome::kBackedOff);
+  EXPECT_THAT(Affinity(tid), ElementsAre(0));
+  // Its entry is forgotten: restoring does not undo the operator's choice.
+  auto report = actuators->RestoreAll();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->threads_restored, 0);
+  EXPECT_THAT(Affinity(tid), ElementsAre(0));
+}
+
+TEST_F(ActPrivilegedTest, GoneThreadIsAnOutcome) {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  auto actuators = Make();
+  ASSERT_NE(actuators, nullptr);
+  Action action{PinThread{child, child, 0, {1}}, "test", 0};
+  EXPECT_EQ(actuators->Apply(action).outcome, Outcome::kGone);
+}
+
+TEST_F(ActPrivilegedTest, PagesQueriedWithMovePages) {
+  Worker worker;
+  auto ops = MakeKernelOps(options_);
+  PageMigrator migrator(ops.pages.get(), ops.clock.get(), MigrationOptions{},
+                        false);
+  auto nodes = migrator.QueryNodes(worker.pid(), 0);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  // One node here: every resident page is on node 0, at least the 8 MiB the
+  // worker touched.
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_GE((*nodes)[0], (8u << 20) / ops.pages->PageSize());
+  // Nothing to move to the node everything is on.
+  ActionResult result = migrator.Apply(MigratePages{worker.pid(), -1, 0, 0});
+  EXPECT_EQ(result.outcome, Outcome::kUnchanged) << result.message;
+}
+
+TEST_F(ActPrivilegedTest, IrqAffinityChangedAndRestored) {
+  auto names = ListDirectory("/proc/irq");
+  ASSERT_TRUE(names.ok());
+  auto ops = MakeProcIrqOps("/proc");
+  std::string refusals;
+  for (const std::string& name : *names) {
+    int irq = 0;
+    if (!absl::SimpleAtoi(name, &irq)) continue;
+    std::vector<int> original;
+    if (ops->ReadAffinity(irq, &original) != 0 || original != online_) {
+      continue;
+    }
+    auto actuators = Make();
+    ASSERT_NE(actuators, nullptr);
+    Action action{SetIrqAffinity{irq, {1}}, "test", 0};
+    ActionResult result = actuators->Apply(action);
+    if (result.outcome != Outcome::kApplied) {
+      refusals += result.message + "; ";
+      EXPECT_TRUE(actuators->journal().contents().irqs.empty());
+      continue;
+    }
+    std::vector<int> now;
+    ASSERT_EQ(ops->ReadAffinity(irq, &now), 0);
+    EXPECT_THAT(now, ElementsAre(1));
+    EXPECT_EQ(actuators->journal().contents().irqs.count(irq), 1u);
+    auto report = actuators->RestoreAll();
+    ASSERT_TRUE(report.ok());
+    EXPECT_EQ(report->irqs_restored, 1);
+    ASSERT_EQ(ops->ReadAffinity(irq, &now), 0);
+    EXPECT_EQ(now, original);
+    return;
+  }
+  GTEST_SKIP() << "no IRQ affinity could be set here: " << refusals;
+}
+
+// A journal on a full or read-only filesystem: the agent refuses to act.
+TEST_F(ActPrivilegedTest, FullOrReadOnlyJournalRefusesToAct) {
+  const std::string mnt = tree_.root() + "/mnt";
+  std::filesystem::create_directories(mnt);
+  ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=16k"), 0)
+      << strerror(errno);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  {
+    // Fill it.
+    std::ofstream fill(mnt + "/fill");
+    std::string block(4096, 'x');
+    for (int i = 0; i < 64 && fill; ++i) fill << block << std::flush;
+  }
+  Worker worker;
+  options_.journal.path = mnt + "/journal";
+  const std::vector<int> before = Affinity(worker.pid());
+  Action action{PinThread{worker.pid(), worker.pid(), 0, {1}}, "test", 0};
+  {
+    auto actuators = Make();
+    ASSERT_NE(actuators, nullptr);
+    ActionResult result = actuators->Apply(action);
+    EXPECT_EQ(result.outcome, Outcome::kRefused) << result.message;
+    EXPECT_THAT(result.message, HasSubstr("No space left"));
+    EXPECT_EQ(Affinity(worker.pid()), before);
+  }  // closes the journal, so the filesystem can be remounted read-only
+
+  std::filesystem::remove(mnt + "/fill");
+  std::filesystem::remove(mnt + "/journal");
+  ASSERT_EQ(
+      mount(nullptr, mnt.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0)
+      << strerror(errno);
+  auto ro = Make();
+  ASSERT_NE(ro, nullptr);
+  ActionResult result = ro->Apply(action);
+  EXPECT_EQ(result.outcome, Outcome::kRefused) << result.message;
+  EXPECT_THAT(result.message, HasSubstr("Read-only"));
+  EXPECT_EQ(Affinity(worker.pid()), before);
+}
+
+}  // namespace
+}  // namespace locus
