@@ -1,0 +1,117 @@
+#include "agent/core/objective.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace locus {
+namespace {
+
+const Target* FindTarget(const Snapshot& snapshot, int32_t pid) {
+  for (const Target& target : snapshot.targets) {
+    if (target.pid == pid) return &target;
+  }
+  return nullptr;
+}
+
+const IrqSample* FindIrq(const Snapshot& snapshot, int irq) {
+  for (const IrqSample& sample : snapshot.irqs) {
+    if (sample.irq == irq) return &sample;
+  }
+  return nullptr;
+}
+
+std::optional<double> Share(uint64_t part, uint64_t whole) {
+  if (whole == 0) return std::nullopt;
+  return static_cast<double>(part) / static_cast<double>(whole);
+}
+
+std::optional<double> PlacementBadness(const Target& target) {
+  uint64_t local = 0, remote = 0, migrations = 0, cross = 0;
+  for (const ThreadSample& thread : target.threads) {
+    for (const NodeFaults& faults : thread.faults) {
+      local += faults.local;
+      remote += faults.remote;
+    }
+    migrations += thread.migrations;
+    cross += thread.cross_node_migrations;
+  }
+  if (local + remote >= kMinFaultsToJudge) return Share(remote, local + remote);
+  return Share(cross, migrations);
+}
+
+std::optional<double> MemoryBadness(const Target& target,
+                                    const Topology& topology, int to_node) {
+  uint64_t total = 0, home = 0;
+  for (size_t i = 0; i < target.resident_pages.size(); ++i) {
+    total += target.resident_pages[i];
+    if (i < topology.nodes.size() && topology.nodes[i].id == to_node) {
+      home += target.resident_pages[i];
+    }
+  }
+  std::optional<double> local = Share(home, total);
+  if (!local) return std::nullopt;
+  return 1.0 - *local;
+}
+
+// The node where the targets spend most of their runtime: the consumers of
+// the host's network traffic.
+std::optional<int> ConsumerNode(const Snapshot& snapshot) {
+  std::vector<uint64_t> runtime(snapshot.topology.nodes.size(), 0);
+  for (const Target& target : snapshot.targets) {
+    for (const ThreadSample& thread : target.threads) {
+      for (size_t i = 0; i < thread.runtime_ns.size() && i < runtime.size();
+           ++i) {
+        runtime[i] += thread.runtime_ns[i];
+      }
+    }
+  }
+  auto best = std::max_element(runtime.begin(), runtime.end());
+  if (best == runtime.end() || *best == 0) return std::nullopt;
+  return snapshot.topology.nodes[best - runtime.begin()].id;
+}
+
+std::optional<double> IrqBadness(const IrqSample& irq,
+                                 const Snapshot& snapshot) {
+  std::optional<int> node = ConsumerNode(snapshot);
+  if (!node) return std::nullopt;
+  uint64_t total = 0, local = 0;
+  const std::vector<int>& cpu_node = snapshot.topology.cpu_node;
+  for (size_t cpu = 0; cpu < irq.count_per_cpu.size(); ++cpu) {
+    total += irq.count_per_cpu[cpu];
+    if (cpu < cpu_node.size() && cpu_node[cpu] == *node) {
+      local += irq.count_per_cpu[cpu];
+    }
+  }
+  std::optional<double> share = Share(local, total);
+  if (!share) return std::nullopt;
+  return 1.0 - *share;
+}
+
+}  // namespace
+
+std::optional<double> Badness(const Action& action, const Snapshot& snapshot) {
+  if (const auto* pin = std::get_if<PinThread>(&action.op)) {
+    const Target* target = FindTarget(snapshot, pin->pid);
+    return target ? PlacementBadness(*target) : std::nullopt;
+  }
+  if (const auto* move = std::get_if<MigratePages>(&action.op)) {
+    const Target* target = FindTarget(snapshot, move->pid);
+    return target ? MemoryBadness(*target, snapshot.topology, move->to_node)
+                  : std::nullopt;
+  }
+  const IrqSample* irq =
+      FindIrq(snapshot, std::get<SetIrqAffinity>(action.op).irq);
+  return irq ? IrqBadness(*irq, snapshot) : std::nullopt;
+}
+
+bool HasEntity(const Action& action, const Snapshot& snapshot) {
+  if (const auto* set = std::get_if<SetIrqAffinity>(&action.op)) {
+    return FindIrq(snapshot, set->irq) != nullptr;
+  }
+  int32_t pid = std::holds_alternative<PinThread>(action.op)
+                    ? std::get<PinThread>(action.op).pid
+                    : std::get<MigratePages>(action.op).pid;
+  return FindTarget(snapshot, pid) != nullptr;
+}
+
+}  // namespace locus

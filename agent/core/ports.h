@@ -1,0 +1,68 @@
+// The control loop's view of the rest of the agent: small interfaces that
+// locusd implements over the sensors, host model, actuators and policy
+// watcher, and tests implement with fakes.
+#ifndef LOCUS_AGENT_CORE_PORTS_H_
+#define LOCUS_AGENT_CORE_PORTS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "agent/act/result.h"
+#include "locus/v1/policy.pb.h"
+#include "policy/history.h"
+#include "policy/plan.h"
+#include "policy/snapshot.h"
+
+namespace locus {
+
+// Builds the tick's Snapshot. Implementations keep slow reads off the loop's
+// path (each slow reader refreshes on its own thread; Collect takes the
+// latest), so one stuck /proc read cannot stall the tick.
+class SnapshotSource {
+ public:
+  virtual ~SnapshotSource() = default;
+  virtual absl::StatusOr<Snapshot> Collect() = 0;
+};
+
+// Something another program changed after Locus had set it.
+struct ExternalEvent {
+  EntityKey key;
+  std::string message;
+};
+
+// Journal + actuators.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Journals the entity's original value, then acts (or, with dry_run,
+  // reports what it would do and changes nothing).
+  virtual ActionResult Apply(const Action& action, bool dry_run) = 0;
+  // Puts the entity an applied action moved back to its journaled original.
+  virtual absl::Status Revert(const Action& action) = 0;
+  // Entities someone else changed since the last call; already backed off.
+  virtual std::vector<ExternalEvent> TakeExternalChanges() = 0;
+  // Restores everything journaled (exit, or a Restore request).
+  virtual absl::Status RestoreAll() = 0;
+};
+
+// The policy in force and the state of its file.
+struct PolicyState {
+  std::shared_ptr<const v1::Policy> policy;
+  uint64_t version = 0;    // bumps on every successful load
+  std::string path;        // empty: the built-in default
+  std::string last_error;  // the last failed load, "file:line:col: ..."
+};
+
+class PolicySource {
+ public:
+  virtual ~PolicySource() = default;
+  virtual PolicyState Current() = 0;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_CORE_PORTS_H_

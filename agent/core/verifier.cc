@@ -1,0 +1,45 @@
+#include "agent/core/verifier.h"
+
+#include <optional>
+
+#include "agent/core/objective.h"
+
+namespace locus {
+
+void Verifier::Watch(const Action& action, const Snapshot& decided_on) {
+  std::optional<double> before = Badness(action, decided_on);
+  if (!before) return;
+  watches_[KeyOf(action)] = Watch_{action, *before, 0, 0, 0};
+}
+
+std::vector<Verdict> Verifier::Observe(const Snapshot& snapshot) {
+  std::vector<Verdict> worse;
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    Watch_& watch = it->second;
+    std::optional<double> now = Badness(watch.action, snapshot);
+    ++watch.ticks;
+    if (now) {
+      watch.sum += *now;
+      ++watch.seen;
+    }
+    // An entity that is gone, or that stays unmeasurable for long, cannot be
+    // judged: stop watching it rather than hold the watch forever.
+    bool give_up = (!now && !HasEntity(watch.action, snapshot)) ||
+                   watch.ticks >= 3 * options_.watch_ticks;
+    bool done = watch.seen >= options_.watch_ticks;
+    if (!give_up && !done) {
+      ++it;
+      continue;
+    }
+    if (done) {
+      double after = watch.sum / watch.seen;
+      if (after > watch.before + options_.worse_by) {
+        worse.push_back(Verdict{watch.action, watch.before, after});
+      }
+    }
+    watches_.erase(it++);
+  }
+  return worse;
+}
+
+}  // namespace locus

@@ -1,0 +1,92 @@
+// Fakes for the control loop's ports, and a small two-node host.
+#ifndef LOCUS_TESTS_CORE_FAKES_H_
+#define LOCUS_TESTS_CORE_FAKES_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "agent/core/ports.h"
+#include "policy/default_policy.h"
+
+namespace locus::testing {
+
+// 2 nodes x 2 CPUs; one nginx worker (pid 100, one thread) bouncing between
+// the nodes (mostly node 0) whose memory and faults are all on node 1.
+inline Snapshot MisplacedWorker(uint64_t now_ns) {
+  Snapshot s;
+  s.now_ns = now_ns;
+  s.numa_balancing = true;
+  s.topology.nodes = {Node{0, {0, 1}, 8ull << 30, 6ull << 30, {10, 20}},
+                      Node{1, {2, 3}, 8ull << 30, 6ull << 30, {20, 10}}};
+  s.topology.cpu_node = {0, 0, 1, 1};
+  s.cpus.resize(4);
+  for (int cpu = 0; cpu < 4; ++cpu) s.cpus[cpu].cpu = cpu;
+  Target worker;
+  worker.pid = 100;
+  worker.comm = "nginx";
+  worker.role = TargetRole::kWorker;
+  ThreadSample thread;
+  thread.tid = 100;
+  thread.cpu = 0;
+  thread.allowed_cpus = {0, 1, 2, 3};
+  thread.runtime_ns = {500'000'000, 400'000'000};
+  thread.migrations = 10;
+  thread.cross_node_migrations = 8;
+  thread.faults = {NodeFaults{0, 0}, NodeFaults{0, 1000}};
+  worker.threads = {thread};
+  worker.resident_pages = {0, 50'000};
+  s.targets = {worker};
+  return s;
+}
+
+class FakeSource : public SnapshotSource {
+ public:
+  // Each Collect returns make(n) for the n-th call (0-based).
+  explicit FakeSource(std::function<absl::StatusOr<Snapshot>(int)> make)
+      : make_(std::move(make)) {}
+  absl::StatusOr<Snapshot> Collect() override { return make_(calls_++); }
+  int calls() const { return calls_; }
+
+ private:
+  std::function<absl::StatusOr<Snapshot>(int)> make_;
+  int calls_ = 0;
+};
+
+class FakePolicy : public PolicySource {
+ public:
+  FakePolicy() : policy_(std::make_shared<v1::Policy>(DefaultPolicy())) {}
+  PolicyState Current() override { return PolicyState{policy_, 1, "", ""}; }
+  v1::Policy& policy() { return *policy_; }
+
+ private:
+  std::shared_ptr<v1::Policy> policy_;
+};
+
+class FakeExecutor : public Executor {
+ public:
+  ActionResult Apply(const Action& action, bool dry_run) override {
+    applied.push_back(action);
+    dry_runs.push_back(dry_run);
+    return ActionResult{dry_run ? Outcome::kDryRun : outcome, "", 0, 0};
+  }
+  absl::Status Revert(const Action& action) override {
+    reverted.push_back(action);
+    return absl::OkStatus();
+  }
+  std::vector<ExternalEvent> TakeExternalChanges() override {
+    return std::exchange(external, {});
+  }
+  absl::Status RestoreAll() override { return absl::OkStatus(); }
+
+  Outcome outcome = Outcome::kApplied;
+  std::vector<Action> applied;
+  std::vector<bool> dry_runs;
+  std::vector<Action> reverted;
+  std::vector<ExternalEvent> external;
+};
+
+}  // namespace locus::testing
+
+#endif  // LOCUS_TESTS_CORE_FAKES_H_

@@ -1,0 +1,163 @@
+#include "agent/core/loop.h"
+
+#include <variant>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/core/fakes.h"
+
+namespace locus {
+namespace {
+
+using ::locus::testing::FakeExecutor;
+using ::locus::testing::FakePolicy;
+using ::locus::testing::FakeSource;
+using ::locus::testing::MisplacedWorker;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr uint64_t kSecond = 1'000'000'000;
+
+struct Harness {
+  explicit Harness(std::function<absl::StatusOr<Snapshot>(int)> make,
+                   LoopOptions options = {})
+      : source(std::move(make)),
+        loop(
+            options, &source, &policy, &executor,
+            [this](const TickReport& r) { reports.push_back(r); },
+            [this] { return now += kSecond; }) {}
+
+  FakeSource source;
+  FakePolicy policy;
+  FakeExecutor executor;
+  std::vector<TickReport> reports;
+  uint64_t now = 0;
+  Loop loop;
+};
+
+TEST(LoopTest, AppliesThePlanAndPublishesTheTick) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  TickReport report = h.loop.Tick();
+  ASSERT_THAT(report.plan.actions, Not(IsEmpty()));
+  EXPECT_EQ(h.executor.applied.size(), report.plan.actions.size());
+  EXPECT_THAT(h.executor.dry_runs, ::testing::Each(false));
+  ASSERT_EQ(h.reports.size(), 1u);
+  EXPECT_EQ(h.reports[0].tick, 1u);
+  EXPECT_EQ(report.actions[0].result.outcome, Outcome::kApplied);
+  EXPECT_THAT(h.loop.ExplainTask(100), Not(IsEmpty()));
+  EXPECT_THAT(h.loop.ExplainTask(100)[0].what, HasSubstr("applied"));
+}
+
+TEST(LoopTest, DryRunPlansButAsksForNothingToChange) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  h.loop.SetMode(v1::Policy::MODE_DRY_RUN);
+  TickReport report = h.loop.Tick();
+  ASSERT_THAT(report.plan.actions, Not(IsEmpty()));
+  EXPECT_EQ(report.mode, v1::Policy::MODE_DRY_RUN);
+  EXPECT_THAT(h.executor.dry_runs, ::testing::Each(true));
+  EXPECT_EQ(report.actions[0].result.outcome, Outcome::kDryRun);
+}
+
+TEST(LoopTest, PolicyModeAppliesUntilOverridden) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  h.policy.policy().set_mode(v1::Policy::MODE_DRY_RUN);
+  EXPECT_EQ(h.loop.mode(), v1::Policy::MODE_DRY_RUN);
+  h.loop.SetMode(v1::Policy::MODE_ENFORCE);
+  EXPECT_EQ(h.loop.mode(), v1::Policy::MODE_ENFORCE);
+}
+
+TEST(LoopTest, FailedCollectionDecidesNothingAndKeepsRunning) {
+  Harness h([](int n) -> absl::StatusOr<Snapshot> {
+    if (n == 0) return absl::DataLossError("/proc/stat: truncated");
+    return MisplacedWorker((n + 1) * kSecond);
+  });
+  TickReport first = h.loop.Tick();
+  EXPECT_EQ(first.collect_status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(first.snapshot, nullptr);
+  EXPECT_THAT(h.executor.applied, IsEmpty());
+  TickReport second = h.loop.Tick();
+  EXPECT_TRUE(second.collect_status.ok());
+  EXPECT_THAT(h.executor.applied, Not(IsEmpty()));
+}
+
+TEST(LoopTest, RevertsAnActionThatMadeThingsWorseAndHoldsItDown) {
+  // After the first tick the worker's faults get worse instead of better:
+  // before, half remote; after, all remote.
+  Harness h([](int n) {
+    Snapshot s = MisplacedWorker((n + 1) * kSecond);
+    Target& worker = s.targets[0];
+    worker.threads[0].faults = n == 0
+                                   ? std::vector<NodeFaults>{{500, 0}, {0, 500}}
+                                   : std::vector<NodeFaults>{{0, 0}, {0, 1000}};
+    worker.resident_pages = {25'000, 25'000};
+    // The pin to node 0 shows in ticks 1-3; the revert puts it back.
+    if (n >= 1 && n <= 3) worker.threads[0].allowed_cpus = {0, 1};
+    return s;
+  });
+  TickReport first = h.loop.Tick();
+  size_t pins = 0;
+  for (const Action& a : first.plan.actions) {
+    pins += std::holds_alternative<PinThread>(a.op);
+  }
+  ASSERT_GT(pins, 0u) << "the scenario must lead to a pin";
+  std::vector<RevertRecord> reverts;
+  for (int i = 0; i < 4; ++i) {
+    TickReport r = h.loop.Tick();
+    reverts.insert(reverts.end(), r.reverts.begin(), r.reverts.end());
+  }
+  ASSERT_THAT(reverts, Not(IsEmpty()));
+  EXPECT_TRUE(std::holds_alternative<PinThread>(reverts[0].verdict.action.op));
+  EXPECT_GT(reverts[0].verdict.after, reverts[0].verdict.before);
+  EXPECT_THAT(h.executor.reverted, Not(IsEmpty()));
+  // Held down: no new pin for that worker after the revert.
+  TickReport after = h.loop.Tick();
+  for (const Action& a : after.plan.actions) {
+    EXPECT_FALSE(std::holds_alternative<PinThread>(a.op)) << a.reason;
+  }
+  bool explained = false;
+  for (const Decision& d : h.loop.ExplainTask(100)) {
+    explained |= d.what.find("reverted") != std::string::npos;
+  }
+  EXPECT_TRUE(explained);
+}
+
+TEST(LoopTest, BacksOffWhatSomeoneElseChanged) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  h.executor.external.push_back(ExternalEvent{
+      EntityKey{EntityKind::kTask, 100}, "tid 100 affinity changed to 0-3"});
+  TickReport report = h.loop.Tick();
+  EXPECT_EQ(report.external.size(), 1u);
+  for (const Action& a : report.plan.actions) {
+    EXPECT_FALSE(std::holds_alternative<PinThread>(a.op)) << a.reason;
+  }
+  ASSERT_THAT(h.loop.ExplainTask(100), Not(IsEmpty()));
+  EXPECT_THAT(h.loop.ExplainTask(100)[0].what, HasSubstr("backed off"));
+}
+
+TEST(LoopTest, CountsOverruns) {
+  LoopOptions options;
+  options.tick = absl::Milliseconds(500);
+  // The fake clock advances one second per reading: every tick overruns.
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); }, options);
+  h.loop.Tick();
+  h.loop.Tick();
+  EXPECT_EQ(h.loop.overruns(), 2u);
+  EXPECT_EQ(h.reports.back().overruns, 2u);
+}
+
+TEST(LoopTest, RunStopsWhenAsked) {
+  LoopOptions options;
+  options.tick = absl::Milliseconds(1);
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); }, options);
+  absl::Notification stop;
+  h.executor.outcome = Outcome::kUnchanged;
+  std::thread runner([&] { h.loop.Run(stop); });
+  while (h.loop.ticks() < 3) absl::SleepFor(absl::Milliseconds(1));
+  stop.Notify();
+  runner.join();
+  EXPECT_GE(h.loop.ticks(), 3u);
+}
+
+}  // namespace
+}  // namespace locus

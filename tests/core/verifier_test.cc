@@ -1,0 +1,85 @@
+#include "agent/core/verifier.h"
+
+#include "gtest/gtest.h"
+#include "tests/core/fakes.h"
+
+namespace locus {
+namespace {
+
+using ::locus::testing::MisplacedWorker;
+
+Action Pin() { return Action{PinThread{100, 100, 1, {2, 3}}, "test", 0.5}; }
+Action Migrate() { return Action{MigratePages{100, 1, 0, 1 << 20}, "t", 0.5}; }
+
+Snapshot WithFaults(uint64_t local, uint64_t remote) {
+  Snapshot s = MisplacedWorker(0);
+  s.targets[0].threads[0].faults = {NodeFaults{local, 0},
+                                    NodeFaults{0, remote}};
+  return s;
+}
+
+TEST(VerifierTest, KeepsAnActionThatHelped) {
+  Verifier v({3, 0.1});
+  v.Watch(Pin(), WithFaults(0, 1000));
+  EXPECT_TRUE(v.Observe(WithFaults(500, 500)).empty());
+  EXPECT_TRUE(v.Observe(WithFaults(900, 100)).empty());
+  EXPECT_TRUE(v.Observe(WithFaults(1000, 0)).empty());
+  EXPECT_EQ(v.watching(), 0u);
+}
+
+TEST(VerifierTest, HandsBackAnActionThatHurtAfterItsWindow) {
+  Verifier v({3, 0.1});
+  v.Watch(Pin(), WithFaults(800, 200));  // 20% remote
+  EXPECT_TRUE(v.Observe(WithFaults(500, 500)).empty());
+  EXPECT_TRUE(v.Observe(WithFaults(400, 600)).empty());
+  std::vector<Verdict> worse = v.Observe(WithFaults(300, 700));
+  ASSERT_EQ(worse.size(), 1u);
+  EXPECT_DOUBLE_EQ(worse[0].before, 0.2);
+  EXPECT_DOUBLE_EQ(worse[0].after, 0.6);
+}
+
+TEST(VerifierTest, NoiseWithinTheThresholdIsNotARevert) {
+  Verifier v({2, 0.1});
+  v.Watch(Pin(), WithFaults(800, 200));
+  v.Observe(WithFaults(750, 250));
+  EXPECT_TRUE(v.Observe(WithFaults(780, 220)).empty());
+}
+
+TEST(VerifierTest, GoneEntityIsForgotten) {
+  Verifier v({3, 0.1});
+  v.Watch(Pin(), WithFaults(800, 200));
+  Snapshot empty = MisplacedWorker(0);
+  empty.targets.clear();
+  EXPECT_TRUE(v.Observe(empty).empty());
+  EXPECT_EQ(v.watching(), 0u);
+}
+
+TEST(VerifierTest, UnmeasurableForTooLongIsDropped) {
+  Verifier v({2, 0.1});
+  v.Watch(Pin(), WithFaults(800, 200));
+  Snapshot quiet = WithFaults(0, 0);
+  quiet.targets[0].threads[0].migrations = 0;
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(v.Observe(quiet).empty());
+  EXPECT_EQ(v.watching(), 0u);
+}
+
+TEST(VerifierTest, MemoryObjectiveIsTheShareOffTheTargetNode) {
+  Verifier v({1, 0.1});
+  Snapshot before = MisplacedWorker(0);
+  before.targets[0].resident_pages = {40'000, 10'000};  // 20% off node 0
+  v.Watch(Migrate(), before);
+  Snapshot after = before;
+  after.targets[0].resident_pages = {10'000, 40'000};  // 80% off
+  ASSERT_EQ(v.Observe(after).size(), 1u);
+}
+
+TEST(VerifierTest, ActionWithoutObjectiveIsNotWatched) {
+  Verifier v({3, 0.1});
+  Snapshot nothing = WithFaults(0, 0);
+  nothing.targets[0].threads[0].migrations = 0;
+  v.Watch(Pin(), nothing);
+  EXPECT_EQ(v.watching(), 0u);
+}
+
+}  // namespace
+}  // namespace locus
