@@ -99,7 +99,10 @@ absl::StatusOr<ProcSched> ParseProcSched(absl::string_view text) {
   }
   auto int_field = [&](const char* name, int64_t* v) {
     auto it = out.fields.find(name);
-    if (it != out.fields.end()) absl::SimpleAtoi(it->second, v);
+    int64_t parsed;
+    if (it != out.fields.end() && absl::SimpleAtoi(it->second, &parsed)) {
+      *v = parsed;  // SimpleAtoi zeroes its output on failure
+    }
   };
   int_field("se.nr_migrations", &out.nr_migrations);
   int_field("numa_preferred_nid", &out.numa_preferred_nid);

@@ -1,0 +1,343 @@
+// The sensors on the real kernel (label privileged: run as root). What this
+// kernel forbids (LAB.md: fentry gives EPERM) is skipped with the reason;
+// everything else must load, attach and count real events here.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "agent/bpf/bpf_sensors.h"
+#include "agent/bpf/capabilities.h"
+#include "agent/bpf/libbpf_prober.h"
+#include "agent/host/topology.h"
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+SensorOptions HostOptions() {
+  SensorOptions o;
+  absl::StatusOr<Topology> topo = ReadTopology("/sys");
+  if (topo.ok()) {
+    o.cpu_node = topo->cpu_node;
+    int max_node = 0;
+    for (const Node& n : topo->nodes) max_node = std::max(max_node, n.id);
+    o.num_nodes = max_node + 1;
+  }
+  return o;
+}
+
+class Privileged : public testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::vector<std::string>> missing =
+        MissingSensorCapabilities();
+    ASSERT_TRUE(missing.ok()) << missing.status();
+    ASSERT_TRUE(missing->empty())
+        << "privileged tests run as root (missing " << missing->front() << ")";
+  }
+
+  // Opens the sensors with `off` forced off; fails the test on error.
+  std::unique_ptr<SensorSource> Open(const std::string& off,
+                                     SourcePlan* plan_out = nullptr) {
+    absl::StatusOr<std::set<Feature>> disabled = ParseFeatureList(off);
+    EXPECT_TRUE(disabled.ok());
+    FeatureSet features(&prober_, *disabled);
+    SourcePlan plan = ChooseSources(features);
+    if (plan_out) *plan_out = plan;
+    absl::StatusOr<std::unique_ptr<SensorSource>> s =
+        OpenBpfSensors(HostOptions(), plan);
+    EXPECT_TRUE(s.ok()) << "disable=" << off << ": " << s.status();
+    return s.ok() ? *std::move(s) : nullptr;
+  }
+
+  LibbpfProber prober_;
+};
+
+TEST_F(Privileged, ProbeMatchesLabMd) {
+  FeatureSet features(&prober_, {});
+  for (Feature f : {Feature::kTpBtf, Feature::kRawTp, Feature::kIterTask,
+                    Feature::kTaskStorage, Feature::kRingbuf}) {
+    EXPECT_TRUE(features.Has(f))
+        << FeatureName(f) << ": " << features.Explain(f);
+  }
+  // fentry may or may not exist; when it does not, the errno is reported.
+  const ProbeResult& fentry = features.Get(Feature::kFentry);
+  if (!fentry.available) {
+    EXPECT_NE(fentry.error, 0);
+  }
+}
+
+// Every source and every forced-off fallback loads, attaches and reads.
+class LoadTest : public Privileged,
+                 public testing::WithParamInterface<const char*> {};
+
+TEST_P(LoadTest, LoadsAttachesAndReads) {
+  SourcePlan plan;
+  std::unique_ptr<SensorSource> s = Open(GetParam(), &plan);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->sources().sched, SourceName(plan.sched));
+  EXPECT_EQ(s->sources().numa, SourceName(plan.numa));
+  EXPECT_EQ(s->sources().softirq, SourceName(plan.softirq));
+  EXPECT_NE(plan.sched, TraceSource::kNone);
+  usleep(100'000);
+  absl::StatusOr<SensorReading> r = s->Read();
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Possible CPUs, at least the online ones.
+  EXPECT_GE(r->cpus.size(), std::thread::hardware_concurrency());
+  EXPECT_FALSE(r->tasks.empty());
+  EXPECT_FALSE(r->numa_status.empty());
+  uint64_t busy = 0;
+  for (const CpuCounters& c : r->cpus) busy += c.busy_ns;
+  EXPECT_GT(busy, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fallbacks, LoadTest,
+                         testing::Values("", "fentry", "tp_btf", "task_storage",
+                                         "iter_task", "fentry,iter_task",
+                                         "tp_btf,iter_task,fentry"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           std::string name =
+                               *info.param ? info.param : "none_disabled";
+                           for (char& c : name)
+                             if (c == ',') c = '_';
+                           return name;
+                         });
+
+TEST_F(Privileged, FentrySourceLoads) {
+  FeatureSet features(&prober_, {});
+  if (!features.Has(Feature::kFentry)) {
+    GTEST_SKIP() << "this kernel refuses fentry (LAB.md): "
+                 << features.Explain(Feature::kFentry);
+  }
+  SourcePlan plan = ChooseSources(features);
+  ASSERT_EQ(plan.numa, NumaSource::kFentry);
+  absl::StatusOr<std::unique_ptr<SensorSource>> s =
+      OpenBpfSensors(HostOptions(), plan);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE((*s)->Read().ok());
+}
+
+TEST_F(Privileged, SingleNodeSaysNumaInactive) {
+  SensorOptions o = HostOptions();
+  if (o.num_nodes > 1) GTEST_SKIP() << "host has " << o.num_nodes << " nodes";
+  FeatureSet features(&prober_, {});
+  absl::StatusOr<std::unique_ptr<SensorSource>> s = OpenBpfSensors(o, features);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<SensorReading> r = (*s)->Read();
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->numa_active);
+  EXPECT_NE(r->numa_status.find("single NUMA node"), std::string::npos);
+  EXPECT_EQ(r->numa_kind, NumaFaultKind::kNone);
+  for (const TaskCounters& t : r->tasks) EXPECT_TRUE(t.numa_faults.empty());
+}
+
+// tp_btf path and the raw_tp fallback must both count.
+class CountTest : public Privileged,
+                  public testing::WithParamInterface<const char*> {};
+
+const TaskCounters* FindTask(const SensorReading& r, pid_t tid) {
+  for (const TaskCounters& t : r.tasks)
+    if (t.tid == tid) return &t;
+  return nullptr;
+}
+
+TEST_P(CountTest, AffinityMovesAreMigrations) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  std::unique_ptr<SensorSource> s = Open(GetParam());
+  ASSERT_NE(s, nullptr);
+  constexpr int kMoves = 20;
+  pid_t tid = 0;
+  int moved = 0;
+  // The mover stays alive until the reading is taken: per-task storage (the
+  // tp_btf path) is freed with the task, and the agent reports live threads.
+  std::promise<void> moves_done, read_done;
+  std::thread mover([&] {
+    tid = static_cast<pid_t>(syscall(SYS_gettid));
+    for (int i = 0; i < kMoves; ++i) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(i % 2, &set);
+      if (sched_setaffinity(0, sizeof(set), &set) != 0) break;
+      // The kernel moves the caller before the syscall returns.
+      if (sched_getcpu() == i % 2) ++moved;
+    }
+    moves_done.set_value();
+    read_done.get_future().wait();
+  });
+  moves_done.get_future().wait();
+  absl::StatusOr<SensorReading> r = s->Read();
+  read_done.set_value();
+  mover.join();
+  ASSERT_EQ(moved, kMoves) << "sched_setaffinity did not move the thread";
+  ASSERT_TRUE(r.ok()) << r.status();
+  const TaskCounters* t = FindTask(*r, tid);
+  ASSERT_NE(t, nullptr) << "tid " << tid << " not reported";
+  // The first move may be a no-op if the thread already sat on CPU 0.
+  EXPECT_GE(t->migrations, static_cast<uint64_t>(kMoves - 1));
+  EXPECT_EQ(t->cross_node_migrations, 0u) << "one-node host";
+  EXPECT_EQ(t->pid, getpid());
+  uint64_t runtime = 0;
+  for (uint64_t ns : t->runtime_ns) runtime += ns;
+  EXPECT_GT(runtime, 0u);
+  EXPECT_TRUE(t->cpu == 0 || t->cpu == 1) << t->cpu;
+}
+
+// Sends `bytes` through a loopback TCP connection.
+void LoopbackTraffic(size_t bytes) {
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(ls, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(ls, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(ls, 1), 0);
+  ASSERT_EQ(getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::thread receiver([ls, bytes] {
+    int c = accept(ls, nullptr, nullptr);
+    std::vector<char> buf(1 << 16);
+    size_t got = 0;
+    while (got < bytes) {
+      ssize_t n = read(c, buf.data(), buf.size());
+      if (n <= 0) break;
+      got += n;
+    }
+    close(c);
+  });
+  int cs = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(cs, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  std::vector<char> buf(1 << 16, 'x');
+  size_t sent = 0;
+  while (sent < bytes) {
+    ssize_t n = write(cs, buf.data(), std::min(buf.size(), bytes - sent));
+    if (n <= 0) break;
+    sent += n;
+  }
+  close(cs);
+  receiver.join();
+  close(ls);
+  EXPECT_EQ(sent, bytes);
+}
+
+TEST_P(CountTest, LoopbackTcpShowsNetRxTime) {
+  std::unique_ptr<SensorSource> s = Open(GetParam());
+  ASSERT_NE(s, nullptr);
+  LoopbackTraffic(64 << 20);
+  absl::StatusOr<SensorReading> r = s->Read();
+  ASSERT_TRUE(r.ok()) << r.status();
+  uint64_t ns = 0, count = 0;
+  for (const CpuCounters& c : r->cpus) {
+    ns += c.softirq_ns[kSoftirqNetRx];
+    count += c.softirq_count[kSoftirqNetRx];
+  }
+  EXPECT_GT(count, 0u);
+  EXPECT_GT(ns, 0u);
+  // Loopback NET_RX runs on the sender's way out of its bottom-half section,
+  // so it is charged to tasks of this process (sampled, but 64 MiB is
+  // thousands of softirqs).
+  uint64_t ours = 0;
+  for (const TaskCounters& t : r->tasks)
+    if (t.pid == getpid()) ours += t.net_rx_softirq_ns;
+  EXPECT_GT(ours, 0u);
+}
+
+// IRQ -> total count across CPUs, from /proc/interrupts.
+std::map<int, uint64_t> ProcInterrupts() {
+  std::map<int, uint64_t> out;
+  std::ifstream in("/proc/interrupts");
+  std::string line;
+  std::getline(in, line);  // CPU header
+  while (std::getline(in, line)) {
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (f.empty()) continue;
+    absl::string_view irq = f[0];
+    if (!absl::ConsumeSuffix(&irq, ":")) continue;
+    int n;
+    if (!absl::SimpleAtoi(irq, &n)) continue;  // NMI, LOC, ...
+    uint64_t total = 0;
+    for (size_t i = 1; i < f.size(); ++i) {
+      uint64_t v;
+      if (!absl::SimpleAtoi(f[i], &v)) break;
+      total += v;
+    }
+    out[n] = total;
+  }
+  return out;
+}
+
+// Disk writes that bypass the page cache: each one completes with an IRQ of
+// the virtio block device (the one device IRQ that moves on this VM without
+// outside network traffic).
+void DirectWrites() {
+  std::string path = testing::TempDir() + "/locus_irq_test.XXXXXX";
+  int fd = mkstemp(path.data());
+  ASSERT_GE(fd, 0);
+  unlink(path.c_str());
+  int flags = fcntl(fd, F_GETFL);
+  bool direct = fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
+  void* buf = nullptr;
+  ASSERT_EQ(posix_memalign(&buf, 4096, 1 << 20), 0);
+  memset(buf, 'x', 1 << 20);
+  for (int i = 0; i < 8; ++i) {
+    if (write(fd, buf, 1 << 20) != (1 << 20)) break;
+    fsync(fd);
+  }
+  free(buf);
+  close(fd);
+  (void)direct;
+}
+
+TEST_P(CountTest, IrqCountGrows) {
+  std::unique_ptr<SensorSource> s = Open(GetParam());
+  ASSERT_NE(s, nullptr);
+  std::map<int, uint64_t> before = ProcInterrupts();
+  DirectWrites();
+  absl::StatusOr<SensorReading> r = s->Read();
+  std::map<int, uint64_t> after = ProcInterrupts();
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::set<int> grew;
+  for (const auto& [irq, n] : after)
+    if (n > before[irq]) grew.insert(irq);
+  ASSERT_FALSE(grew.empty()) << "no device IRQ fired at all";
+  bool seen = false;
+  for (const IrqCounters& i : r->irqs) {
+    uint64_t count = 0, ns = 0;
+    for (uint64_t c : i.count_per_cpu) count += c;
+    for (uint64_t t : i.ns_per_cpu) ns += t;
+    EXPECT_TRUE(after.count(i.irq)) << "irq " << i.irq << " unknown to /proc";
+    if (grew.count(i.irq) && count > 0) {
+      seen = true;
+      EXPECT_GT(ns, 0u) << "irq " << i.irq;
+    }
+  }
+  EXPECT_TRUE(seen) << "none of the IRQs /proc/interrupts saw grow is counted";
+}
+
+INSTANTIATE_TEST_SUITE_P(Sources, CountTest, testing::Values("", "tp_btf"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           return std::string(*info.param ? "raw_tp"
+                                                          : "tp_btf");
+                         });
+
+}  // namespace
+}  // namespace locus
