@@ -304,19 +304,21 @@ std::vector<int> Engine::Quotas(Plan& plan) const {
   if (p_.placement().strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
     return Apportion(total, cpus);
   }
-  // near_nic: the named NIC's node, else the node of the busiest NIC.
+  // near_nic: the named NIC's node, else that of the NIC with most queues.
   int nic_node = -1;
   std::string nic = p_.placement().nic();
   if (nic.empty()) {
-    absl::flat_hash_map<std::string, uint64_t> counts;
+    // The device with the most queues (then by name): a choice that noise in
+    // interrupt counts cannot flip from tick to tick.
+    absl::flat_hash_map<std::string, int> queues;
     for (const IrqSample& irq : s_.irqs) {
-      if (irq.net_device.empty() || irq.device_node < 0) continue;
-      uint64_t& c = counts[irq.net_device];
-      for (uint64_t v : irq.count_per_cpu) c += v;
+      if (!irq.net_device.empty() && irq.device_node >= 0) {
+        ++queues[irq.net_device];
+      }
     }
-    uint64_t best = 0;
-    for (const auto& [name, count] : counts) {
-      if (nic.empty() || count > best || (count == best && name < nic)) {
+    int best = 0;
+    for (const auto& [name, count] : queues) {
+      if (count > best || (count == best && name < nic)) {
         nic = name, best = count;
       }
     }
@@ -593,7 +595,21 @@ void Engine::IrqCandidates(Plan& plan) {
       return std::make_pair(s_.irqs[a].queue, s_.irqs[a].irq) <
              std::make_pair(s_.irqs[b].queue, s_.irqs[b].irq);
     });
-    std::vector<int> left = Apportion(static_cast<int>(list.size()), weight);
+    const int queues = static_cast<int>(list.size());
+    std::vector<int> left = Apportion(queues, weight);
+    // An IRQ stays on its node while that node's consumers deserve it within
+    // the hysteresis band: a node keeps up to round(exact share + min_gain x
+    // queues) queues, so consumer weights wobbling around a split do not move
+    // IRQs back and forth.
+    std::vector<int> allowance(nodes_, 0);
+    for (int n = 0; n < nodes_; ++n) {
+      double exact = queues * weight[n] / weight_total;
+      int lenient =
+          weight[n] > 0
+              ? static_cast<int>(std::floor(exact + min_gain_ * queues + 0.5))
+              : 0;
+      allowance[n] = std::max(left[n], lenient);
+    }
     std::vector<int> current(list.size(), -1), target(list.size(), -1);
     std::vector<uint64_t> totals(list.size(), 0);
     for (size_t q = 0; q < list.size(); ++q) {
@@ -625,11 +641,13 @@ void Engine::IrqCandidates(Plan& plan) {
       int dwell_node = -1;
       Look({EntityKind::kIrq, irq.irq}, &held, &dwell_node);
       int keep = held ? node : (dwell_node >= 0 ? dwell_node : node);
-      if (keep >= 0 && left[keep] > 0) {
+      if (keep >= 0 && allowance[keep] > 0) {
         target[q] = keep;
+        --allowance[keep];
         --left[keep];
       } else if (held || dwell_node >= 0) {
         target[q] = keep;  // immovable; over its node's share for now
+        if (keep >= 0) --left[keep];
       }
     }
     for (size_t q = 0; q < list.size(); ++q) {
@@ -642,6 +660,12 @@ void Engine::IrqCandidates(Plan& plan) {
             (left[n] == left[best] &&
              Distance(device_node, n) < Distance(device_node, best))) {
           best = n;
+        }
+      }
+      if (best < 0) {
+        // Every share taken by IRQs kept in the band: the heaviest consumers.
+        for (int n = 0; n < nodes_; ++n) {
+          if (weight[n] > 0 && (best < 0 || weight[n] > weight[best])) best = n;
         }
       }
       target[q] = best;

@@ -183,7 +183,7 @@ bool LooksLikeInteger(absl::string_view s) {
 
 void Reader::ReadMessage(const YAML::Node& node, Message* message,
                          const std::string& path) {
-  absl::string_view section = path.empty() ? "the policy" : path;
+  const std::string section = path.empty() ? "the policy" : path;
   if (node.IsNull()) return;  // "irqs:" with everything commented out
   if (!node.IsMap()) {
     FieldError(
@@ -226,7 +226,9 @@ void Reader::ReadMessage(const YAML::Node& node, Message* message,
       continue;
     }
     std::string child = path.empty() ? name : absl::StrCat(path, ".", name);
-    YAML::Mark at = value.Mark().is_null() ? key.Mark() : value.Mark();
+    // A missing value ("key:") is reported at its key, not the next line.
+    YAML::Mark at =
+        value.IsNull() || value.Mark().is_null() ? key.Mark() : value.Mark();
     Remember(child, at);
     ReadField(value, message, field, child);
   }
@@ -286,7 +288,9 @@ void Reader::ReadScalar(const YAML::Node& value, Message* message,
   }
   if (!value.IsScalar()) {
     FieldError(
-        path, value.Mark().is_null() ? Find(path) : FromMark(value.Mark()),
+        path,
+        value.IsNull() || value.Mark().is_null() ? Find(path)
+                                                 : FromMark(value.Mark()),
         absl::StrCat("expected ", what, " for ", path, ", got ", Kind(value)));
     return;
   }

@@ -1,0 +1,194 @@
+// The policy file reader: the corpus of valid and invalid files (each invalid
+// one names its expected errors in "# expect: LINE:COLUMN: text" header
+// lines), the shipped example against DefaultPolicy(), and validation.
+#include "policy/policy_yaml.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "policy/default_policy.h"
+#include "policy/validate.h"
+#include "tests/policy/snapshot_builder.h"
+
+namespace locus {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const std::string kCorpus =
+    std::string(LOCUS_SOURCE_DIR) + "/tests/policy/corpus";
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<fs::path> Files(const std::string& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The host corpus files are checked against: 2 nodes x 4 CPUs (CPUs 0-7).
+Topology TestHost() { return testing::MakeHost(2, 4).topology; }
+
+std::vector<std::string> Lines(absl::string_view text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+TEST(PolicyCorpusTest, HasAtLeastThirtyInvalidFiles) {
+  EXPECT_GE(Files(kCorpus + "/invalid").size(), 30u);
+  EXPECT_GE(Files(kCorpus + "/valid").size(), 3u);
+}
+
+TEST(PolicyCorpusTest, ValidFilesParse) {
+  Topology host = TestHost();
+  for (const fs::path& file : Files(kCorpus + "/valid")) {
+    absl::StatusOr<v1::Policy> policy =
+        ParsePolicyYaml(ReadAll(file), file.filename().string(), &host);
+    EXPECT_TRUE(policy.ok()) << file << ": " << policy.status();
+  }
+}
+
+TEST(PolicyCorpusTest, InvalidFilesReportEveryErrorAtItsLocation) {
+  Topology host = TestHost();
+  for (const fs::path& file : Files(kCorpus + "/invalid")) {
+    SCOPED_TRACE(file.filename().string());
+    std::string text = ReadAll(file);
+    std::vector<std::string> expected;
+    for (const std::string& line : Lines(text)) {
+      absl::string_view rest = line;
+      if (absl::ConsumePrefix(&rest, "# expect: ")) {
+        expected.emplace_back(rest);
+      }
+    }
+    ASSERT_FALSE(expected.empty()) << "no \"# expect:\" header";
+    std::string name = file.filename().string();
+    absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(text, name, &host);
+    ASSERT_FALSE(policy.ok());
+    EXPECT_EQ(policy.status().code(), absl::StatusCode::kInvalidArgument);
+    std::vector<std::string> errors = Lines(policy.status().message());
+    ASSERT_EQ(errors.size(), expected.size()) << policy.status().message();
+    // Errors come sorted by position; expectations may be in any order.
+    for (const std::string& want : expected) {
+      // "L:C: text": the location must match exactly, the text as a prefix.
+      std::string prefix = absl::StrCat(name, ":", want);
+      bool found = std::any_of(
+          errors.begin(), errors.end(),
+          [&](const std::string& e) { return absl::StartsWith(e, prefix); });
+      EXPECT_TRUE(found) << "want " << prefix << "\ngot\n"
+                         << policy.status().message();
+    }
+  }
+}
+
+TEST(PolicyYamlTest, ShippedExampleIsTheDefaultPolicyField) {
+  const std::string path =
+      std::string(LOCUS_SOURCE_DIR) + "/deploy/policy/nginx.yaml";
+  // On top of an empty policy: proves the example spells out every field.
+  absl::StatusOr<v1::Policy> spelled =
+      ParsePolicyYamlOver(v1::Policy(), ReadAll(path), path);
+  ASSERT_TRUE(spelled.ok()) << spelled.status();
+  std::string diff;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&diff);
+  EXPECT_TRUE(differencer.Compare(DefaultPolicy(), *spelled)) << diff;
+
+  absl::StatusOr<v1::Policy> loaded = LoadPolicyFile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      DefaultPolicy(), *loaded));
+}
+
+TEST(PolicyYamlTest, DefaultPolicyIsValidOnEveryTestHost) {
+  for (int nodes : {1, 2, 4, 8}) {
+    EXPECT_TRUE(ValidatePolicyForHost(DefaultPolicy(),
+                                      testing::MakeHost(nodes, 2).topology)
+                    .ok());
+  }
+}
+
+TEST(PolicyYamlTest, EmptyFileIsTheDefault) {
+  absl::StatusOr<v1::Policy> policy = ParsePolicyYaml("", "empty.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+      DefaultPolicy(), *policy));
+}
+
+TEST(PolicyYamlTest, KeysOverrideDefaultsAndListsReplaceThem) {
+  absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(
+      "mode: dry_run\n"
+      "targets:\n  comm: [openresty, nginx]\n"
+      "placement:\n  strategy: near_nic\n  pin_to: cpu\n  nic: eth1\n"
+      "stability:\n  dwell_s: 5\n",
+      "p.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ(policy->mode(), v1::Policy::MODE_DRY_RUN);
+  EXPECT_THAT(policy->targets().comm(),
+              ::testing::ElementsAre("openresty", "nginx"));
+  EXPECT_EQ(policy->placement().strategy(), v1::Placement::STRATEGY_NEAR_NIC);
+  EXPECT_EQ(policy->placement().pin_to(), v1::Placement::PIN_TO_CPU);
+  EXPECT_EQ(policy->placement().nic(), "eth1");
+  EXPECT_EQ(policy->stability().dwell_s(), 5u);
+  // Untouched keys keep the default.
+  EXPECT_EQ(policy->stability().max_moves_per_tick(),
+            DefaultPolicy().stability().max_moves_per_tick());
+  EXPECT_TRUE(policy->targets().workers_only());
+}
+
+TEST(PolicyYamlTest, HostCheckIsOptional) {
+  const std::string text = "placement:\n  cpus: \"0-63\"\n";
+  EXPECT_TRUE(ParsePolicyYaml(text, "p.yaml").ok());
+  Topology host = TestHost();
+  absl::StatusOr<v1::Policy> on_host = ParsePolicyYaml(text, "p.yaml", &host);
+  ASSERT_FALSE(on_host.ok());
+  EXPECT_EQ(on_host.status().message(),
+            "p.yaml:2:9: CPUs 8-63 not online on this host (online CPUs: "
+            "0-7)");
+}
+
+TEST(PolicyYamlTest, ValidateForHostNamesTheField) {
+  v1::Policy policy = DefaultPolicy();
+  policy.mutable_irqs()->set_cpus("6-9");
+  absl::Status status = ValidatePolicyForHost(policy, TestHost());
+  EXPECT_EQ(status.message(),
+            "irqs.cpus: CPUs 8-9 not online on this host (online CPUs: 0-7)");
+  EXPECT_TRUE(ValidatePolicy(policy).ok());
+}
+
+TEST(PolicyYamlTest, LoadMissingFileIsNotFound) {
+  absl::StatusOr<v1::Policy> policy =
+      LoadPolicyFile("/nonexistent/locus/policy.yaml");
+  EXPECT_EQ(policy.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(policy.status().message(), HasSubstr("/nonexistent/locus"));
+}
+
+TEST(PolicyYamlTest, GarbageNeverThrows) {
+  // Odd inputs must come back as errors, not exceptions or crashes.
+  for (const char* text : {"{", "[", "]]]", "a: [", "!!binary x", "*alias",
+                           "&a [*a]", "? : :", "\x01\x02\x03", "mode: !!int 3",
+                           "%YAML 9.9\n---\n", "- - - -"}) {
+    absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(text, "g.yaml");
+    EXPECT_FALSE(policy.ok()) << text;
+  }
+}
+
+}  // namespace
+}  // namespace locus
