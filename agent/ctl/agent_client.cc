@@ -71,6 +71,11 @@ absl::Status CheckAgentSocket(const std::string& socket_path) {
 std::unique_ptr<v1::Agent::Stub> NewAgentStub(const std::string& socket_path) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  // Without BDP probing the receive window stays at HTTP/2's 64 KiB instead
+  // of growing to megabytes: a reader that falls behind (a paused terminal)
+  // then loses old ticks at the agent, counted in-band, instead of being
+  // shown data that sat minutes in buffers.
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   return v1::Agent::NewStub(
       grpc::CreateCustomChannel(absl::StrCat("unix:", socket_path),
                                 grpc::InsecureChannelCredentials(), args));

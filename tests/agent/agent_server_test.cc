@@ -1,0 +1,327 @@
+#include "agent/metrics/agent_server.h"
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <future>
+
+#include "agent/ctl/agent_client.h"
+#include "gtest/gtest.h"
+#include "tests/agent/agent_test_util.h"
+
+namespace locus {
+namespace {
+
+class AgentServerTest : public ::testing::Test {
+ protected:
+  AgentServerOptions Options() {
+    AgentServerOptions o;
+    o.socket_path = dir_.File("locusd.sock");
+    o.socket_group = "root";
+    return o;
+  }
+  void StartServer(AgentServerOptions options) {
+    auto server = AgentServer::Start(std::move(options), &hub_, &controller_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+  std::unique_ptr<v1::Agent::Stub> Stub() {
+    return NewAgentStub(server_->socket_path());
+  }
+  static void Deadline(grpc::ClientContext* c, int seconds = 5) {
+    c->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::seconds(seconds));
+  }
+  grpc::Status GetStatus(v1::Agent::Stub* stub, v1::AgentStatus* out) {
+    grpc::ClientContext c;
+    Deadline(&c);
+    return stub->GetStatus(&c, {}, out);
+  }
+
+  TempDir dir_;
+  MetricsHub hub_;
+  FakeController controller_;
+  std::unique_ptr<AgentServer> server_;
+};
+
+TEST_F(AgentServerTest, ServesStatusFromTheController) {
+  StartServer(Options());
+  auto stub = Stub();
+  v1::AgentStatus status;
+  grpc::Status rpc = GetStatus(stub.get(), &status);
+  ASSERT_TRUE(rpc.ok()) << rpc.error_message();
+  EXPECT_EQ(status.version(), "0.1.0-test");
+  EXPECT_EQ(status.mode(), v1::AGENT_MODE_DRY_RUN);
+  EXPECT_EQ(status.subscribers(), 0u);  // filled in by the service
+}
+
+TEST_F(AgentServerTest, SocketHasModeAndGroup) {
+  AgentServerOptions o = Options();
+  o.socket_path = dir_.File("run/locus/locusd.sock");  // parent is created
+  StartServer(o);
+  struct stat st;
+  ASSERT_EQ(stat(o.socket_path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  EXPECT_EQ(st.st_gid, 0u);
+  EXPECT_EQ(server_->socket_group_name(), "root");
+  ASSERT_EQ(stat(dir_.File("run/locus").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  server_->Shutdown();
+  EXPECT_NE(access(o.socket_path.c_str(), F_OK), 0);  // removed on shutdown
+}
+
+TEST_F(AgentServerTest, MissingGroupFallsBackToRoot) {
+  AgentServerOptions o = Options();
+  o.socket_group = "no-such-group-locus-test";
+  StartServer(o);
+  EXPECT_EQ(server_->socket_gid(), 0u);
+  EXPECT_EQ(server_->socket_group_name(), "root");
+}
+
+TEST_F(AgentServerTest, ReplacesAStaleSocketButNotALiveOne) {
+  // A socket file nobody listens on, as a crashed daemon leaves behind.
+  {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    std::string path = Options().socket_path;
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    close(fd);
+  }
+  StartServer(Options());
+  auto second = AgentServer::Start(Options(), &hub_, &controller_);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists);
+  // The refused second server left the first one's socket alone.
+  auto stub = Stub();
+  v1::AgentStatus status;
+  EXPECT_TRUE(GetStatus(stub.get(), &status).ok());
+}
+
+TEST_F(AgentServerTest, RefusesAPathThatIsNotASocket) {
+  std::ofstream(Options().socket_path) << "not a socket";
+  auto server = AgentServer::Start(Options(), &hub_, &controller_);
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kFailedPrecondition);
+  AgentServerOptions o = Options();
+  o.socket_path = "/tmp/" + std::string(200, 'x');
+  EXPECT_EQ(AgentServer::Start(o, &hub_, &controller_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(AgentServerTest, RootMayMutate) {
+  if (geteuid() != 0) GTEST_SKIP() << "the test process is not root";
+  StartServer(Options());
+  auto stub = Stub();
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::SetModeRequest request;
+  request.set_mode(v1::AGENT_MODE_ENFORCE);
+  v1::SetModeResponse response;
+  grpc::Status rpc = stub->SetMode(&c, request, &response);
+  ASSERT_TRUE(rpc.ok()) << rpc.error_message();
+  EXPECT_EQ(response.previous(), v1::AGENT_MODE_DRY_RUN);
+  EXPECT_EQ(controller_.mode(), v1::AGENT_MODE_ENFORCE);
+
+  grpc::ClientContext c2;
+  Deadline(&c2);
+  request.set_mode(v1::AGENT_MODE_UNSPECIFIED);
+  EXPECT_EQ(stub->SetMode(&c2, request, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(AgentServerTest, ExplainValidatesAndForwards) {
+  StartServer(Options());
+  auto stub = Stub();
+  {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::ExplainResponse r;
+    EXPECT_EQ(stub->Explain(&c, {}, &r).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::ExplainRequest q;
+    q.set_tid(1234);
+    v1::ExplainResponse r;
+    ASSERT_TRUE(stub->Explain(&c, q, &r).ok());
+    EXPECT_EQ(r.subject(), "thread 1234 (nginx worker)");
+  }
+  {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::ExplainRequest q;
+    q.set_tid(99);
+    v1::ExplainResponse r;
+    EXPECT_EQ(stub->Explain(&c, q, &r).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
+}
+
+TEST_F(AgentServerTest,
+       OversizedAndMalformedRequestsAreRefusedAndServingGoesOn) {
+  AgentServerOptions o = Options();
+  o.max_request_bytes = 4096;
+  StartServer(o);
+  auto stub = Stub();
+  {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::SubscribeRequest big;
+    big.set_client_name(std::string(64 * 1024, 'x'));
+    auto reader = stub->Subscribe(&c, big);
+    v1::Metrics m;
+    EXPECT_FALSE(reader->Read(&m));
+    EXPECT_EQ(reader->Finish().error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
+  {
+    // Bytes that are not a GetStatusRequest: a field 1 of wire type 7.
+    grpc::GenericStub generic(grpc::CreateChannel(
+        "unix:" + o.socket_path, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext c;
+    Deadline(&c);
+    grpc::Slice slice(std::string("\x0f\xff\xff\xff", 4));
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer response;
+    std::promise<grpc::Status> done;
+    generic.UnaryCall(&c, "/locus.v1.Agent/GetStatus", grpc::StubOptions(),
+                      &request, &response,
+                      [&done](grpc::Status s) { done.set_value(s); });
+    grpc::Status s = done.get_future().get();
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+  }
+  // The same channel and a new one both still work.
+  v1::AgentStatus status;
+  EXPECT_TRUE(GetStatus(stub.get(), &status).ok());
+  auto fresh = Stub();
+  EXPECT_TRUE(GetStatus(fresh.get(), &status).ok());
+}
+
+TEST_F(AgentServerTest, SubscribeStreamsTicksAndHonoursMaxMessages) {
+  StartServer(Options());
+  FakePublisher publisher(&hub_, absl::Milliseconds(20), 8);
+  auto stub = Stub();
+  grpc::ClientContext c;
+  Deadline(&c, 20);
+  v1::SubscribeRequest request;
+  request.set_max_messages(3);
+  auto reader = stub->Subscribe(&c, request);
+  std::vector<uint64_t> ticks;
+  v1::Metrics m;
+  while (reader->Read(&m)) {
+    ticks.push_back(m.tick());
+    EXPECT_EQ(m.tasks_size(), 8);
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(ticks.size(), 3u);
+  EXPECT_LT(ticks[0], ticks[1]);
+  EXPECT_LT(ticks[1], ticks[2]);
+}
+
+// A client reading far slower than the tick loses messages, learns exactly
+// how many from the stream itself, and does not slow the publisher.
+TEST_F(AgentServerTest, SlowSubscriberLosesMessagesInBandAndThePeriodHolds) {
+  StartServer(Options());
+  constexpr absl::Duration kPeriod = absl::Milliseconds(10);
+  // ~80 KB per message, so transport buffers fill within a few ticks.
+  FakePublisher publisher(&hub_, kPeriod, 2000);
+  auto stub = Stub();
+  grpc::ClientContext c;
+  Deadline(&c, 60);
+  auto reader = stub->Subscribe(&c, {});
+  std::vector<v1::Metrics> got;
+  v1::Metrics m;
+  while (got.size() < 20 && reader->Read(&m)) {
+    got.push_back(m);
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  c.TryCancel();
+  reader->Finish();
+  uint64_t published = publisher.ticks();
+  publisher.Stop();
+  ASSERT_EQ(got.size(), 20u);
+
+  uint64_t dropped = 0;
+  for (size_t i = 1; i < got.size(); ++i) {
+    // Every tick missing between two messages is reported in the second.
+    EXPECT_EQ(got[i].tick() - got[i - 1].tick() - 1,
+              got[i].drops().subscriber_dropped())
+        << "between ticks " << got[i - 1].tick() << " and " << got[i].tick();
+    EXPECT_EQ(got[i].drops().subscriber_dropped_total(),
+              got[i - 1].drops().subscriber_dropped_total() +
+                  got[i].drops().subscriber_dropped());
+    dropped += got[i].drops().subscriber_dropped();
+  }
+  // ~2 s at 100 ticks/s with 20 read; what the transport buffers is not lost.
+  EXPECT_GT(dropped, 50u) << "published " << published << ", received ticks "
+                          << got.front().tick() << ".." << got.back().tick();
+  // The publisher kept its period: no Publish() call took long, and the
+  // longest gap between ticks stayed near the period (slack for a busy,
+  // shared 2-CPU machine).
+  EXPECT_LT(publisher.max_publish_time(), absl::Milliseconds(20));
+  EXPECT_LT(publisher.max_interval(), kPeriod + absl::Milliseconds(150));
+  EXPECT_GT(published, got.back().tick() - 1);
+}
+
+TEST_F(AgentServerTest, ShutdownEndsOpenStreams) {
+  StartServer(Options());
+  FakePublisher publisher(&hub_, absl::Milliseconds(20), 1);
+  auto stub = Stub();
+  grpc::ClientContext c;
+  Deadline(&c, 30);
+  auto reader = stub->Subscribe(&c, {});
+  v1::Metrics m;
+  ASSERT_TRUE(reader->Read(&m));
+  EXPECT_EQ(hub_.subscriber_count(), 1u);
+  absl::Time start = absl::Now();
+  server_->Shutdown();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  while (reader->Read(&m)) {
+  }
+  reader->Finish();
+  EXPECT_EQ(hub_.subscriber_count(), 0u);
+}
+
+TEST_F(AgentServerTest, TcpListenerIsLoopbackAndReadOnly) {
+  AgentServerOptions o = Options();
+  o.tcp_address = "0";
+  StartServer(o);
+  ASSERT_GT(server_->tcp_port(), 0);
+  auto stub = v1::Agent::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->tcp_port()),
+                          grpc::InsecureChannelCredentials()));
+  v1::AgentStatus status;
+  ASSERT_TRUE(GetStatus(stub.get(), &status).ok());
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::SetModeRequest request;
+  request.set_mode(v1::AGENT_MODE_ENFORCE);
+  v1::SetModeResponse response;
+  // Even a root client: TCP carries no credentials.
+  EXPECT_EQ(stub->SetMode(&c, request, &response).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(controller_.set_mode_calls(), 0);
+}
+
+TEST(NormalizeTcpAddress, PortAloneMeansLoopback) {
+  EXPECT_EQ(*NormalizeTcpAddress("7070"), "127.0.0.1:7070");
+  EXPECT_EQ(*NormalizeTcpAddress("[::1]:7070"), "[::1]:7070");
+  EXPECT_EQ(*NormalizeTcpAddress("0.0.0.0:1"), "0.0.0.0:1");
+  EXPECT_FALSE(NormalizeTcpAddress("70000").ok());
+  EXPECT_FALSE(NormalizeTcpAddress("localhost").ok());
+  EXPECT_FALSE(NormalizeTcpAddress(":").ok());
+}
+
+}  // namespace
+}  // namespace locus
