@@ -1,0 +1,531 @@
+// Decide() on hand-built scenarios over 1, 2, 4 and 8 node hosts. Each row
+// builds a snapshot (and maybe history), adjusts the default policy, and
+// checks the plan: which actions, with which targets, and the numbers in
+// their reasons.
+#include "policy/decide.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "policy/default_policy.h"
+#include "tests/policy/snapshot_builder.h"
+
+namespace locus {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::kGiB;
+using testing::kMiB;
+using testing::kSecond;
+using testing::MakeHost;
+using testing::MakeNicIrq;
+using testing::MakeWorker;
+using testing::NodeCpus;
+
+std::vector<PinThread> Pins(const Plan& plan) {
+  std::vector<PinThread> out;
+  for (const Action& a : plan.actions) {
+    if (auto* p = std::get_if<PinThread>(&a.op)) out.push_back(*p);
+  }
+  return out;
+}
+std::vector<MigratePages> Migrations(const Plan& plan) {
+  std::vector<MigratePages> out;
+  for (const Action& a : plan.actions) {
+    if (auto* m = std::get_if<MigratePages>(&a.op)) out.push_back(*m);
+  }
+  return out;
+}
+std::vector<SetIrqAffinity> Irqs(const Plan& plan) {
+  std::vector<SetIrqAffinity> out;
+  for (const Action& a : plan.actions) {
+    if (auto* i = std::get_if<SetIrqAffinity>(&a.op)) out.push_back(*i);
+  }
+  return out;
+}
+std::string Reasons(const Plan& plan) {
+  std::vector<std::string> lines;
+  for (const Action& a : plan.actions) lines.push_back(a.reason);
+  for (const std::string& n : plan.notes) lines.push_back("note: " + n);
+  return absl::StrJoin(lines, "\n");
+}
+bool HasNote(const Plan& plan, absl::string_view text) {
+  for (const std::string& n : plan.notes) {
+    if (absl::StrContains(n, text)) return true;
+  }
+  return false;
+}
+
+struct Scenario {
+  std::string name;
+  std::function<Snapshot()> snapshot;
+  std::function<void(v1::Policy&)> policy;
+  std::function<History(const Snapshot&)> history;
+  std::function<void(const Snapshot&, const Plan&)> check;
+};
+
+// Workers balanced over `nodes` nodes, one per node, pinned with local memory.
+Snapshot Balanced(int nodes, int cpus_per_node) {
+  Snapshot s = MakeHost(nodes, cpus_per_node);
+  for (int n = 0; n < nodes; ++n) {
+    s.targets.push_back(MakeWorker(s, 100 + n, n, n, n));
+  }
+  return s;
+}
+
+std::vector<Scenario> Scenarios() {
+  std::vector<Scenario> rows;
+
+  rows.push_back({"one_node_host_plans_nothing_and_says_why",
+                  [] {
+                    Snapshot s = MakeHost(1, 4);
+                    s.targets.push_back(MakeWorker(s, 100, 0, -1, 0));
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(plan.actions.empty());
+                    EXPECT_TRUE(HasNote(plan,
+                                        "1 NUMA node with CPUs: nothing "
+                                        "to balance"))
+                        << Reasons(plan);
+                  }});
+
+  rows.push_back({"converged_two_nodes_gives_empty_plan",
+                  [] {
+                    Snapshot s = Balanced(2, 4);
+                    s.targets.push_back(MakeWorker(s, 110, 0, 0, 0));
+                    s.targets.push_back(MakeWorker(s, 111, 1, 1, 1));
+                    s.irqs.push_back(MakeNicIrq(s, 40, "eth0", 0, 0, {1}));
+                    s.irqs.push_back(MakeNicIrq(s, 41, "eth0", 1, 0, {5}));
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+                    EXPECT_TRUE(
+                        HasNote(plan,
+                                "converged: 4 of 4 workers on their home "
+                                "node, 2 NIC IRQs with their consumers"))
+                        << Reasons(plan);
+                  }});
+
+  rows.push_back(
+      {"misplaced_memory_two_nodes_moves_pages_home",
+       [] {
+         Snapshot s = Balanced(2, 4);
+         // Pinned to node 1, all 100 MiB on node 0: every fault remote.
+         s.targets[1] = MakeWorker(s, 101, 1, 1, 0, 25'600);
+         return s;
+       },
+       {},
+       {},
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_TRUE(Pins(plan).empty()) << Reasons(plan);
+         ASSERT_EQ(Migrations(plan).size(), 1u) << Reasons(plan);
+         MigratePages m = Migrations(plan)[0];
+         EXPECT_EQ(m.pid, 101);
+         EXPECT_EQ(m.to_node, 1);
+         EXPECT_EQ(m.max_bytes, 100 * kMiB);
+         EXPECT_EQ(plan.actions[0].reason,
+                   "worker 101 (nginx) 100% of NUMA faults (1000 of 1000) off "
+                   "home node 1 -> migrate 100 MiB of 100 MiB to node 1 "
+                   "(budget 256 MiB/s, expected gain 100%)");
+       }});
+
+  rows.push_back(
+      {"misplaced_memory_within_budget",
+       [] {
+         Snapshot s = Balanced(2, 4);
+         s.targets[0] = MakeWorker(s, 100, 0, 0, 1, 1 * kGiB / 4096);
+         s.targets[1] = MakeWorker(s, 101, 1, 1, 0, 1 * kGiB / 4096);
+         return s;
+       },
+       [](v1::Policy& p) { p.mutable_memory()->set_budget_mb_per_s(300); },
+       {},
+       [](const Snapshot&, const Plan& plan) {
+         uint64_t total = 0;
+         for (const MigratePages& m : Migrations(plan)) total += m.max_bytes;
+         EXPECT_EQ(total, 300 * kMiB) << Reasons(plan);
+         EXPECT_EQ(Migrations(plan).size(), 1u);
+         EXPECT_TRUE(HasNote(plan,
+                             "1 page migration(s) deferred: budget of "
+                             "300 MiB this tick spent"))
+             << Reasons(plan);
+       }});
+
+  rows.push_back(
+      {"threads_bouncing_across_nodes_four_nodes_get_pinned",
+       [] {
+         Snapshot s = Balanced(4, 2);
+         // Worker 103 is not pinned and splits its time between nodes 2 and
+         // 3 with 40 cross-node migrations; its memory is on node 3.
+         Target t = MakeWorker(s, 103, 2, -1, 3);
+         t.threads[0].runtime_ns = {0, 0, 250'000'000, 250'000'000};
+         t.threads[0].cross_node_migrations = 40;
+         // Its faults are on node 3's memory: local while it runs there.
+         t.threads[0].faults[3] = {500, 500};
+         s.targets[3] = t;
+         return s;
+       },
+       {},
+       {},
+       [](const Snapshot& s, const Plan& plan) {
+         ASSERT_EQ(Pins(plan).size(), 1u) << Reasons(plan);
+         PinThread pin = Pins(plan)[0];
+         EXPECT_EQ(pin.tid, 103);
+         EXPECT_EQ(pin.node, 3);
+         EXPECT_EQ(pin.cpus, NodeCpus(s, 3));
+         EXPECT_EQ(plan.actions[0].reason,
+                   "worker 103 (nginx) 50% of runtime off node 3, 50% remote "
+                   "faults, 40 cross-node migrations/s -> pin to node 3 cpus "
+                   "6-7 (expected gain 50%)");
+       }});
+
+  rows.push_back(
+      {"irq_on_far_node_follows_its_consumers",
+       [] {
+         Snapshot s = Balanced(2, 2);
+         // Node 0's worker takes 90% of NET_RX; the single-queue NIC sits on
+         // node 1.
+         s.targets[0].threads[0].net_rx_softirq_ns = 9'000'000;
+         s.targets[1].threads[0].net_rx_softirq_ns = 1'000'000;
+         s.irqs.push_back(MakeNicIrq(s, 40, "eth0", 0, 1, {2, 3}, 5000));
+         // CPU 1 has less softirq time than CPU 0.
+         s.cpus[0].softirq_ns[kSoftirqNetRx] = 3'000'000;
+         s.cpus[1].softirq_ns[kSoftirqNetRx] = 1'200'000;
+         return s;
+       },
+       {},
+       {},
+       [](const Snapshot&, const Plan& plan) {
+         ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
+         EXPECT_EQ(Irqs(plan)[0].irq, 40);
+         EXPECT_THAT(Irqs(plan)[0].cpus, ElementsAre(1));
+         EXPECT_EQ(plan.actions[0].reason,
+                   "irq 40 (eth0 queue 0, eth0-rx-0) 100% of 5000 interrupts "
+                   "off node 0, its consumers on node 0 (90% of NET_RX 10.0 "
+                   "ms) -> cpu 1 on node 0 (least softirq: 1.2 ms)");
+       }});
+
+  rows.push_back({"irq_queues_shared_between_nodes_like_their_consumers",
+                  [] {
+                    Snapshot s = Balanced(2, 2);
+                    for (int q = 0; q < 4; ++q) {
+                      s.irqs.push_back(
+                          MakeNicIrq(s, 40 + q, "eth0", q, 1, {2}));
+                    }
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    // Equal consumers: two queues stay on node 1, two go to
+                    // node 0 and are spread over its CPUs.
+                    std::vector<SetIrqAffinity> irqs = Irqs(plan);
+                    ASSERT_EQ(irqs.size(), 2u) << Reasons(plan);
+                    EXPECT_EQ(irqs[0].irq, 42);
+                    EXPECT_EQ(irqs[1].irq, 43);
+                    EXPECT_NE(irqs[0].cpus, irqs[1].cpus);
+                    for (const SetIrqAffinity& i : irqs) {
+                      ASSERT_EQ(i.cpus.size(), 1u);
+                      EXPECT_LT(i.cpus[0], 2);
+                    }
+                  }});
+
+  rows.push_back({"kernel_managed_irq_is_left_alone",
+                  [] {
+                    Snapshot s = Balanced(2, 2);
+                    s.targets[1] = MakeWorker(s, 101, 0, 0, 0);
+                    IrqSample irq = MakeNicIrq(s, 40, "eth0", 0, 1, {3});
+                    irq.managed = true;
+                    s.irqs.push_back(irq);
+                    return s;
+                  },
+                  [](v1::Policy& p) {
+                    p.mutable_placement()->set_enabled(false);
+                    p.mutable_memory()->set_enabled(false);
+                  },
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Irqs(plan).empty()) << Reasons(plan);
+                    EXPECT_TRUE(HasNote(plan, "1 kernel-managed NIC IRQ(s)"))
+                        << Reasons(plan);
+                  }});
+
+  rows.push_back(
+      {"more_workers_than_cpus_eight_nodes_spread_by_cpus",
+       [] {
+         Snapshot s = MakeHost(8, 1);
+         // 20 workers all on node 0, unpinned, memory-light.
+         for (int i = 0; i < 20; ++i) {
+           s.targets.push_back(MakeWorker(s, 200 + i, 0, -1, 0, 0));
+         }
+         return s;
+       },
+       [](v1::Policy& p) {
+         p.mutable_stability()->set_max_moves_per_tick(100);
+         p.mutable_placement()->set_pin_to(v1::Placement::PIN_TO_CPU);
+       },
+       {},
+       [](const Snapshot&, const Plan& plan) {
+         std::map<int, int> per_node;
+         for (const PinThread& pin : Pins(plan)) {
+           ++per_node[pin.node];
+           ASSERT_EQ(pin.cpus.size(), 1u);
+           EXPECT_EQ(pin.cpus[0], pin.node);  // 1 CPU per node
+         }
+         // 20 over 8 equal nodes: 3,3,3,3,2,2,2,2; node 0's 3 already run
+         // there (nothing to gain by pinning them), the 17 others move.
+         EXPECT_EQ(per_node,
+                   (std::map<int, int>{
+                       {1, 3}, {2, 3}, {3, 3}, {4, 2}, {5, 2}, {6, 2}, {7, 2}}))
+             << Reasons(plan);
+       }});
+
+  rows.push_back(
+      {"max_moves_per_tick_caps_the_plan",
+       [] {
+         Snapshot s = MakeHost(8, 1);
+         for (int i = 0; i < 20; ++i) {
+           s.targets.push_back(MakeWorker(s, 200 + i, 0, -1, 0, 0));
+         }
+         return s;
+       },
+       {},
+       {},
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_EQ(Pins(plan).size(), 8u) << Reasons(plan);
+         EXPECT_TRUE(HasNote(plan, "9 move(s) deferred: max_moves_per_tick=8"))
+             << Reasons(plan);
+       }});
+
+  rows.push_back({"one_node_full_gets_no_pages",
+                  [] {
+                    Snapshot s = Balanced(2, 4);
+                    s.targets[1] = MakeWorker(s, 101, 1, 1, 0);
+                    // Node 1: 64 GiB with 5 GiB free, under its 10% reserve.
+                    s.topology.nodes[1].mem_free_bytes = 5 * kGiB;
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+                    EXPECT_TRUE(HasNote(plan,
+                                        "node 1 full: free memory at its 10% "
+                                        "reserve, pages not moved there"))
+                        << Reasons(plan);
+                  }});
+
+  rows.push_back({"near_nic_fills_the_nic_node_then_spills",
+                  [] {
+                    Snapshot s = MakeHost(2, 2);
+                    for (int i = 0; i < 3; ++i) {
+                      s.targets.push_back(MakeWorker(s, 300 + i, 0, -1, 0, 0));
+                    }
+                    s.irqs.push_back(MakeNicIrq(s, 40, "eth0", 0, 1, {2}));
+                    return s;
+                  },
+                  [](v1::Policy& p) {
+                    p.mutable_placement()->set_strategy(
+                        v1::Placement::STRATEGY_NEAR_NIC);
+                    p.mutable_irqs()->set_enabled(false);
+                  },
+                  {},
+                  [](const Snapshot& s, const Plan& plan) {
+                    // Node 1 (the NIC's) takes 2 workers (1 per CPU); the third
+                    // stays.
+                    std::vector<PinThread> pins = Pins(plan);
+                    ASSERT_EQ(pins.size(), 2u) << Reasons(plan);
+                    for (const PinThread& pin : pins) {
+                      EXPECT_EQ(pin.node, 1);
+                      EXPECT_EQ(pin.cpus, NodeCpus(s, 1));
+                    }
+                    EXPECT_EQ(pins[0].tid, 301);
+                    EXPECT_EQ(pins[1].tid, 302);
+                  }});
+
+  rows.push_back(
+      {"dwell_blocks_moving_a_recent_move_elsewhere",
+       [] {
+         Snapshot s = MakeHost(2, 1);
+         s.targets.push_back(MakeWorker(s, 100, 0, 0, 0, 0));
+         s.targets.push_back(MakeWorker(s, 101, 0, 0, 0, 0));
+         return s;
+       },
+       {},
+       [](const Snapshot& s) {
+         // Both were pinned to node 0 ten seconds ago; the spread now wants
+         // one on node 1, but not within the 30 s dwell.
+         History h;
+         for (int pid : {100, 101}) {
+           h.entities[{EntityKind::kTask, pid}] = {s.now_ns - 10 * kSecond, 0,
+                                                   0};
+         }
+         return h;
+       },
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+         EXPECT_TRUE(HasNote(plan, "1 entity(ies) within dwell time (30 s)"))
+             << Reasons(plan);
+       }});
+
+  rows.push_back({"after_dwell_the_spread_moves_one",
+                  [] {
+                    Snapshot s = MakeHost(2, 1);
+                    s.targets.push_back(MakeWorker(s, 100, 0, 0, 0, 0));
+                    s.targets.push_back(MakeWorker(s, 101, 0, 0, 0, 0));
+                    return s;
+                  },
+                  {},
+                  [](const Snapshot& s) {
+                    History h;
+                    for (int pid : {100, 101}) {
+                      h.entities[{EntityKind::kTask, pid}] = {
+                          s.now_ns - 31 * kSecond, 0, 0};
+                    }
+                    return h;
+                  },
+                  [](const Snapshot&, const Plan& plan) {
+                    ASSERT_EQ(Pins(plan).size(), 1u) << Reasons(plan);
+                    EXPECT_EQ(Pins(plan)[0].tid, 101);
+                    EXPECT_EQ(Pins(plan)[0].node, 1);
+                  }});
+
+  rows.push_back({"held_down_worker_is_left_alone",
+                  [] {
+                    Snapshot s = Balanced(2, 4);
+                    s.targets[1] = MakeWorker(s, 101, 1, 1, 0);
+                    return s;
+                  },
+                  {},
+                  [](const Snapshot& s) {
+                    History h;
+                    Action pin;
+                    pin.op = PinThread{101, 101, 1, {4, 5, 6, 7}};
+                    HoldDown(h, pin, s.now_ns + 100 * kSecond);
+                    return h;
+                  },
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+                  }});
+
+  rows.push_back(
+      {"gain_below_threshold_is_no_move",
+       [] {
+         Snapshot s = Balanced(2, 2);
+         // Unpinned, 95% of its time on its node: not worth a move.
+         Target t = MakeWorker(s, 101, 1, -1, 1);
+         t.threads[0].runtime_ns = {25'000'000, 475'000'000};
+         s.targets[1] = t;
+         return s;
+       },
+       {},
+       {},
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+         EXPECT_TRUE(HasNote(plan, "1 possible move(s) below min_gain 10%"))
+             << Reasons(plan);
+       }});
+
+  rows.push_back({"dry_run_still_plans",
+                  [] {
+                    Snapshot s = Balanced(2, 4);
+                    s.targets[1] = MakeWorker(s, 101, 1, 1, 0);
+                    return s;
+                  },
+                  [](v1::Policy& p) { p.set_mode(v1::Policy::MODE_DRY_RUN); },
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_EQ(Migrations(plan).size(), 1u);
+                    EXPECT_TRUE(HasNote(plan, "dry_run")) << Reasons(plan);
+                  }});
+
+  rows.push_back({"only_targeted_processes_move",
+                  [] {
+                    Snapshot s = Balanced(2, 4);
+                    s.targets[1] = MakeWorker(s, 101, 1, 1, 0);
+                    s.targets[1].comm = "postgres";
+                    Target master = MakeWorker(s, 99, 1, 1, 0);
+                    master.role = TargetRole::kMaster;
+                    s.targets.push_back(master);
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+                  }});
+
+  return rows;
+}
+
+class DecideScenarioTest : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(DecideScenarioTest, Plan) {
+  const Scenario& row = GetParam();
+  Snapshot snapshot = row.snapshot();
+  v1::Policy policy = DefaultPolicy();
+  // Rows leave `policy` and `history` empty when the defaults do.
+  if (row.policy) row.policy(policy);
+  History history = row.history ? row.history(snapshot) : History();
+  Plan plan = Decide(snapshot, policy, history);
+  row.check(snapshot, plan);
+  // Pure: the same inputs give the same plan.
+  Plan again = Decide(snapshot, policy, history);
+  EXPECT_EQ(Reasons(plan), Reasons(again));
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, DecideScenarioTest,
+                         ::testing::ValuesIn(Scenarios()),
+                         [](const ::testing::TestParamInfo<Scenario>& info) {
+                           return info.param.name;
+                         });
+
+TEST(DecideTest, RecordAppliedMakesThePinTheHome) {
+  Snapshot s = MakeHost(2, 2);
+  History h;
+  Action pin;
+  pin.op = PinThread{7, 7, 1, {2, 3}};
+  RecordApplied(h, pin, s.topology, 5 * kSecond);
+  const EntityHistory* e = h.Find({EntityKind::kTask, 7});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->node, 1);
+  EXPECT_EQ(e->last_move_ns, 5 * kSecond);
+
+  Action irq;
+  irq.op = SetIrqAffinity{40, {3}};
+  RecordApplied(h, irq, s.topology, 6 * kSecond);
+  EXPECT_EQ(h.Find({EntityKind::kIrq, 40})->node, 1);
+
+  HoldDown(h, pin, 100 * kSecond);
+  EXPECT_EQ(h.Find({EntityKind::kTask, 7})->held_until_ns, 100 * kSecond);
+  EXPECT_EQ(h.Find({EntityKind::kMemory, 7})->held_until_ns, 100 * kSecond);
+  EXPECT_EQ(h.Find({EntityKind::kTask, 7})->node, -1);
+}
+
+TEST(DecideTest, PruneForgetsGoneEntities) {
+  Snapshot s = MakeHost(2, 2);
+  s.targets.push_back(MakeWorker(s, 100, 0, 0, 0));
+  History h;
+  h.entities[{EntityKind::kTask, 100}] = {1, 0, 0};
+  h.entities[{EntityKind::kTask, 555}] = {1, 0, 0};
+  h.entities[{EntityKind::kIrq, 40}] = {1, 0, 0};
+  PruneHistory(h, s);
+  EXPECT_NE(h.Find({EntityKind::kTask, 100}), nullptr);
+  EXPECT_EQ(h.Find({EntityKind::kTask, 555}), nullptr);
+  EXPECT_EQ(h.Find({EntityKind::kIrq, 40}), nullptr);
+}
+
+}  // namespace
+}  // namespace locus
