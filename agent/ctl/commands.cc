@@ -34,6 +34,16 @@ class Command {
 
   int Run() {
     if (inv_.command == "policy") return PolicyCheck();
+    // Arguments are checked before connecting: a typo is a usage error
+    // whether or not the daemon runs.
+    if (inv_.command == "explain" && !ParseExplain()) {
+      return Usage(absl::StrCat("explain wants a TID or irq:N, not '",
+                                inv_.args[0], "'"));
+    }
+    if (inv_.command == "mode" && !ParseMode()) {
+      return Usage(absl::StrCat("mode wants enforce or dry_run, not '",
+                                inv_.args[0], "'"));
+    }
     absl::Status reachable = CheckAgentSocket(inv_.socket);
     if (!reachable.ok()) return Fail(std::string(reachable.message()));
     stub_ = NewAgentStub(inv_.socket);
@@ -142,43 +152,48 @@ class Command {
     return Fail("locusd ended the stream (is it shutting down?)");
   }
 
-  int Explain() {
+  bool ParseExplain() {
     const std::string& subject = inv_.args[0];
-    v1::ExplainRequest request;
     int number = 0;
     if (absl::StartsWith(subject, "irq:") &&
         absl::SimpleAtoi(subject.substr(4), &number) && number >= 0) {
-      request.set_irq(number);
-    } else if (absl::SimpleAtoi(subject, &number) && number > 0) {
-      request.set_tid(number);
-    } else {
-      return Usage(
-          absl::StrCat("explain wants a TID or irq:N, not '", subject, "'"));
+      explain_.set_irq(number);
+      return true;
     }
+    if (absl::SimpleAtoi(subject, &number) && number > 0) {
+      explain_.set_tid(number);
+      return true;
+    }
+    return false;
+  }
+
+  int Explain() {
     grpc::ClientContext context;
     SetDeadline(&context);
     v1::ExplainResponse response;
-    grpc::Status rpc = stub_->Explain(&context, request, &response);
+    grpc::Status rpc = stub_->Explain(&context, explain_, &response);
     if (!rpc.ok()) return RpcFailed("explain", rpc);
     return Print(response, FormatExplain(response));
   }
 
-  int Mode() {
+  bool ParseMode() {
     const std::string& name = inv_.args[0];
-    v1::SetModeRequest request;
     if (name == "enforce") {
-      request.set_mode(v1::AGENT_MODE_ENFORCE);
+      set_mode_.set_mode(v1::AGENT_MODE_ENFORCE);
     } else if (name == "dry_run" || name == "dry-run") {
-      request.set_mode(v1::AGENT_MODE_DRY_RUN);
+      set_mode_.set_mode(v1::AGENT_MODE_DRY_RUN);
     } else {
-      return Usage(
-          absl::StrCat("mode wants enforce or dry_run, not '", name, "'"));
+      return false;
     }
-    request.set_reason("locusctl mode");
+    set_mode_.set_reason("locusctl mode");
+    return true;
+  }
+
+  int Mode() {
     grpc::ClientContext context;
     SetDeadline(&context);
     v1::SetModeResponse response;
-    grpc::Status rpc = stub_->SetMode(&context, request, &response);
+    grpc::Status rpc = stub_->SetMode(&context, set_mode_, &response);
     if (!rpc.ok()) return RpcFailed("mode", rpc);
     out_ << "mode " << ModeName(response.mode()) << " (was "
          << ModeName(response.previous()) << ")\n";
@@ -229,6 +244,8 @@ class Command {
   std::ostream& out_;
   std::ostream& err_;
   std::unique_ptr<v1::Agent::Stub> stub_;
+  v1::ExplainRequest explain_;
+  v1::SetModeRequest set_mode_;
 };
 
 }  // namespace

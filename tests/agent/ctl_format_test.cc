@@ -1,0 +1,171 @@
+#include "agent/ctl/ctl_args.h"
+#include "agent/ctl/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ParseCtlArgs, FlagsGoBeforeOrAfterTheCommand) {
+  auto inv =
+      ParseCtlArgs({"--socket=/tmp/a.sock", "watch", "--count", "3", "--json"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ(inv->socket, "/tmp/a.sock");
+  EXPECT_EQ(inv->command, "watch");
+  EXPECT_EQ(inv->count, 3);
+  EXPECT_TRUE(inv->json);
+
+  inv = ParseCtlArgs({"explain", "irq:4", "--socket", "/x", "--timeout=0.5"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ(inv->args, std::vector<std::string>{"irq:4"});
+  EXPECT_EQ(inv->socket, "/x");
+  EXPECT_EQ(inv->timeout, absl::Milliseconds(500));
+
+  inv = ParseCtlArgs({"status"});
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->socket, "/run/locus/locusd.sock");
+}
+
+TEST(ParseCtlArgs, HelpForms) {
+  auto inv = ParseCtlArgs({"--help"});
+  ASSERT_TRUE(inv.ok());
+  EXPECT_TRUE(inv->help);
+  EXPECT_EQ(inv->command, "");
+  inv = ParseCtlArgs({"help", "top"});
+  ASSERT_TRUE(inv.ok());
+  EXPECT_TRUE(inv->help);
+  EXPECT_EQ(inv->command, "top");
+  // --help wins over missing arguments.
+  inv = ParseCtlArgs({"explain", "-h"});
+  ASSERT_TRUE(inv.ok());
+  EXPECT_TRUE(inv->help);
+  EXPECT_THAT(CtlUsage("explain"),
+              HasSubstr("usage: locusctl [--socket=PATH] explain TID|irq:N"));
+  EXPECT_THAT(CtlUsage(""), HasSubstr("policy check FILE"));
+}
+
+TEST(ParseCtlArgs, RefusesWhatDoesNotFit) {
+  for (std::vector<std::string> args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"nope"},
+                                             {"status", "extra"},
+                                             {"watch", "--count=-1"},
+                                             {"watch", "--count=x"},
+                                             {"watch", "--count"},
+                                             {"status", "--count=1"},
+                                             {"mode", "--json", "enforce"},
+                                             {"policy", "check"},
+                                             {"policy", "show", "f"},
+                                             {"status", "--socket="},
+                                             {"status", "--timeout=0"},
+                                             {"--frob", "status"}}) {
+    auto inv = ParseCtlArgs(args);
+    EXPECT_EQ(inv.status().code(), absl::StatusCode::kInvalidArgument)
+        << (args.empty() ? "" : args[0]);
+  }
+}
+
+TEST(Format, CpuListsAreRanges) {
+  EXPECT_EQ(ctl::FormatCpuList({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(ctl::FormatCpuList({5, 3, 4, 4}), "3-5");
+  EXPECT_EQ(ctl::FormatCpuList({7}), "7");
+  EXPECT_EQ(ctl::FormatCpuList({}), "-");
+}
+
+TEST(Format, LocalShare) {
+  EXPECT_EQ(ctl::FormatLocalShare(82, 18), "82%");
+  EXPECT_EQ(ctl::FormatLocalShare(0, 0), "-");
+}
+
+TEST(Format, MetricsLineShowsDropsActionsAndReverts) {
+  v1::Metrics m;
+  m.set_tick(7);
+  m.set_mode(v1::AGENT_MODE_ENFORCE);
+  m.mutable_drops()->set_subscriber_dropped(3);
+  v1::Revert* r = m.add_reverts();
+  r->mutable_action()->mutable_set_irq_affinity()->set_irq(45);
+  r->mutable_action()->mutable_set_irq_affinity()->add_cpus(1);
+  r->set_reason("softirq locality 90% -> 60%");
+  r->set_hold_down_until_tick(67);
+  v1::ExternalChange* c = m.add_external_changes();
+  c->set_tid(1201);
+  c->set_irq(-1);
+  c->set_what("affinity changed by someone else");
+  m.mutable_policy()->set_last_error("policy.yaml:3:5: unknown key 'x'");
+  std::string text = ctl::FormatMetrics(m);
+  EXPECT_THAT(text, HasSubstr("tick 7 enforce"));
+  EXPECT_THAT(text, HasSubstr("dropped 3 (this client read too slowly)"));
+  EXPECT_THAT(text, HasSubstr("  revert irq 45 to cpus 1: softirq locality "
+                              "90% -> 60%; held down until tick 67\n"));
+  EXPECT_THAT(text,
+              HasSubstr("  external tid 1201: affinity changed by someone"));
+  EXPECT_THAT(text, HasSubstr("  policy error: policy.yaml:3:5: unknown key"));
+}
+
+TEST(Format, MigrateAction) {
+  v1::Action a;
+  a.mutable_migrate_pages()->set_pid(1200);
+  a.mutable_migrate_pages()->set_from_node(-1);
+  a.mutable_migrate_pages()->set_to_node(1);
+  a.mutable_migrate_pages()->set_max_bytes(64ull << 20);
+  a.set_outcome(v1::ACTION_OUTCOME_TASK_GONE);
+  EXPECT_EQ(ctl::FormatAction(a),
+            "migrate pid 1200 pages to node 1 (up to 64 MiB) [task gone]");
+}
+
+v1::Metrics ManyThreads(int n) {
+  v1::Metrics m;
+  m.set_tick(1);
+  m.add_nodes()->set_node(0);
+  for (int i = 0; i < n; ++i) {
+    v1::TaskMetrics* t = m.add_tasks();
+    t->set_pid(100);
+    t->set_tid(100 + i);
+    t->set_comm("nginx");
+    t->set_faults_remote(static_cast<uint64_t>((i * 7) % n));
+  }
+  m.add_irqs()->set_irq(45);
+  return m;
+}
+
+TEST(RenderTop, FitsTheScreenWorstThreadsFirst) {
+  v1::Metrics m = ManyThreads(50);
+  std::vector<std::string> lines = ctl::RenderTop(m, 20, 60);
+  EXPECT_LE(lines.size(), 20u);
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 60u);
+  bool more = false;
+  uint64_t previous = UINT64_MAX;
+  for (const std::string& line : lines) {
+    if (line.rfind("... ", 0) == 0) more = true;
+    int pid = 0;
+    int tid = 0;
+    char comm[16];
+    if (sscanf(line.c_str(), "%d %d %15s", &pid, &tid, comm) == 3 &&
+        pid == 100) {
+      uint64_t remote = m.tasks(tid - 100).faults_remote();
+      EXPECT_LE(remote, previous);
+      previous = remote;
+    }
+  }
+  EXPECT_TRUE(more);
+  EXPECT_EQ(previous != UINT64_MAX, true);  // some threads were shown
+  // The IRQ table still made it onto the screen.
+  bool irq = false;
+  for (const std::string& line : lines) irq |= line.rfind("45 ", 0) == 0;
+  EXPECT_TRUE(irq);
+}
+
+TEST(Json, OneLineWithProtoFieldNames) {
+  v1::Metrics m;
+  m.set_tick(3);
+  auto json = ctl::ToJsonLine(m);
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(json->find('\n'), std::string::npos);
+  EXPECT_THAT(*json, HasSubstr("\"tick\":\"3\""));
+  EXPECT_THAT(*json, HasSubstr("\"tick_period_ns\""));
+}
+
+}  // namespace
+}  // namespace locus

@@ -1,0 +1,234 @@
+// Runs the real locusctl binary against a test server (fake controller, fake
+// publisher) on a temporary socket.
+#include <google/protobuf/util/json_util.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "agent/metrics/agent_server.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/agent/agent_test_util.h"
+
+namespace locus {
+namespace {
+
+using ::testing::HasSubstr;
+
+class LocusctlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AgentServerOptions o;
+    o.socket_path = dir_.File("locusd.sock");
+    o.socket_group = "root";
+    auto server = AgentServer::Start(o, &hub_, &controller_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    publisher_ =
+        std::make_unique<FakePublisher>(&hub_, absl::Milliseconds(20), 6);
+  }
+  void TearDown() override {
+    if (publisher_) publisher_->Stop();
+    if (server_) server_->Shutdown();
+  }
+  ProcessResult Ctl(std::vector<std::string> args) {
+    args.insert(args.begin(), "--socket=" + server_->socket_path());
+    args.insert(args.begin(), LOCUSCTL_PATH);
+    return RunProcess(args);
+  }
+
+  TempDir dir_;
+  MetricsHub hub_;
+  FakeController controller_;
+  std::unique_ptr<AgentServer> server_;
+  std::unique_ptr<FakePublisher> publisher_;
+};
+
+TEST_F(LocusctlTest, StatusAnswers) {
+  ProcessResult r = Ctl({"status"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("locusd 0.1.0-test mode dry_run"));
+  EXPECT_THAT(r.out, HasSubstr("policy /etc/locus/policy.yaml version 3"));
+  EXPECT_THAT(r.out, HasSubstr("numa_faults"));
+  EXPECT_THAT(r.out, HasSubstr("fentry: EPERM"));
+}
+
+TEST_F(LocusctlTest, StatusJsonParses) {
+  ProcessResult r = Ctl({"status", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  v1::AgentStatus status;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &status).ok())
+      << r.out;
+  EXPECT_EQ(status.mode(), v1::AGENT_MODE_DRY_RUN);
+  EXPECT_EQ(status.numa_nodes(), 2u);
+}
+
+TEST_F(LocusctlTest, WatchReceivesCountMessages) {
+  ProcessResult r = Ctl({"watch", "--count=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int ticks = 0;
+  int actions = 0;
+  for (const std::string& line : SplitLines(r.out)) {
+    if (absl::StartsWith(line, "tick ")) ++ticks;
+    if (absl::StartsWith(line, "  action pin tid 1201")) ++actions;
+  }
+  EXPECT_EQ(ticks, 3) << r.out;
+  EXPECT_EQ(actions, 3) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("node 1 busy 75% local 80%"));
+}
+
+TEST_F(LocusctlTest, WatchJsonLinesParse) {
+  ProcessResult r = Ctl({"watch", "--count=3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = SplitLines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  uint64_t last_tick = 0;
+  for (const std::string& line : lines) {
+    v1::Metrics m;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &m).ok())
+        << line;
+    EXPECT_GT(m.tick(), last_tick);
+    last_tick = m.tick();
+    EXPECT_EQ(m.tasks_size(), 6);
+    EXPECT_EQ(m.nodes_size(), 2);
+    EXPECT_EQ(m.actions(0).reason(), "82% remote faults on node 1");
+  }
+  EXPECT_THAT(lines[0], HasSubstr("\"subscriber_dropped_total\":"));
+}
+
+TEST_F(LocusctlTest, TopDrawsFramesAndStopsAtCount) {
+  ProcessResult r = Ctl({"top", "--count=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int frames = 0;
+  for (const std::string& line : SplitLines(r.out)) {
+    if (absl::StartsWith(line, "locus  tick ")) ++frames;
+  }
+  EXPECT_EQ(frames, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("NODE"));
+  EXPECT_THAT(r.out, HasSubstr("virtio1-input.0"));
+  // Threads are listed worst first: tid 1205 has the most remote faults.
+  size_t worst = r.out.find("1205    nginx");
+  size_t best = r.out.find("1200    nginx");
+  ASSERT_NE(worst, std::string::npos) << r.out;
+  ASSERT_NE(best, std::string::npos) << r.out;
+  EXPECT_LT(worst, best);
+  // Not a terminal: no escape sequences.
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
+TEST_F(LocusctlTest, ExplainThreadAndIrq) {
+  ProcessResult r = Ctl({"explain", "1234"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("thread 1234 (nginx worker)"));
+  EXPECT_THAT(r.out, HasSubstr("pin tid 1234 (pid 1200) to node 1 cpus 2-3: "
+                               "82% remote faults on node 1 [dry run]"));
+  r = Ctl({"explain", "irq:45"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("irq 45 (virtio1-input.0)"));
+  EXPECT_THAT(r.out, HasSubstr("converged"));
+}
+
+TEST_F(LocusctlTest, ExplainUnknownAndMalformed) {
+  ProcessResult r = Ctl({"explain", "99"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("explain: not found: the agent has no record"));
+  r = Ctl({"explain", "irq:x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("explain wants a TID or irq:N, not 'irq:x'"));
+}
+
+TEST_F(LocusctlTest, ProbeShowsFeatures) {
+  ProcessResult r = Ctl({"probe"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("kernel 6.18.0-test"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("fentry +no +EPERM"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("tp_btf +yes"));
+}
+
+TEST_F(LocusctlTest, EveryCommandHasHelp) {
+  for (const char* command : {"status", "watch", "top", "explain", "policy",
+                              "mode", "restore", "probe"}) {
+    ProcessResult r = RunProcess({LOCUSCTL_PATH, command, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_THAT(
+        r.out,
+        HasSubstr(std::string("usage: locusctl [--socket=PATH] ") + command))
+        << command;
+  }
+  ProcessResult r = RunProcess({LOCUSCTL_PATH, "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("watch [--count=N] [--json]"));
+}
+
+TEST_F(LocusctlTest, UsageErrorsExitTwo) {
+  for (std::vector<std::string> args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"frobnicate"},
+                                             {"watch", "--count=0"},
+                                             {"status", "--count=3"},
+                                             {"top", "--json"},
+                                             {"mode"},
+                                             {"mode", "fast"},
+                                             {"policy", "lint", "x"},
+                                             {"status", "--bogus"}}) {
+    args.insert(args.begin(), LOCUSCTL_PATH);
+    ProcessResult r = RunProcess(args);
+    EXPECT_EQ(r.exit_code, 2) << args.size() << " " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("locusctl: "));
+  }
+}
+
+TEST(LocusctlNoDaemon, MissingSocketSaysSo) {
+  TempDir dir;
+  std::string path = dir.File("locusd.sock");
+  ProcessResult r = RunProcess({LOCUSCTL_PATH, "--socket=" + path, "status"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "locusctl: is locusd running? socket " + path +
+                       ": No such file or directory\n");
+  r = RunProcess({LOCUSCTL_PATH, "--socket", path, "watch", "--count=1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("is locusd running?"));
+}
+
+TEST(LocusctlNoDaemon, DeadSocketSaysSo) {
+  TempDir dir;
+  std::string path = dir.File("locusd.sock");
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);  // the file stays, nobody listens: a crashed daemon
+  ProcessResult r = RunProcess({LOCUSCTL_PATH, "--socket=" + path, "status"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "locusctl: is locusd running? socket " + path +
+                       ": Connection refused\n");
+}
+
+#ifdef LOCUS_HAVE_POLICY_FILE
+TEST(LocusctlPolicy, ChecksAFileWithoutTheDaemon) {
+  TempDir dir;
+  std::string good = dir.File("good.yaml");
+  std::ofstream(good) << "# the default policy\n";
+  ProcessResult r = RunProcess({LOCUSCTL_PATH, "policy", "check", good});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, good + ": ok\n");
+
+  std::string bad = dir.File("bad.yaml");
+  std::ofstream(bad) << "no_such_key: 1\n";
+  r = RunProcess({LOCUSCTL_PATH, "policy", "check", bad});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(bad + ":1:"));
+
+  r = RunProcess({LOCUSCTL_PATH, "policy", "check", dir.File("missing.yaml")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(r.err.empty());
+}
+#endif
+
+}  // namespace
+}  // namespace locus
