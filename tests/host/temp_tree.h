@@ -33,6 +33,7 @@ class TempTree {
     std::filesystem::copy(
         std::string(LOCUS_SOURCE_DIR) + "/tests/fixtures/" + name, root_,
         std::filesystem::copy_options::recursive |
+            std::filesystem::copy_options::copy_symlinks |
             std::filesystem::copy_options::overwrite_existing);
   }
 

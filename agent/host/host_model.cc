@@ -1,0 +1,46 @@
+#include "agent/host/host_model.h"
+
+#include "absl/strings/str_cat.h"
+#include "agent/host/irqs.h"
+#include "agent/host/topology.h"
+
+namespace locus {
+
+absl::Status HostModel::Refresh(Snapshot* snapshot,
+                                std::vector<std::string>* errors) {
+  // Re-read every tick: a few small files, and CPU hotplug is then seen.
+  absl::StatusOr<Topology> topology =
+      ReadTopology(options_.paths.sysfs_root, errors);
+  if (!topology.ok()) return topology.status();
+  snapshot->topology = *std::move(topology);
+
+  absl::StatusOr<std::vector<Target>> targets =
+      ScanTargets(options_.paths, options_.targets, snapshot->topology, errors);
+  if (!targets.ok()) return targets.status();
+  snapshot->targets = *std::move(targets);
+
+  snapshot->irqs.clear();
+  if (options_.read_irqs) {
+    absl::StatusOr<std::vector<IrqSample>> irqs =
+        ReadIrqs(options_.paths, managed_, errors);
+    if (!irqs.ok()) {
+      // IRQs are one part of the model; the rest still stands.
+      errors->push_back(std::string(irqs.status().message()));
+      return absl::OkStatus();
+    }
+    std::vector<IrqSample> totals = *irqs;
+    if (have_previous_) {
+      IrqCountDeltas(previous_irqs_, &*irqs);
+    } else {
+      for (IrqSample& irq : *irqs) {
+        std::fill(irq.count_per_cpu.begin(), irq.count_per_cpu.end(), 0);
+      }
+    }
+    previous_irqs_ = std::move(totals);
+    have_previous_ = true;
+    snapshot->irqs = *std::move(irqs);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace locus

@@ -1,0 +1,48 @@
+// The host as the control loop sees it each tick: topology, targets with
+// their threads and memory placement, and IRQs (counts as deltas over the
+// tick). Sensors (agent/bpf) add runtime, migrations and faults on top.
+#ifndef LOCUS_AGENT_HOST_HOST_MODEL_H_
+#define LOCUS_AGENT_HOST_HOST_MODEL_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "agent/host/host_paths.h"
+#include "agent/host/targets.h"
+#include "policy/snapshot.h"
+
+namespace locus {
+
+struct HostModelOptions {
+  HostPaths paths;
+  TargetScanOptions targets;
+  bool read_irqs = true;
+};
+
+class HostModel {
+ public:
+  explicit HostModel(HostModelOptions options) : options_(std::move(options)) {}
+
+  // Fills snapshot->topology, ->targets and ->irqs. Fails only when the
+  // topology cannot be read at all (no node directory) or /proc cannot be
+  // listed; everything else that is wrong (a truncated stat, a malformed
+  // numa_maps, a missing IRQ file) goes to `errors` as "<path>: <why>" and
+  // the rest of the model still loads. IRQ counts are deltas since the last
+  // Refresh (zero on the first).
+  absl::Status Refresh(Snapshot* snapshot, std::vector<std::string>* errors);
+
+  // IRQs the IRQ actuator found kernel-managed (EIO): reported as managed.
+  void SetManagedIrqs(std::set<int> irqs) { managed_ = std::move(irqs); }
+
+ private:
+  HostModelOptions options_;
+  std::set<int> managed_;
+  std::vector<IrqSample> previous_irqs_;  // totals at the last Refresh
+  bool have_previous_ = false;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_HOST_HOST_MODEL_H_

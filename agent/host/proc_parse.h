@@ -1,0 +1,44 @@
+// Parsers for per-process and per-thread procfs files. Pure functions on
+// text so each is table-testable; errors say what was wrong, the caller adds
+// the file name.
+#ifndef LOCUS_AGENT_HOST_PROC_PARSE_H_
+#define LOCUS_AGENT_HOST_PROC_PARSE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace locus {
+
+// The fields of /proc/PID/stat (or /proc/PID/task/TID/stat) Locus uses.
+struct ProcStat {
+  int32_t pid = 0;
+  std::string comm;  // without the parentheses; may contain spaces or ')'
+  char state = '?';
+  int32_t ppid = 0;
+  uint64_t start_time = 0;  // field 22, clock ticks since boot
+  int processor = -1;       // field 39, CPU it last ran on
+};
+absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text);
+
+// Cpus_allowed_list from /proc/PID/status.
+absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(absl::string_view text);
+
+// /proc/PID/cmdline: NUL-separated arguments joined with spaces, trailing
+// NULs dropped (nginx rewrites its argv to "nginx: worker process").
+std::string ParseCmdline(absl::string_view text);
+
+// The process's cgroup path from /proc/PID/cgroup: the cgroup v2 ("0::")
+// line, else the v1 name=systemd line; "" when neither is present.
+std::string ParseCgroupPath(absl::string_view text);
+
+// The systemd unit a cgroup path belongs to: the innermost component ending
+// in .service or .scope ("/system.slice/nginx.service" -> "nginx.service").
+std::string SystemdUnitOf(absl::string_view cgroup_path);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_HOST_PROC_PARSE_H_

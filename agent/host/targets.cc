@@ -1,0 +1,225 @@
+#include "agent/host/targets.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "agent/host/file_util.h"
+#include "agent/host/numa_maps.h"
+#include "agent/host/proc_parse.h"
+
+namespace locus {
+namespace {
+
+struct Candidate {
+  ProcStat stat;
+  std::string cmdline;
+};
+
+bool IsNumber(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+}
+
+// ENOENT/ESRCH while reading means the process exited mid-scan: not an error.
+bool Vanished(const absl::Status& status) {
+  return absl::IsNotFound(status) ||
+         absl::StrContains(status.message(), "No such process");
+}
+
+bool CgroupUnder(absl::string_view path, absl::string_view prefix) {
+  while (prefix.size() > 1 && prefix.back() == '/') prefix.remove_suffix(1);
+  if (!absl::StartsWith(path, prefix)) return false;
+  return path.size() == prefix.size() || prefix == "/" ||
+         path[prefix.size()] == '/';
+}
+
+std::string ReadLink(const std::string& path) {
+  char buf[4096];
+  ssize_t n = readlink(path.c_str(), buf, sizeof(buf) - 1);
+  if (n <= 0) return "";
+  std::string target(buf, static_cast<size_t>(n));
+  // An upgraded binary still running shows as "/usr/sbin/nginx (deleted)".
+  const std::string deleted = " (deleted)";
+  if (absl::EndsWith(target, deleted))
+    target.resize(target.size() - deleted.size());
+  return target;
+}
+
+bool Contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+TargetRole RoleFromCmdline(const std::string& cmdline) {
+  if (absl::StartsWith(cmdline, "nginx: master process")) {
+    return TargetRole::kMaster;
+  }
+  if (absl::StartsWith(cmdline, "nginx: worker process")) {
+    return TargetRole::kWorker;
+  }
+  return TargetRole::kOther;
+}
+
+void ReadThreads(const std::string& proc_dir, Target* target,
+                 std::vector<std::string>* errors) {
+  const std::string task_dir = JoinPath(proc_dir, "task");
+  auto tids = ListDirectory(task_dir);
+  if (!tids.ok()) {
+    if (!Vanished(tids.status()))
+      errors->push_back(std::string(tids.status().message()));
+    return;
+  }
+  for (const std::string& name : *tids) {
+    if (!IsNumber(name)) continue;
+    const std::string dir = JoinPath(task_dir, name);
+    ThreadSample thread;
+    const std::string stat_path = JoinPath(dir, "stat");
+    auto stat_text = ReadTextFile(stat_path);
+    if (!stat_text.ok()) {
+      if (!Vanished(stat_text.status())) {
+        errors->push_back(std::string(stat_text.status().message()));
+      }
+      continue;
+    }
+    auto stat = ParseProcStat(*stat_text);
+    if (!stat.ok()) {
+      errors->push_back(absl::StrCat(stat_path, ": ", stat.status().message()));
+      continue;
+    }
+    thread.tid = stat->pid;
+    thread.cpu = stat->processor;
+    const std::string status_path = JoinPath(dir, "status");
+    auto status_text = ReadTextFile(status_path);
+    if (status_text.ok()) {
+      auto allowed = ParseStatusCpusAllowed(*status_text);
+      if (allowed.ok()) {
+        thread.allowed_cpus = *std::move(allowed);
+      } else {
+        errors->push_back(
+            absl::StrCat(status_path, ": ", allowed.status().message()));
+      }
+    } else if (!Vanished(status_text.status())) {
+      errors->push_back(std::string(status_text.status().message()));
+    }
+    target->threads.push_back(std::move(thread));
+  }
+  std::sort(target->threads.begin(), target->threads.end(),
+            [](const ThreadSample& a, const ThreadSample& b) {
+              return a.tid < b.tid;
+            });
+}
+
+}  // namespace
+
+TargetSelector NginxSelector() {
+  TargetSelector selector;
+  selector.comms = {"nginx"};
+  return selector;
+}
+
+absl::StatusOr<std::vector<Target>> ScanTargets(
+    const HostPaths& paths, const TargetScanOptions& options,
+    const Topology& topology, std::vector<std::string>* errors) {
+  const TargetSelector& sel = options.selector;
+  auto names = ListDirectory(paths.procfs_root);
+  if (!names.ok()) return names.status();
+
+  std::map<int32_t, Candidate> selected;
+  for (const std::string& name : *names) {
+    if (!IsNumber(name)) continue;
+    const std::string dir = JoinPath(paths.procfs_root, name);
+    const std::string stat_path = JoinPath(dir, "stat");
+    auto stat_text = ReadTextFile(stat_path);
+    if (!stat_text.ok()) {
+      if (!Vanished(stat_text.status())) {
+        errors->push_back(std::string(stat_text.status().message()));
+      }
+      continue;
+    }
+    auto stat = ParseProcStat(*stat_text);
+    if (!stat.ok()) {
+      errors->push_back(absl::StrCat(stat_path, ": ", stat.status().message()));
+      continue;
+    }
+    if (stat->state == 'Z') continue;  // zombies have no threads to place
+    bool match = Contains(sel.comms, stat->comm);
+    if (!match && !sel.exe_paths.empty()) {
+      match = Contains(sel.exe_paths, ReadLink(JoinPath(dir, "exe")));
+    }
+    if (!match && (!sel.cgroup_paths.empty() || !sel.systemd_units.empty())) {
+      auto cgroup = ReadTextFile(JoinPath(dir, "cgroup"));
+      if (cgroup.ok()) {
+        std::string path = ParseCgroupPath(*cgroup);
+        for (const std::string& prefix : sel.cgroup_paths) {
+          match = match || (!path.empty() && CgroupUnder(path, prefix));
+        }
+        match = match || (!path.empty() &&
+                          Contains(sel.systemd_units, SystemdUnitOf(path)));
+      }
+    }
+    if (!match) continue;
+    Candidate candidate;
+    auto cmdline = ReadTextFile(JoinPath(dir, "cmdline"));
+    if (cmdline.ok()) candidate.cmdline = ParseCmdline(*cmdline);
+    candidate.stat = *std::move(stat);
+    selected.emplace(candidate.stat.pid, std::move(candidate));
+  }
+
+  std::set<int32_t> parents;
+  for (const auto& [pid, candidate] : selected) {
+    if (selected.count(candidate.stat.ppid))
+      parents.insert(candidate.stat.ppid);
+  }
+  const uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  std::vector<Target> targets;
+  for (const auto& [pid, candidate] : selected) {
+    if (options.skip_draining &&
+        absl::StrContains(candidate.cmdline, "is shutting down")) {
+      continue;
+    }
+    Target target;
+    target.pid = pid;
+    target.comm = candidate.stat.comm;
+    target.page_size = page_size;
+    target.role = RoleFromCmdline(candidate.cmdline);
+    // nginx names every process it forks ("nginx: cache manager process" is
+    // neither); parentage decides only for programs that do not.
+    if (!absl::StartsWith(candidate.cmdline, "nginx: ")) {
+      // Not nginx's own titles: a selected parent of selected children is
+      // the master, a selected child of a selected parent a worker.
+      if (parents.count(pid)) {
+        target.role = TargetRole::kMaster;
+      } else if (selected.count(candidate.stat.ppid)) {
+        target.role = TargetRole::kWorker;
+      }
+    }
+    const std::string dir = JoinPath(paths.procfs_root, absl::StrCat(pid));
+    if (options.read_threads) ReadThreads(dir, &target, errors);
+    if (options.read_numa_maps) {
+      const std::string maps_path = JoinPath(dir, "numa_maps");
+      auto text = ReadTextFile(maps_path);
+      if (text.ok()) {
+        auto pages = ParseNumaMaps(*text, topology, page_size);
+        if (pages.ok()) {
+          target.resident_pages = *std::move(pages);
+        } else {
+          errors->push_back(
+              absl::StrCat(maps_path, ": ", pages.status().message()));
+        }
+      } else if (!Vanished(text.status())) {
+        errors->push_back(std::string(text.status().message()));
+      }
+    }
+    targets.push_back(std::move(target));
+  }
+  return targets;
+}
+
+}  // namespace locus

@@ -1,0 +1,77 @@
+#include "agent/host/proc_parse.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kStat[] =
+    "4242 (nginx: worker) S 4200 4200 4200 0 -1 4194560 100 0 0 0 12 3 0 0 "
+    "20 0 1 0 987654 12345678 1234 18446744073709551615 1 1 0 0 0 0 0 0 0 0 "
+    "0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+TEST(ProcStatTest, Parses) {
+  auto stat = ParseProcStat(kStat);
+  ASSERT_TRUE(stat.ok()) << stat.status();
+  EXPECT_EQ(stat->pid, 4242);
+  EXPECT_EQ(stat->comm, "nginx: worker");
+  EXPECT_EQ(stat->state, 'S');
+  EXPECT_EQ(stat->ppid, 4200);
+  EXPECT_EQ(stat->start_time, 987654u);
+  EXPECT_EQ(stat->processor, 1);
+}
+
+TEST(ProcStatTest, CommWithParenthesesAndSpaces) {
+  std::string text = kStat;
+  text.replace(text.find("(nginx: worker)"), 15, "(a) b (c)");
+  auto stat = ParseProcStat(text);
+  ASSERT_TRUE(stat.ok()) << stat.status();
+  EXPECT_EQ(stat->comm, "a) b (c");
+  EXPECT_EQ(stat->processor, 1);
+}
+
+TEST(ProcStatTest, TruncatedIsAnError) {
+  auto stat = ParseProcStat("4242 (nginx) S 4200 4200");
+  ASSERT_FALSE(stat.ok());
+  EXPECT_THAT(std::string(stat.status().message()), HasSubstr("truncated"));
+  EXPECT_FALSE(ParseProcStat("").ok());
+  EXPECT_FALSE(ParseProcStat("4242 nginx S").ok());
+}
+
+TEST(StatusTest, CpusAllowedList) {
+  auto cpus = ParseStatusCpusAllowed(
+      "Name:\tnginx\nCpus_allowed:\tf\nCpus_allowed_list:\t0-1,3\n");
+  ASSERT_TRUE(cpus.ok());
+  EXPECT_THAT(*cpus, ElementsAre(0, 1, 3));
+  EXPECT_FALSE(ParseStatusCpusAllowed("Name:\tnginx\n").ok());
+}
+
+TEST(CmdlineTest, JoinsArguments) {
+  EXPECT_EQ(ParseCmdline(std::string("nginx: worker process\0\0\0", 24)),
+            "nginx: worker process");
+  EXPECT_EQ(ParseCmdline(std::string("/usr/bin/envoy\0-c\0x.yaml\0", 25)),
+            "/usr/bin/envoy -c x.yaml");
+  EXPECT_EQ(ParseCmdline(""), "");
+}
+
+TEST(CgroupTest, PathAndUnit) {
+  EXPECT_EQ(ParseCgroupPath("0::/system.slice/nginx.service\n"),
+            "/system.slice/nginx.service");
+  EXPECT_EQ(ParseCgroupPath("3:cpuset:/\n1:name=systemd:/system.slice/a."
+                            "service\n"),
+            "/system.slice/a.service");
+  EXPECT_EQ(ParseCgroupPath("3:cpuset:/\n"), "");
+  EXPECT_EQ(SystemdUnitOf("/system.slice/nginx.service"), "nginx.service");
+  EXPECT_EQ(SystemdUnitOf("/system.slice/nginx.service/workers"),
+            "nginx.service");
+  EXPECT_EQ(SystemdUnitOf("/user.slice/user-0.slice/session-1.scope"),
+            "session-1.scope");
+  EXPECT_EQ(SystemdUnitOf("/"), "");
+}
+
+}  // namespace
+}  // namespace locus

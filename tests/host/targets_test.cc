@@ -1,0 +1,212 @@
+#include "agent/host/targets.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "agent/host/topology.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/host/temp_tree.h"
+
+namespace locus {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+std::map<int32_t, Target> ByPid(const std::vector<Target>& targets) {
+  std::map<int32_t, Target> out;
+  for (const Target& target : targets) out[target.pid] = target;
+  return out;
+}
+
+class TargetsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    paths_.sysfs_root = FixturePath("numa2/sys");
+    paths_.procfs_root = FixturePath("numa2/proc");
+    auto topology = ReadTopology(paths_.sysfs_root);
+    ASSERT_TRUE(topology.ok());
+    topology_ = *topology;
+  }
+  HostPaths paths_;
+  Topology topology_;
+};
+
+TEST_F(TargetsTest, NginxMasterAndWorkers) {
+  std::vector<std::string> errors;
+  auto targets = ScanTargets(paths_, TargetScanOptions{}, topology_, &errors);
+  ASSERT_TRUE(targets.ok()) << targets.status();
+  auto by_pid = ByPid(*targets);
+  // 103 is draining after a reload, 200/300 are not nginx, 400 is broken.
+  ASSERT_EQ(by_pid.size(), 4u);
+  EXPECT_EQ(by_pid[100].role, TargetRole::kMaster);
+  EXPECT_EQ(by_pid[101].role, TargetRole::kWorker);
+  EXPECT_EQ(by_pid[102].role, TargetRole::kWorker);
+  EXPECT_EQ(by_pid[104].role, TargetRole::kOther);  // cache manager
+  EXPECT_EQ(by_pid[101].comm, "nginx");
+  // The broken process is named, and only it is missing.
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("numa2/proc/400/stat"));
+  EXPECT_THAT(errors[0], HasSubstr("truncated"));
+}
+
+TEST_F(TargetsTest, ThreadsWithCpuAndAffinity) {
+  std::vector<std::string> errors;
+  auto targets = ScanTargets(paths_, TargetScanOptions{}, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  auto by_pid = ByPid(*targets);
+  ASSERT_EQ(by_pid[102].threads.size(), 2u);
+  EXPECT_EQ(by_pid[102].threads[0].tid, 102);
+  EXPECT_EQ(by_pid[102].threads[0].cpu, 3);
+  EXPECT_EQ(by_pid[102].threads[1].tid, 110);
+  EXPECT_EQ(by_pid[102].threads[1].cpu, 2);
+  EXPECT_THAT(by_pid[102].threads[1].allowed_cpus, ElementsAre(0, 1, 2, 3));
+  ASSERT_EQ(by_pid[101].threads.size(), 1u);
+  EXPECT_THAT(by_pid[101].threads[0].allowed_cpus, ElementsAre(0, 1));
+}
+
+TEST_F(TargetsTest, ResidentPagesPerNode) {
+  std::vector<std::string> errors;
+  auto targets = ScanTargets(paths_, TargetScanOptions{}, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  auto by_pid = ByPid(*targets);
+  if (getpagesize() != 4096) GTEST_SKIP() << "fixtures assume 4 KiB pages";
+  // 200 file + 300 heap + 3 stack on node 0; 700 heap + one 2 MiB page on 1.
+  EXPECT_THAT(by_pid[101].resident_pages, ElementsAre(503, 700 + 512));
+  EXPECT_THAT(by_pid[102].resident_pages, ElementsAre(203, 1000 + 512));
+}
+
+TEST_F(TargetsTest, OtherSelectors) {
+  std::vector<std::string> errors;
+  TargetScanOptions options;
+  options.selector = TargetSelector{};
+  options.selector.systemd_units = {"envoy.service"};
+  auto targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  ASSERT_EQ(targets->size(), 1u);
+  EXPECT_EQ((*targets)[0].pid, 200);
+  EXPECT_EQ((*targets)[0].role, TargetRole::kOther);
+  EXPECT_EQ((*targets)[0].threads.size(), 2u);
+
+  options.selector = TargetSelector{};
+  options.selector.exe_paths = {"/usr/bin/bash"};
+  targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  ASSERT_EQ(targets->size(), 1u);
+  EXPECT_EQ((*targets)[0].pid, 300);
+
+  options.selector = TargetSelector{};
+  options.selector.cgroup_paths = {"/system.slice/"};
+  targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  std::vector<int32_t> pids;
+  for (const Target& t : *targets) pids.push_back(t.pid);
+  EXPECT_THAT(pids, UnorderedElementsAre(100, 101, 102, 104, 200));
+
+  // Prefix matches whole components only.
+  options.selector = TargetSelector{};
+  options.selector.cgroup_paths = {"/system.slice/nginx"};
+  targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  EXPECT_THAT(*targets, IsEmpty());
+
+  options.selector = TargetSelector{};
+  targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  EXPECT_THAT(*targets, IsEmpty());
+}
+
+TEST_F(TargetsTest, GenericMasterWorkerFromParentage) {
+  std::vector<std::string> errors;
+  TargetScanOptions options;
+  options.selector.comms = {"nginx", "envoy"};
+  options.skip_draining = false;
+  auto targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  auto by_pid = ByPid(*targets);
+  EXPECT_EQ(by_pid.count(103), 1u);  // kept when asked
+  EXPECT_EQ(by_pid[200].role, TargetRole::kOther);
+}
+
+// A reload: old workers gone or draining, new ones with new PIDs, picked up
+// by the next scan.
+TEST_F(TargetsTest, ReloadIsSeenInOneScan) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  TargetScanOptions options;
+  options.read_numa_maps = false;
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  std::vector<std::string> errors;
+  auto before = ScanTargets(paths, options, topology_, &errors);
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ(ByPid(*before).count(101), 1u);
+
+  std::filesystem::remove_all(tree.root() + "/proc/101");
+  std::filesystem::rename(tree.root() + "/proc/102", tree.root() + "/proc/500");
+  auto rewrite = [&](const std::string& path, const std::string& from,
+                     const std::string& to) {
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    size_t at;
+    while ((at = text.find(from)) != std::string::npos) {
+      text.replace(at, from.size(), to);
+    }
+    std::ofstream(path, std::ios::trunc) << text;
+  };
+  rewrite(tree.root() + "/proc/500/stat", "102 (nginx)", "500 (nginx)");
+  std::filesystem::rename(tree.root() + "/proc/500/task/102",
+                          tree.root() + "/proc/500/task/500");
+  rewrite(tree.root() + "/proc/500/task/500/stat", "102 (nginx)",
+          "500 (nginx)");
+  tree.Write("proc/102/cmdline",
+             std::string("nginx: worker process is shutting down\0", 40));
+  tree.Write("proc/102/stat",
+             "102 (nginx) S 100 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1102 "
+             "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+             "0 0\n");
+
+  auto after = ScanTargets(paths, options, topology_, &errors);
+  ASSERT_TRUE(after.ok());
+  auto by_pid = ByPid(*after);
+  EXPECT_EQ(by_pid.count(101), 0u);
+  EXPECT_EQ(by_pid.count(102), 0u);  // draining
+  ASSERT_EQ(by_pid.count(500), 1u);
+  EXPECT_EQ(by_pid[500].role, TargetRole::kWorker);
+  ASSERT_EQ(by_pid[500].threads.size(), 2u);
+  EXPECT_EQ(by_pid[500].threads[0].tid, 110);  // ascending by tid
+  EXPECT_EQ(by_pid[500].threads[1].tid, 500);
+}
+
+TEST(TargetsLiveTest, ThisProcessBySelector) {
+  HostPaths paths;
+  auto topology = ReadTopology(paths.sysfs_root);
+  ASSERT_TRUE(topology.ok());
+  TargetScanOptions options;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  ASSERT_GT(n, 0);
+  options.selector = TargetSelector{};
+  options.selector.exe_paths = {std::string(exe, static_cast<size_t>(n))};
+  std::vector<std::string> errors;
+  auto targets = ScanTargets(paths, options, *topology, &errors);
+  ASSERT_TRUE(targets.ok()) << targets.status();
+  bool found = false;
+  for (const Target& target : *targets) {
+    if (target.pid != getpid()) continue;
+    found = true;
+    EXPECT_FALSE(target.threads.empty());
+    uint64_t pages = 0;
+    for (uint64_t p : target.resident_pages) pages += p;
+    EXPECT_GT(pages, 0u);
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace locus
