@@ -30,6 +30,14 @@ def flag(command, name):
     return None
 
 
+def unit_exec_start(unit_path):
+    with open(unit_path) as f:
+        for line in f:
+            if line.startswith("ExecStart="):
+                return line.split("=", 1)[1].split()[0]
+    return None
+
+
 def unit_capabilities(unit_path):
     caps = set()
     with open(unit_path) as f:
@@ -61,7 +69,9 @@ def main(manifest_path, unit_path):
         return
     main_c = containers["locusd"]
     cmd = main_c["command"] + main_c.get("args", [])
-    check(posixpath.basename(cmd[0]) == "locusd", "container does not run locusd")
+    # The image installs the .deb, so locusd is where the unit runs it from.
+    check(cmd[0] == unit_exec_start(unit_path),
+          f"container runs {cmd[0]}, the package installs {unit_exec_start(unit_path)}")
 
     volumes = {v["name"]: v for v in pod["volumes"]}
 
