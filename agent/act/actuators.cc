@@ -41,14 +41,26 @@ void Actuators::Reset() {
                                           options_.migration, options_.dry_run);
 }
 
-ActionResult Actuators::Apply(const Action& action) {
+ActionResult Actuators::Apply(const Action& action, bool dry_run) {
+  dry_run = dry_run || options_.dry_run;
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
-    return threads_->Apply(*pin);
+    return threads_->Apply(*pin, dry_run);
   }
   if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
-    return irqs_->Apply(*irq);
+    return irqs_->Apply(*irq, dry_run);
   }
-  return pages_->Apply(std::get<MigratePages>(action.op));
+  return pages_->Apply(std::get<MigratePages>(action.op), dry_run);
+}
+
+absl::Status Actuators::Revert(const Action& action) {
+  if (const auto* pin = std::get_if<PinThread>(&action.op)) {
+    return threads_->Revert(pin->tid);
+  }
+  if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
+    return irqs_->Revert(irq->irq);
+  }
+  return absl::UnimplementedError(
+      "page migrations are not undone; pages stay where they were moved");
 }
 
 std::vector<ExternalChange> Actuators::CheckExternalChanges() {

@@ -48,7 +48,15 @@ class Actuators {
   static absl::StatusOr<std::unique_ptr<Actuators>> Create(
       const ActuatorOptions& options, KernelOps ops);
 
-  ActionResult Apply(const Action& action);
+  // Dry-run when options.dry_run or `dry_run` (the policy's mode per tick).
+  ActionResult Apply(const Action& action) { return Apply(action, false); }
+  ActionResult Apply(const Action& action, bool dry_run);
+
+  // Undoes one applied action from the journal (the closed loop found it
+  // made things worse): the thread or IRQ gets its original mask back and
+  // its entry is forgotten. Page migrations are not undone (no per-page
+  // journal; moving pages back is a new decision): Unimplemented.
+  absl::Status Revert(const Action& action);
 
   // Call once per tick: threads/IRQs someone else moved after Locus did
   // (now backed off, journal entries forgotten). Gone ones are dropped.

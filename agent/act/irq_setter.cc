@@ -19,7 +19,7 @@ ActionResult Result(Outcome outcome, std::string message) {
 
 }  // namespace
 
-ActionResult IrqSetter::Apply(const SetIrqAffinity& set) {
+ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {
   const std::string who = absl::StrCat("irq ", set.irq);
   if (unmanageable_.count(set.irq)) {
     return Result(
@@ -49,7 +49,7 @@ ActionResult IrqSetter::Apply(const SetIrqAffinity& set) {
     return Result(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
                                                     FormatCpuList(target)));
   }
-  if (dry_run_) {
+  if (dry_run) {
     return Result(Outcome::kDryRun, absl::StrCat("would move ", change));
   }
   if (absl::Status status = journal_->RecordIrq(IrqEntry{set.irq, current});
@@ -81,6 +81,20 @@ ActionResult IrqSetter::Apply(const SetIrqAffinity& set) {
   if (ops_->ReadAffinity(set.irq, &now) != 0) now = target;
   placed_[set.irq] = now;
   return Result(Outcome::kApplied, absl::StrCat("moved ", change));
+}
+
+absl::Status IrqSetter::Revert(int irq) {
+  placed_.erase(irq);
+  auto entry = journal_->contents().irqs.find(irq);
+  if (entry == journal_->contents().irqs.end()) return absl::OkStatus();
+  const std::vector<int> original = entry->second.cpus;
+  int err = ops_->WriteAffinity(irq, original);
+  if (err != 0 && err != ENOENT) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("irq ", irq, ": restoring cpus ", FormatCpuList(original),
+                     ": ", std::strerror(err)));
+  }
+  return journal_->ForgetIrq(irq);
 }
 
 std::vector<ExternalChange> IrqSetter::CheckExternalChanges() {

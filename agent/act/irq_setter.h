@@ -22,7 +22,12 @@ class IrqSetter {
   IrqSetter(IrqOps* ops, Journal* journal, bool dry_run)
       : ops_(ops), journal_(journal), dry_run_(dry_run) {}
 
-  ActionResult Apply(const SetIrqAffinity& set);
+  ActionResult Apply(const SetIrqAffinity& set) { return Apply(set, dry_run_); }
+  ActionResult Apply(const SetIrqAffinity& set, bool dry_run);
+
+  // Puts one IRQ back to its journaled original and forgets it. OK when
+  // there is nothing to undo or the IRQ is gone.
+  absl::Status Revert(int irq);
 
   // As ThreadPlacer::CheckExternalChanges, for IRQs.
   std::vector<ExternalChange> CheckExternalChanges();

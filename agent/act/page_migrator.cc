@@ -54,7 +54,7 @@ void PageMigrator::Refill() {
                      static_cast<double>(options_.max_bytes_per_sec));
 }
 
-ActionResult PageMigrator::Apply(const MigratePages& move) {
+ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   const std::string who = absl::StrCat("pid ", move.pid);
   if (move.to_node < 0) {
     return Result(Outcome::kError, absl::StrCat(who, ": no target node"));
@@ -81,7 +81,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move) {
   std::vector<void*> to_move;
   std::vector<int> nodes;
   while (true) {
-    if (!dry_run_ && moved >= budget_pages) {
+    if (!dry_run && moved >= budget_pages) {
       stop = absl::StrCat("rate limit ", options_.max_bytes_per_sec >> 20,
                           " MiB/s");
       if (move.max_bytes > 0 && budget == move.max_bytes) stop = "max_bytes";
@@ -118,14 +118,14 @@ ActionResult PageMigrator::Apply(const MigratePages& move) {
       int node = status[i];
       if (node < 0 || node == move.to_node) continue;  // absent or there
       if (move.from_node >= 0 && node != move.from_node) continue;
-      if (!dry_run_ && moved + to_move.size() >= budget_pages) {
+      if (!dry_run && moved + to_move.size() >= budget_pages) {
         resume = reinterpret_cast<uint64_t>(pages[i]);
         break;
       }
       to_move.push_back(pages[i]);
     }
     candidates += to_move.size();
-    if (!dry_run_ && !to_move.empty()) {
+    if (!dry_run && !to_move.empty()) {
       nodes.assign(to_move.size(), move.to_node);
       status.assign(to_move.size(), 0);
       if (int err = ops_->MovePages(move.pid, to_move.size(), to_move.data(),
@@ -153,7 +153,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move) {
     cursor = resume;
   }
   cursor_[move.pid] = cursor;
-  if (!dry_run_) tokens_ -= static_cast<double>(moved * page_size);
+  if (!dry_run) tokens_ -= static_cast<double>(moved * page_size);
   const uint64_t elapsed = clock_->NowNs() - start_ns;
 
   ActionResult result;
@@ -162,11 +162,11 @@ ActionResult PageMigrator::Apply(const MigratePages& move) {
   const std::string summary = absl::StrFormat(
       "%d of %d pages scanned to node %d (%.1f MiB) in %.1f ms, %d failed; "
       "stopped: %s",
-      dry_run_ ? candidates : moved, scanned, move.to_node,
-      static_cast<double>((dry_run_ ? candidates : moved) * page_size) /
+      dry_run ? candidates : moved, scanned, move.to_node,
+      static_cast<double>((dry_run ? candidates : moved) * page_size) /
           (1 << 20),
       static_cast<double>(elapsed) / 1e6, failed, stop);
-  if (dry_run_) {
+  if (dry_run) {
     result.outcome = Outcome::kDryRun;
     result.message = absl::StrCat(who, ": would move ", summary);
   } else if (moved == 0 && candidates == 0 && wrapped && from_start) {

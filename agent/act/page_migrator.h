@@ -32,7 +32,8 @@ class PageMigrator {
   // process's private writable pages that are not on move.to_node (and are
   // on move.from_node when that is >= 0). Pages not present are skipped.
   // kUnchanged once a whole pass over the process found nothing to move.
-  ActionResult Apply(const MigratePages& move);
+  ActionResult Apply(const MigratePages& move) { return Apply(move, dry_run_); }
+  ActionResult Apply(const MigratePages& move, bool dry_run);
 
   // Resident pages per node of a process, by move_pages queries (no
   // moves). Stops after max_pages pages (0: all).

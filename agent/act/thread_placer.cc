@@ -19,7 +19,7 @@ ActionResult Result(Outcome outcome, std::string message) {
 
 }  // namespace
 
-ActionResult ThreadPlacer::Apply(const PinThread& pin) {
+ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
   const std::string who =
       absl::StrCat("thread ", pin.tid, " (pid ", pin.pid, ")");
   if (backed_off_.count(pin.tid)) {
@@ -70,7 +70,7 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin) {
     return Result(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
                                                     FormatCpuList(target)));
   }
-  if (dry_run_)
+  if (dry_run)
     return Result(Outcome::kDryRun, absl::StrCat("would pin ", change));
 
   ThreadEntry entry{pin.pid, pin.tid, start_time, current};
@@ -96,6 +96,26 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin) {
   return Result(Outcome::kApplied, absl::StrCat("pinned ", change));
 }
 
+absl::Status ThreadPlacer::Revert(int32_t tid) {
+  placed_.erase(tid);
+  auto entry = journal_->contents().threads.find(tid);
+  if (entry == journal_->contents().threads.end()) return absl::OkStatus();
+  const ThreadEntry original = entry->second;
+  uint64_t start_time = 0;
+  int err = ops_->StartTime(tid, &start_time);
+  if (err == 0 && start_time == original.start_time) {
+    err = ops_->SetAffinity(tid, original.cpus);
+  } else if (err == 0) {
+    err = ESRCH;  // TID recycled: the thread Locus moved is gone
+  }
+  if (err != 0 && err != ESRCH) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("thread ", tid, ": restoring cpus ",
+                     FormatCpuList(original.cpus), ": ", std::strerror(err)));
+  }
+  return journal_->ForgetThread(tid);
+}
+
 std::vector<ExternalChange> ThreadPlacer::CheckExternalChanges() {
   std::vector<ExternalChange> changes;
   for (auto it = placed_.begin(); it != placed_.end();) {
@@ -113,6 +133,7 @@ std::vector<ExternalChange> ThreadPlacer::CheckExternalChanges() {
       ExternalChange change;
       change.kind = ExternalChange::Kind::kThread;
       change.id = tid;
+      change.pid = placed.pid;
       change.expected = placed.cpus;
       change.actual = now;
       change.message = absl::StrCat("thread ", tid, " (pid ", placed.pid,

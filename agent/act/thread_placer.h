@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
@@ -20,6 +21,7 @@ struct ExternalChange {
   enum class Kind { kThread, kIrq };
   Kind kind = Kind::kThread;
   int32_t id = 0;             // tid or irq
+  int32_t pid = 0;            // the thread's process; 0 for an IRQ
   std::vector<int> expected;  // what Locus set
   std::vector<int> actual;    // what it is now
   std::string message;
@@ -31,7 +33,14 @@ class ThreadPlacer {
   ThreadPlacer(ThreadOps* ops, Journal* journal, bool dry_run)
       : ops_(ops), journal_(journal), dry_run_(dry_run) {}
 
-  ActionResult Apply(const PinThread& pin);
+  // With dry_run (or a placer made dry-run) nothing is changed or journaled.
+  ActionResult Apply(const PinThread& pin) { return Apply(pin, dry_run_); }
+  ActionResult Apply(const PinThread& pin, bool dry_run);
+
+  // Puts one thread back to its journaled original and forgets it (the loop
+  // undoing a move that made things worse). OK when there is nothing to
+  // undo or the thread is gone.
+  absl::Status Revert(int32_t tid);
 
   // For each thread Locus has set: gone => its entry is dropped silently;
   // affinity no longer what Locus set => backed off (never touched again),

@@ -134,3 +134,62 @@ TEST(ActuatorsTest, ApplyThenRestoreAll) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+TEST(ActuatorsTest, RevertOneActionAndPerCallDryRun) {
+  TempTree tree;
+  ActuatorOptions options;
+  options.journal.path = tree.root() + "/journal";
+  KernelOps ops;
+  auto threads = std::make_unique<FakeThreadOps>();
+  auto irqs = std::make_unique<FakeIrqOps>();
+  threads->threads[5] = {1, {0, 1}, {0, 1}};
+  threads->threads[6] = {2, {0, 1}, {0, 1}};
+  irqs->affinity[30] = {0, 1};
+  FakeThreadOps* t = threads.get();
+  FakeIrqOps* i = irqs.get();
+  ops.threads = std::move(threads);
+  ops.irqs = std::move(irqs);
+  ops.pages = std::make_unique<FakePageOps>();
+  ops.clock = std::make_unique<FakeClock>();
+  auto actuators = Actuators::Create(options, std::move(ops));
+  ASSERT_TRUE(actuators.ok());
+  Action pin5{PinThread{4, 5, 0, {1}}, "test", 0};
+  Action pin6{PinThread{4, 6, 0, {0}}, "test", 0};
+  Action irq{SetIrqAffinity{30, {1}}, "test", 0};
+  EXPECT_EQ((*actuators)->Apply(pin5, /*dry_run=*/true).outcome,
+            Outcome::kDryRun);
+  EXPECT_THAT(t->threads[5].affinity, ElementsAre(0, 1));
+  ASSERT_EQ((*actuators)->Apply(pin5).outcome, Outcome::kApplied);
+  ASSERT_EQ((*actuators)->Apply(pin6).outcome, Outcome::kApplied);
+  ASSERT_EQ((*actuators)->Apply(irq).outcome, Outcome::kApplied);
+
+  ASSERT_TRUE((*actuators)->Revert(pin5).ok());
+  EXPECT_THAT(t->threads[5].affinity, ElementsAre(0, 1));
+  EXPECT_THAT(t->threads[6].affinity, ElementsAre(0));  // untouched
+  EXPECT_FALSE((*actuators)->journal().HasThread(5));
+  EXPECT_TRUE((*actuators)->journal().HasThread(6));
+  ASSERT_TRUE((*actuators)->Revert(irq).ok());
+  EXPECT_THAT(i->affinity[30], ElementsAre(0, 1));
+  EXPECT_FALSE((*actuators)->journal().HasIrq(30));
+  // Reverting again, or a thread that is gone, is not an error.
+  EXPECT_TRUE((*actuators)->Revert(pin5).ok());
+  t->threads.erase(6);
+  EXPECT_TRUE((*actuators)->Revert(pin6).ok());
+  EXPECT_FALSE((*actuators)->journal().HasThread(6));
+  Action pages{MigratePages{4, -1, 0, 0}, "test", 0};
+  EXPECT_EQ((*actuators)->Revert(pages).code(),
+            absl::StatusCode::kUnimplemented);
+  // The external-change report carries the thread's process.
+  ASSERT_EQ((*actuators)->Apply(pin5).outcome, Outcome::kApplied);
+  t->threads[5].affinity = {0};
+  auto changes = (*actuators)->CheckExternalChanges();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].pid, 4);
+  EXPECT_EQ(changes[0].id, 5);
+}
+
+}  // namespace
+}  // namespace locus
