@@ -130,6 +130,10 @@ TickReport Loop::Tick() {
     }
   }
 
+  for (const auto& [key, entry] : history_.entities) {
+    if (entry.held_until_ns > start) report.held_down.push_back(key);
+  }
+
   uint64_t end = clock_();
   report.took = absl::Nanoseconds(end - start);
   if (report.took > options_.tick) overruns_.fetch_add(1);

@@ -60,6 +60,7 @@ struct TickReport {
   std::vector<ActionRecord> actions;
   std::vector<RevertRecord> reverts;
   std::vector<ExternalEvent> external;
+  std::vector<EntityKey> held_down;  // entities the loop leaves alone for now
   PolicyState policy;
 };
 

@@ -1,0 +1,155 @@
+#include "agent/daemon/controller.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "agent/daemon/metrics_convert.h"
+#include "common/log.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace locus {
+
+using google::protobuf::util::TimeUtil;
+
+DaemonController::DaemonController(Loop* loop, ControllerHooks hooks,
+                                   absl::Duration period)
+    : loop_(loop), hooks_(std::move(hooks)), period_(period) {}
+
+void DaemonController::Update(const v1::Metrics& metrics) {
+  absl::MutexLock lock(&mu_);
+  last_ = metrics;
+}
+
+absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
+  v1::AgentStatus status;
+  status.set_version(LOCUS_VERSION);
+  status.set_mode(ToAgentMode(loop_->mode()));
+  *status.mutable_started() =
+      TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(started_));
+  status.set_tick(loop_->ticks());
+  status.set_tick_period_ns(absl::ToInt64Nanoseconds(period_));
+  status.set_overruns_total(loop_->overruns());
+  if (hooks_.journal_entries) {
+    status.set_journal_entries(hooks_.journal_entries());
+  }
+  absl::MutexLock lock(&mu_);
+  if (last_) {
+    *status.mutable_policy() = last_->policy();
+    *status.mutable_sensors() = last_->sensors();
+    absl::flat_hash_set<int32_t> pids;
+    uint32_t held = 0;
+    for (const v1::TaskMetrics& task : last_->tasks()) {
+      pids.insert(task.pid());
+      held += task.held_down();
+    }
+    status.set_targets(pids.size());
+    status.set_threads(last_->tasks_size());
+    uint32_t managed = 0;
+    for (const v1::IrqMetrics& irq : last_->irqs()) {
+      managed += !irq.kernel_managed();
+      held += irq.held_down();
+    }
+    status.set_managed_irqs(managed);
+    status.set_held_down(held);
+    status.set_numa_nodes(last_->nodes_size());
+  }
+  return status;
+}
+
+absl::StatusOr<v1::ExplainResponse> DaemonController::Explain(
+    const v1::ExplainRequest& request) {
+  v1::ExplainResponse response;
+  std::vector<Decision> story;
+  absl::MutexLock lock(&mu_);
+  if (request.has_tid()) {
+    story = loop_->ExplainTask(request.tid());
+    if (last_) {
+      for (const v1::TaskMetrics& task : last_->tasks()) {
+        if (task.tid() == request.tid()) *response.mutable_task() = task;
+      }
+    }
+    if (!response.has_task() && story.empty()) {
+      return absl::NotFoundError(absl::StrCat(
+          "thread ", request.tid(), " is not a target and has no history"));
+    }
+    const v1::TaskMetrics& task = response.task();
+    response.set_subject(
+        response.has_task()
+            ? absl::StrCat("thread ", task.tid(), " (", task.comm(),
+                           task.role() == v1::TASK_ROLE_WORKER   ? " worker"
+                           : task.role() == v1::TASK_ROLE_MASTER ? " master"
+                                                                 : "",
+                           ", pid ", task.pid(), ")")
+            : absl::StrCat("thread ", request.tid()));
+  } else if (request.has_irq()) {
+    story = loop_->ExplainIrq(request.irq());
+    if (last_) {
+      for (const v1::IrqMetrics& irq : last_->irqs()) {
+        if (irq.irq() == request.irq()) *response.mutable_irq() = irq;
+      }
+    }
+    if (!response.has_irq() && story.empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("irq ", request.irq(), " is unknown to the agent"));
+    }
+    response.set_subject(response.has_irq()
+                             ? absl::StrCat("irq ", request.irq(), " (",
+                                            response.irq().name(), ")")
+                             : absl::StrCat("irq ", request.irq()));
+  } else {
+    return absl::InvalidArgumentError("explain needs a tid or an irq");
+  }
+  size_t limit = request.max_decisions() ? request.max_decisions() : 16;
+  for (auto it = story.rbegin(); it != story.rend() && limit > 0;
+       ++it, --limit) {
+    v1::Decision* d = response.add_decisions();
+    d->set_tick(it->tick);
+    d->set_note(it->what);
+  }
+  if (response.decisions_size() == 0) {
+    response.add_decisions()->set_note(
+        "no action so far: it is where the policy wants it, or below the "
+        "policy's gain threshold");
+  }
+  return response;
+}
+
+absl::StatusOr<v1::SetModeResponse> DaemonController::SetMode(
+    const v1::SetModeRequest& request) {
+  if (request.mode() != v1::AGENT_MODE_ENFORCE &&
+      request.mode() != v1::AGENT_MODE_DRY_RUN) {
+    return absl::InvalidArgumentError("mode must be enforce or dry_run");
+  }
+  v1::SetModeResponse response;
+  response.set_previous(ToAgentMode(loop_->mode()));
+  loop_->SetMode(request.mode() == v1::AGENT_MODE_DRY_RUN
+                     ? v1::Policy::MODE_DRY_RUN
+                     : v1::Policy::MODE_ENFORCE);
+  response.set_mode(ToAgentMode(loop_->mode()));
+  LogInfo("mode set to ",
+          request.mode() == v1::AGENT_MODE_DRY_RUN ? "dry_run" : "enforce",
+          request.reason().empty() ? ""
+                                   : absl::StrCat(" (", request.reason(), ")"));
+  return response;
+}
+
+absl::StatusOr<v1::RestoreResponse> DaemonController::Restore(
+    const v1::RestoreRequest& request) {
+  // Restoring and then acting again at the next tick would undo the
+  // restore: switch to dry run first, and say so.
+  loop_->SetMode(v1::Policy::MODE_DRY_RUN);
+  LogInfo(
+      "restore requested",
+      request.reason().empty() ? "" : absl::StrCat(" (", request.reason(), ")"),
+      " → mode dry_run, restoring everything from the journal");
+  if (!hooks_.restore) return absl::UnimplementedError("no journal");
+  return hooks_.restore();
+}
+
+absl::StatusOr<v1::ProbeReport> DaemonController::Probe() {
+  if (!hooks_.probe) return absl::UnimplementedError("no probe report");
+  return hooks_.probe();
+}
+
+}  // namespace locus

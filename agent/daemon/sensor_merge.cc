@@ -1,0 +1,115 @@
+#include "agent/daemon/sensor_merge.h"
+
+#include <algorithm>
+
+namespace locus {
+namespace {
+
+uint64_t Delta(uint64_t now, uint64_t before) {
+  return now >= before ? now - before : 0;  // a reset map starts afresh
+}
+
+// Index in topology.nodes of node `id`, or -1.
+int NodeIndex(const Topology& topology, int id) {
+  for (size_t i = 0; i < topology.nodes.size(); ++i) {
+    if (topology.nodes[i].id == id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int NodeOfCpu(const Topology& topology, int cpu) {
+  if (cpu < 0 || cpu >= static_cast<int>(topology.cpu_node.size())) return -1;
+  return topology.cpu_node[cpu];
+}
+
+void MergeFaults(const SensorReading& reading, const TaskCounters& now,
+                 const TaskCounters* before, const Topology& topology,
+                 int running_node, ThreadSample* thread) {
+  thread->faults.assign(topology.nodes.size(), NodeFaults{});
+  for (size_t node = 0; node < now.numa_faults.size(); ++node) {
+    int index = NodeIndex(topology, static_cast<int>(node));
+    if (index < 0) continue;
+    const NumaNodeFaults& f = now.numa_faults[node];
+    NodeFaults& out = thread->faults[index];
+    if (reading.numa_kind == NumaFaultKind::kPagesExact) {
+      const NumaNodeFaults* b = before && node < before->numa_faults.size()
+                                    ? &before->numa_faults[node]
+                                    : nullptr;
+      out.local = b ? Delta(f.local, b->local) : 0;
+      out.remote = b ? Delta(f.remote, b->remote) : 0;
+    } else {
+      // The kernel's decaying weights are already a recent-activity
+      // figure: taken as they are, split by where the thread runs now.
+      (static_cast<int>(node) == running_node ? out.local : out.remote) =
+          f.total;
+    }
+  }
+}
+
+}  // namespace
+
+void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
+  const Topology& topology = snapshot->topology;
+  const size_t num_nodes = topology.nodes.size();
+
+  absl::flat_hash_map<int32_t, TaskCounters> seen;
+  seen.reserve(reading.tasks.size());
+  for (const TaskCounters& task : reading.tasks) seen[task.tid] = task;
+
+  for (Target& target : snapshot->targets) {
+    for (ThreadSample& thread : target.threads) {
+      thread.runtime_ns.assign(num_nodes, 0);
+      auto now = seen.find(thread.tid);
+      if (now == seen.end()) continue;
+      auto prev = tasks_.find(thread.tid);
+      const TaskCounters* before =
+          prev == tasks_.end() ? nullptr : &prev->second;
+      const TaskCounters& t = now->second;
+      if (t.cpu >= 0) thread.cpu = t.cpu;
+      if (before) {
+        thread.migrations = Delta(t.migrations, before->migrations);
+        thread.cross_node_migrations =
+            Delta(t.cross_node_migrations, before->cross_node_migrations);
+        thread.net_rx_softirq_ns =
+            Delta(t.net_rx_softirq_ns, before->net_rx_softirq_ns);
+        for (size_t node = 0; node < t.runtime_ns.size(); ++node) {
+          int index = NodeIndex(topology, static_cast<int>(node));
+          if (index < 0) continue;
+          uint64_t b =
+              node < before->runtime_ns.size() ? before->runtime_ns[node] : 0;
+          thread.runtime_ns[index] = Delta(t.runtime_ns[node], b);
+        }
+      }
+      if (reading.numa_active) {
+        MergeFaults(reading, t, before, topology,
+                    NodeOfCpu(topology, thread.cpu), &thread);
+      }
+    }
+  }
+
+  uint64_t elapsed = previous_ns_ && reading.monotonic_ns > previous_ns_
+                         ? reading.monotonic_ns - previous_ns_
+                         : 0;
+  snapshot->cpus.resize(std::max(snapshot->cpus.size(), reading.cpus.size()));
+  for (const CpuCounters& c : reading.cpus) {
+    if (c.cpu < 0 || c.cpu >= static_cast<int>(snapshot->cpus.size())) continue;
+    CpuSample& out = snapshot->cpus[c.cpu];
+    out.cpu = c.cpu;
+    if (c.cpu >= static_cast<int>(cpus_.size()) || cpus_[c.cpu].cpu != c.cpu ||
+        elapsed == 0) {
+      continue;
+    }
+    const CpuCounters& before = cpus_[c.cpu];
+    out.busy = std::min(
+        1.0, static_cast<double>(Delta(c.busy_ns, before.busy_ns)) / elapsed);
+    for (int v = 0; v < kNumSoftirqVectors; ++v) {
+      out.softirq_ns[v] = Delta(c.softirq_ns[v], before.softirq_ns[v]);
+    }
+  }
+
+  tasks_ = std::move(seen);
+  cpus_ = reading.cpus;  // indexed by cpu (sensor_reading.h)
+  previous_ns_ = reading.monotonic_ns;
+}
+
+}  // namespace locus

@@ -1,0 +1,90 @@
+#include "agent/daemon/metrics_convert.h"
+
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+TickReport Report() {
+  auto s = std::make_shared<Snapshot>();
+  s->topology.nodes = {Node{0, {0, 1}, 100, 50, {10, 20}},
+                       Node{1, {2, 3}, 100, 40, {20, 10}}};
+  s->topology.cpu_node = {0, 0, 1, 1};
+  s->cpus.resize(4);
+  s->cpus[0].busy = 0.5;
+  s->cpus[1].busy = 0.25;
+  Target t;
+  t.pid = 42;
+  t.comm = "nginx";
+  t.role = TargetRole::kWorker;
+  ThreadSample th;
+  th.tid = 43;
+  th.cpu = 2;
+  th.faults = {NodeFaults{0, 30}, NodeFaults{70, 0}};
+  t.threads = {th};
+  s->targets = {t};
+  IrqSample irq;
+  irq.irq = 30;
+  irq.name = "virtio1-input.0";
+  irq.count_per_cpu = {1, 2, 3, 4};
+  s->irqs = {irq};
+
+  TickReport r;
+  r.tick = 9;
+  r.snapshot = s;
+  r.mode = v1::Policy::MODE_DRY_RUN;
+  ActionResult result{Outcome::kApplied, "", 256, 1 << 20};
+  r.actions.push_back(ActionRecord{
+      Action{MigratePages{42, 0, 1, 4 << 20}, "remote faults", 0.3}, result});
+  r.actions.push_back(
+      ActionRecord{Action{SetIrqAffinity{30, {2}}, "irq", 0.5},
+                   ActionResult{Outcome::kGone, "ENOENT", 0, 0}});
+  r.held_down = {EntityKey{EntityKind::kIrq, 30}};
+  r.policy.version = 3;
+  r.policy.last_error = "p.yaml:2:3: bad";
+  return r;
+}
+
+TEST(MetricsConvertTest, CarriesNodesTasksIrqsAndActions) {
+  MetricsContext context;
+  context.sensors.sources.numa = "iter_task";
+  context.sensors.numa_active = true;
+  context.sensors.drops = {{"a", 2}, {"b", 3}};
+  v1::Metrics m = ToMetrics(Report(), context);
+  EXPECT_EQ(m.tick(), 9u);
+  EXPECT_EQ(m.mode(), v1::AGENT_MODE_DRY_RUN);
+  ASSERT_EQ(m.nodes_size(), 2);
+  EXPECT_DOUBLE_EQ(m.nodes(0).cpu_busy(), 0.375);
+  EXPECT_EQ(m.nodes(0).faults_remote(), 30u);
+  EXPECT_DOUBLE_EQ(m.nodes(1).local_fault_ratio(), 1.0);
+  EXPECT_EQ(m.nodes(1).pages_migrated(), 256u);
+  ASSERT_EQ(m.tasks_size(), 1);
+  EXPECT_EQ(m.tasks(0).node(), 1);
+  EXPECT_EQ(m.tasks(0).faults_local(), 70u);
+  EXPECT_EQ(m.tasks(0).role(), v1::TASK_ROLE_WORKER);
+  ASSERT_EQ(m.irqs_size(), 1);
+  EXPECT_EQ(m.irqs(0).count(), 10u);
+  EXPECT_TRUE(m.irqs(0).held_down());
+  ASSERT_EQ(m.actions_size(), 2);
+  EXPECT_EQ(m.actions(0).migrate_pages().moved_bytes(), 1u << 20);
+  EXPECT_EQ(m.actions(1).outcome(), v1::ACTION_OUTCOME_IRQ_GONE);
+  EXPECT_EQ(m.actions(1).error(), "ENOENT");
+  EXPECT_EQ(m.policy().last_error(), "p.yaml:2:3: bad");
+  EXPECT_EQ(m.drops().sensor_events_dropped_total(), 5u);
+  ASSERT_EQ(m.sensors_size(), 3);
+  EXPECT_EQ(m.sensors(1).source(), "iter_task");
+  EXPECT_TRUE(m.sensors(1).ok());
+  EXPECT_FALSE(m.sensors(0).ok()) << "source none";
+}
+
+TEST(MetricsConvertTest, FailedCollectionStillReportsTheTick) {
+  TickReport r = Report();
+  r.snapshot = nullptr;
+  v1::Metrics m = ToMetrics(r, MetricsContext{});
+  EXPECT_EQ(m.tick(), 9u);
+  EXPECT_EQ(m.nodes_size(), 0);
+  EXPECT_EQ(m.actions_size(), 2);
+}
+
+}  // namespace
+}  // namespace locus
