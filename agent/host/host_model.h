@@ -33,6 +33,11 @@ class HostModel {
   // Refresh (zero on the first).
   absl::Status Refresh(Snapshot* snapshot, std::vector<std::string>* errors);
 
+  // New selectors (the policy was reloaded); used from the next Refresh.
+  void set_targets(TargetScanOptions targets) {
+    options_.targets = std::move(targets);
+  }
+
   // IRQs the IRQ actuator found kernel-managed (EIO): reported as managed.
   void SetManagedIrqs(std::set<int> irqs) { managed_ = std::move(irqs); }
 

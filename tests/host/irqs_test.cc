@@ -145,6 +145,23 @@ TEST(HostModelTest, RefreshFillsSnapshotFromFixture) {
   EXPECT_THAT(errors.back(), HasSubstr("proc/interrupts"));
 }
 
+TEST(HostModelTest, NewSelectorsApplyFromNextRefresh) {
+  HostModelOptions options;
+  options.paths = {FixturePath("numa2/sys"), FixturePath("numa2/proc")};
+  HostModel model(options);
+  Snapshot snapshot;
+  std::vector<std::string> errors;
+  ASSERT_TRUE(model.Refresh(&snapshot, &errors).ok());
+  EXPECT_EQ(snapshot.targets.size(), 4u);
+  TargetScanOptions envoy;
+  envoy.selector = TargetSelector{};
+  envoy.selector.comms = {"envoy"};
+  model.set_targets(envoy);
+  ASSERT_TRUE(model.Refresh(&snapshot, &errors).ok());
+  ASSERT_EQ(snapshot.targets.size(), 1u);
+  EXPECT_EQ(snapshot.targets[0].pid, 200);
+}
+
 TEST(HostModelTest, ThisHost) {
   HostModel model(HostModelOptions{});
   Snapshot snapshot;
