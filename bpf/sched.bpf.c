@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Scheduler sensor: per-task migrations (and how many crossed a NUMA node)
- * and on-CPU time by node.
+/* Scheduler sensor: per-task migrations (and how many crossed a NUMA node),
+ * on-CPU time by node, and per-CPU busy time.
  *
- * Two attachments of the same logic, chosen by the agent's feature probe:
- *  - tp_btf programs keep per-task state in task storage (no hashing on the
- *    sched_switch hot path, freed with the task), read out by iter/task;
- *  - raw_tp programs keep it in a tid-keyed LRU hash read by map iteration,
- *    for kernels without tp_btf/task storage/task iterators. */
+ * Two attachments, chosen by the agent's feature probe:
+ *  - tp_btf (preferred): the hot hooks touch no per-task state. sched_switch
+ *    adds the ending slice to a per-CPU slot; sched_migrate_task does work
+ *    only for a cross-node move (then in task storage). Migration counts and
+ *    runtime come from the kernel's own se.nr_migrations/se.sum_exec_runtime,
+ *    read for every task by iter/task, which also charges the runtime since
+ *    the last cross-node move to the node the task is on now.
+ *  - raw_tp (fallback, no tp_btf/task storage/iterators): every migration
+ *    updates a tid-keyed LRU hash read by map iteration. */
 // clang-format off
 #include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/sched.h"
@@ -14,15 +18,18 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Load-time knobs. */
+/* Load-time knob: CPU -> node. */
 const volatile __u32 cpu_node[LOCUS_MAX_CPUS] = {};
+
+/* Per-CPU slots, read by the agent through the skeleton's mmap of .bss. */
+struct locus_sched_cpu cpu_slots[LOCUS_MAX_CPUS] = {};
 
 struct {
   __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
   __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, int);
-  __type(value, struct locus_sched_task);
-} task_stats SEC(".maps");
+  __type(value, struct locus_sched_task_state);
+} task_state SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -33,127 +40,128 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct locus_sched_cpu);
-} cpu_stats SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, LOCUS_SCHED_NR_DROPS);
   __type(key, __u32);
   __type(value, __u64);
 } drops SEC(".maps");
 
 static __always_inline __u32 node_of(int cpu) {
-  __u32 c = (__u32)cpu;
-  if (c >= LOCUS_MAX_CPUS) return 0;
-  /* The barrier stops clang from folding the check into a form the verifier
-   * cannot use as a bound; the mask (a power of two) is the bound. */
-  asm volatile("" : "+r"(c));
-  return cpu_node[c & (LOCUS_MAX_CPUS - 1)];
+  int slot = locus_cpu_slot((__u32)cpu);
+  return slot < 0 ? 0 : cpu_node[slot];
 }
 
-static __always_inline struct locus_sched_task *lru_task(
-    struct task_struct *p) {
-  __u32 tid = BPF_CORE_READ(p, pid);
-  struct locus_sched_task *t = bpf_map_lookup_elem(&task_lru, &tid);
-  if (t) return t;
-  struct locus_sched_task init = {.tid = tid, .last_cpu = -1};
-  init.pid = BPF_CORE_READ(p, tgid);
-  BPF_CORE_READ_STR_INTO(&init.comm, p, comm);
-  if (bpf_map_update_elem(&task_lru, &tid, &init, BPF_NOEXIST) == 0)
-    LOCUS_COUNT(drops, LOCUS_SCHED_LRU_INSERTS);
-  t = bpf_map_lookup_elem(&task_lru, &tid);
-  if (!t) LOCUS_COUNT(drops, LOCUS_SCHED_DROP_STORAGE);
-  return t;
+/* SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE: the classes whose se keeps
+ * prev_sum_exec_runtime at pick time. */
+static __always_inline bool fair_policy(unsigned int policy) {
+  return policy == 0 || policy == 3 || policy == 5;
 }
 
-static __always_inline void on_migrate(struct locus_sched_task *t,
-                                       struct task_struct *p, int dest_cpu) {
-  if (!t) return;
-  t->migrations++;
-  if (node_of(locus_task_cpu(p)) != node_of(dest_cpu))
-    t->cross_node_migrations++;
-}
-
-/* Charges the slice that just ended on this CPU to prev; returns its length
- * (0 for the idle task or the first switch seen on this CPU). */
-static __always_inline __u64 end_slice(struct task_struct *prev, int *cpu) {
-  __u32 zero = 0;
-  struct locus_sched_cpu *c = bpf_map_lookup_elem(&cpu_stats, &zero);
-  if (!c) return 0;
-  __u64 now = bpf_ktime_get_ns();
-  __u64 delta = c->last_switch_ns ? now - c->last_switch_ns : 0;
-  c->last_switch_ns = now;
-  c->switches++;
-  *cpu = bpf_get_smp_processor_id();
-  if (BPF_CORE_READ(prev, pid) == 0) return 0; /* idle */
-  c->busy_ns += delta;
-  return delta;
-}
-
-static __always_inline void charge(struct locus_sched_task *t, int cpu,
-                                   __u64 delta) {
-  if (!t) return;
-  t->last_cpu = cpu;
-  __u32 node = node_of(cpu);
-  if (node >= LOCUS_MAX_NODES) {
-    LOCUS_COUNT(drops, LOCUS_SCHED_DROP_NODE);
+static __always_inline void account_switch(__u32 pid, unsigned int policy,
+                                           __u64 sum, __u64 prev_sum) {
+  int slot = locus_cpu_slot(bpf_get_smp_processor_id());
+  if (slot < 0) {
+    LOCUS_COUNT(drops, LOCUS_SCHED_DROP_CPU);
     return;
   }
-  t->runtime_ns[node] += delta;
-}
-
-static __always_inline struct locus_sched_task *storage_task(
-    struct task_struct *p) {
-  struct locus_sched_task *t =
-      bpf_task_storage_get(&task_stats, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!t) LOCUS_COUNT(drops, LOCUS_SCHED_DROP_STORAGE);
-  return t;
-}
-
-SEC("tp_btf/sched_migrate_task")
-int BPF_PROG(migrate_btf, struct task_struct *p, int dest_cpu) {
-  on_migrate(storage_task(p), p, dest_cpu);
-  return 0;
+  struct locus_sched_cpu *c = &cpu_slots[slot];
+  c->switches++;
+  if (pid == 0) return; /* idle */
+  if (fair_policy(policy))
+    c->busy_ns += sum - prev_sum;
+  else
+    c->untimed_switches++;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev) {
-  int cpu = 0;
-  __u64 delta = end_slice(prev, &cpu);
-  if (prev->pid == 0) return 0;
-  charge(storage_task(prev), cpu, delta);
+  account_switch(prev->pid, prev->policy, prev->se.sum_exec_runtime,
+                 prev->se.prev_sum_exec_runtime);
+  return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(migrate_btf, struct task_struct *p, int dest_cpu) {
+  __u32 from = node_of(locus_task_cpu_btf(p));
+  if (from == node_of(dest_cpu)) return 0; /* the common case: no work */
+  struct locus_sched_task_state *st =
+      bpf_task_storage_get(&task_state, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!st) {
+    LOCUS_COUNT(drops, LOCUS_SCHED_DROP_STORAGE);
+    return 0;
+  }
+  st->cross_node_migrations++;
+  __u64 sum = p->se.sum_exec_runtime;
+  int n = locus_index(from, LOCUS_MAX_NODES);
+  if (n >= 0)
+    st->runtime_ns[n] += sum - st->runtime_mark_ns;
+  else
+    LOCUS_COUNT(drops, LOCUS_SCHED_DROP_NODE);
+  st->runtime_mark_ns = sum;
+  return 0;
+}
+
+/* Emits one locus_sched_task per task (tp_btf path). */
+SEC("iter/task")
+int dump_sched(struct bpf_iter__task *ctx) {
+  struct task_struct *task = ctx->task;
+  if (!task) return 0;
+  struct locus_sched_task out = {};
+  out.tid = task->pid;
+  out.pid = task->tgid;
+  __builtin_memcpy(out.comm, task->comm, sizeof(out.comm));
+  out.cpu = locus_task_cpu_btf(task);
+  out.migrations = task->se.nr_migrations;
+  __u64 mark = 0;
+  struct locus_sched_task_state *st =
+      bpf_task_storage_get(&task_state, task, 0, 0);
+  if (st) {
+    out.cross_node_migrations = st->cross_node_migrations;
+    __builtin_memcpy(out.runtime_ns, st->runtime_ns, sizeof(out.runtime_ns));
+    mark = st->runtime_mark_ns;
+  }
+  int n = locus_index(node_of(out.cpu), LOCUS_MAX_NODES);
+  if (n >= 0) out.runtime_ns[n] += task->se.sum_exec_runtime - mark;
+  out.runtime_mark_ns = mark;
+  bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
+  return 0;
+}
+
+/* raw_tp fallback: untyped task pointers, read through probe reads. */
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev) {
+  account_switch(BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, policy),
+                 BPF_CORE_READ(prev, se.sum_exec_runtime),
+                 BPF_CORE_READ(prev, se.prev_sum_exec_runtime));
   return 0;
 }
 
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(migrate_raw, struct task_struct *p, int dest_cpu) {
-  on_migrate(lru_task(p), p, dest_cpu);
-  return 0;
-}
-
-SEC("raw_tp/sched_switch")
-int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev) {
-  int cpu = 0;
-  __u64 delta = end_slice(prev, &cpu);
-  if (BPF_CORE_READ(prev, pid) == 0) return 0;
-  charge(lru_task(prev), cpu, delta);
-  return 0;
-}
-
-/* Emits one locus_sched_task per task that has storage (tp_btf path). */
-SEC("iter/task")
-int dump_sched(struct bpf_iter__task *ctx) {
-  struct task_struct *task = ctx->task;
-  if (!task) return 0;
-  struct locus_sched_task *t = bpf_task_storage_get(&task_stats, task, 0, 0);
-  if (!t) return 0;
-  struct locus_sched_task out = *t;
-  out.tid = task->pid;
-  out.pid = task->tgid;
-  __builtin_memcpy(out.comm, task->comm, sizeof(out.comm));
-  bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
+  __u32 tid = BPF_CORE_READ(p, pid);
+  struct locus_sched_task *t = bpf_map_lookup_elem(&task_lru, &tid);
+  if (!t) {
+    struct locus_sched_task init = {.tid = tid, .cpu = -1};
+    init.pid = BPF_CORE_READ(p, tgid);
+    BPF_CORE_READ_STR_INTO(&init.comm, p, comm);
+    if (bpf_map_update_elem(&task_lru, &tid, &init, BPF_NOEXIST) == 0)
+      LOCUS_COUNT(drops, LOCUS_SCHED_LRU_INSERTS);
+    t = bpf_map_lookup_elem(&task_lru, &tid);
+    if (!t) {
+      LOCUS_COUNT(drops, LOCUS_SCHED_DROP_STORAGE);
+      return 0;
+    }
+  }
+  __u32 from = node_of(locus_task_cpu(p));
+  __u64 sum = BPF_CORE_READ(p, se.sum_exec_runtime);
+  t->migrations++;
+  t->cpu = dest_cpu;
+  if (from != node_of(dest_cpu)) t->cross_node_migrations++;
+  int n = locus_index(from, LOCUS_MAX_NODES);
+  if (n >= 0)
+    t->runtime_ns[n] += sum - t->runtime_mark_ns;
+  else
+    LOCUS_COUNT(drops, LOCUS_SCHED_DROP_NODE);
+  t->runtime_mark_ns = sum;
   return 0;
 }

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Softirq and hardirq sensor.
- *  - per CPU and vector: softirq time and count (every event; per-CPU array,
- *    one lookup per hook, no shared state);
- *  - per IRQ and CPU: hardirq count and time (per-CPU hash keyed by irq);
- *  - per task: softirq time charged to the task current when the softirq ran
- *    (the one it interrupted, or ksoftirqd). Sampled, because its cost would
- *    otherwise grow with the softirq rate: one exit in `sample_every` per CPU
- *    is charged, scaled by sample_every.
- * tp_btf programs use task storage + iter/task; raw_tp programs a tid-keyed
- * LRU hash. */
+ *  - per CPU and vector: softirq count (every event) and time (sampled);
+ *  - per IRQ and CPU: hardirq count (every event) and time (sampled);
+ *  - per task: softirq time charged to the task current when a sampled
+ *    softirq ran (the one it interrupted, or ksoftirqd).
+ * Every event costs one per-CPU slot update in a global array; only one in
+ * `*_sample_every` reads the clock (the dominant cost here) and touches
+ * per-task state, so the cost per event stays flat as the rate grows.
+ * tp_btf programs keep per-task state in task storage + iter/task; raw_tp
+ * programs in a tid-keyed LRU hash. */
 // clang-format off
 #include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/softirq.h"
@@ -16,18 +16,19 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Load-time knob: charge one softirq exit in this many to the current task. */
-const volatile __u32 sample_every = 8;
+/* Load-time knobs: sampling periods, powers of two (the agent rounds up). */
+const volatile __u32 softirq_sample_every = 64;
+const volatile __u32 hardirq_sample_every = 8;
 
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct locus_softirq_cpu);
-} cpu_stats SEC(".maps");
+/* Per-CPU slots, read by the agent through the skeleton's mmap of .bss. */
+struct locus_softirq_cpu cpu_slots[LOCUS_MAX_CPUS] = {};
 
+/* Per IRQ and CPU at cpu * LOCUS_MAX_IRQS + irq; the agent sizes it to the
+ * possible CPUs before load and mmaps it. Array lookups are inlined by the
+ * verifier: no helper call on the hot path. */
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
   __uint(max_entries, LOCUS_MAX_IRQS);
   __type(key, __u32);
   __type(value, struct locus_irq_stat);
@@ -54,29 +55,37 @@ struct {
   __type(value, __u64);
 } drops SEC(".maps");
 
-static __always_inline void softirq_entry(unsigned int vec) {
-  __u32 zero = 0;
-  struct locus_softirq_cpu *c = bpf_map_lookup_elem(&cpu_stats, &zero);
-  if (c) c->softirq_start_ns = bpf_ktime_get_ns();
-}
-
-/* Accounts the softirq that just ended; returns its duration when this exit
- * is the sampled one for per-task charging (already scaled), else 0. */
-static __always_inline __u64 softirq_exit(unsigned int vec) {
-  __u32 zero = 0;
-  struct locus_softirq_cpu *c = bpf_map_lookup_elem(&cpu_stats, &zero);
-  if (!c || vec >= LOCUS_NR_SOFTIRQS) return 0;
-  if (!c->softirq_start_ns) {
-    LOCUS_COUNT(drops, LOCUS_SOFTIRQ_DROP_UNPAIRED);
+static __always_inline struct locus_softirq_cpu *this_cpu_slot(__u32 *cpu) {
+  *cpu = bpf_get_smp_processor_id();
+  int slot = locus_cpu_slot(*cpu);
+  if (slot < 0) {
+    LOCUS_COUNT(drops, LOCUS_SOFTIRQ_DROP_CPU);
     return 0;
   }
+  return &cpu_slots[slot];
+}
+
+static __always_inline void softirq_entry(void) {
+  __u32 cpu;
+  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
+  if (!c) return;
+  if ((++c->softirq_tick & (softirq_sample_every - 1)) == 0)
+    c->softirq_start_ns = bpf_ktime_get_ns();
+}
+
+/* Counts the softirq that just ended; returns its duration scaled by the
+ * sampling period when it was sampled, else 0. */
+static __always_inline __u64 softirq_exit(unsigned int vec) {
+  __u32 cpu;
+  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
+  if (!c || vec >= LOCUS_NR_SOFTIRQS) return 0;
+  c->count[vec]++;
+  if (!c->softirq_start_ns) return 0;
   __u64 delta = bpf_ktime_get_ns() - c->softirq_start_ns;
   c->softirq_start_ns = 0;
-  c->ns[vec] += delta;
-  c->count[vec]++;
-  if (++c->sample_counter < sample_every) return 0;
-  c->sample_counter = 0;
-  return delta * sample_every;
+  c->sampled_ns[vec] += delta;
+  c->sampled_count[vec]++;
+  return delta * softirq_sample_every;
 }
 
 static __always_inline void charge(struct locus_softirq_task *t,
@@ -90,40 +99,36 @@ static __always_inline void charge(struct locus_softirq_task *t,
 }
 
 static __always_inline void hardirq_entry(void) {
-  __u32 zero = 0;
-  struct locus_softirq_cpu *c = bpf_map_lookup_elem(&cpu_stats, &zero);
-  if (c) c->hardirq_start_ns = bpf_ktime_get_ns();
+  __u32 cpu;
+  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
+  if (!c) return;
+  if ((++c->hardirq_tick & (hardirq_sample_every - 1)) == 0)
+    c->hardirq_start_ns = bpf_ktime_get_ns();
 }
 
 static __always_inline void hardirq_exit(int irq) {
-  __u32 zero = 0;
-  struct locus_softirq_cpu *c = bpf_map_lookup_elem(&cpu_stats, &zero);
+  __u32 cpu;
+  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
   if (!c) return;
-  if (!c->hardirq_start_ns) {
-    LOCUS_COUNT(drops, LOCUS_SOFTIRQ_DROP_UNPAIRED);
+  __u64 start = c->hardirq_start_ns;
+  c->hardirq_start_ns = 0;
+  if ((__u32)irq >= LOCUS_MAX_IRQS) {
+    LOCUS_COUNT(drops, LOCUS_SOFTIRQ_DROP_IRQ);
     return;
   }
-  __u64 delta = bpf_ktime_get_ns() - c->hardirq_start_ns;
-  c->hardirq_start_ns = 0;
-  __u32 key = irq;
+  __u32 key = cpu * LOCUS_MAX_IRQS + irq;
   struct locus_irq_stat *s = bpf_map_lookup_elem(&irq_stats, &key);
-  if (!s) {
-    struct locus_irq_stat init = {};
-    if (bpf_map_update_elem(&irq_stats, &key, &init, BPF_NOEXIST) != 0 &&
-        !bpf_map_lookup_elem(&irq_stats, &key)) {
-      LOCUS_COUNT(drops, LOCUS_SOFTIRQ_DROP_IRQ_MAP);
-      return;
-    }
-    s = bpf_map_lookup_elem(&irq_stats, &key);
-    if (!s) return;
-  }
+  if (!s) return; /* cpu beyond the map's possible CPUs */
   s->count++;
-  s->ns += delta;
+  if (start) {
+    s->sampled_ns += bpf_ktime_get_ns() - start;
+    s->sampled_count++;
+  }
 }
 
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(softirq_entry_btf, unsigned int vec) {
-  softirq_entry(vec);
+  softirq_entry();
   return 0;
 }
 
@@ -131,8 +136,7 @@ SEC("tp_btf/softirq_exit")
 int BPF_PROG(softirq_exit_btf, unsigned int vec) {
   __u64 scaled = softirq_exit(vec);
   if (!scaled) return 0;
-  struct task_struct *task = bpf_get_current_task_btf();
-  charge(bpf_task_storage_get(&task_stats, task, 0,
+  charge(bpf_task_storage_get(&task_stats, bpf_get_current_task_btf(), 0,
                               BPF_LOCAL_STORAGE_GET_F_CREATE),
          vec, scaled);
   return 0;
@@ -150,6 +154,20 @@ int BPF_PROG(irq_exit_btf, int irq) {
   return 0;
 }
 
+SEC("iter/task")
+int dump_softirq(struct bpf_iter__task *ctx) {
+  struct task_struct *task = ctx->task;
+  if (!task) return 0;
+  struct locus_softirq_task *t = bpf_task_storage_get(&task_stats, task, 0, 0);
+  if (!t) return 0;
+  struct locus_softirq_task out = *t;
+  out.tid = task->pid;
+  out.pid = task->tgid;
+  __builtin_memcpy(out.comm, task->comm, sizeof(out.comm));
+  bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
+  return 0;
+}
+
 static __always_inline struct locus_softirq_task *lru_current(void) {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tid = (__u32)id;
@@ -164,7 +182,7 @@ static __always_inline struct locus_softirq_task *lru_current(void) {
 
 SEC("raw_tp/softirq_entry")
 int BPF_PROG(softirq_entry_raw, unsigned int vec) {
-  softirq_entry(vec);
+  softirq_entry();
   return 0;
 }
 
@@ -184,19 +202,5 @@ int BPF_PROG(irq_entry_raw, int irq) {
 SEC("raw_tp/irq_handler_exit")
 int BPF_PROG(irq_exit_raw, int irq) {
   hardirq_exit(irq);
-  return 0;
-}
-
-SEC("iter/task")
-int dump_softirq(struct bpf_iter__task *ctx) {
-  struct task_struct *task = ctx->task;
-  if (!task) return 0;
-  struct locus_softirq_task *t = bpf_task_storage_get(&task_stats, task, 0, 0);
-  if (!t) return 0;
-  struct locus_softirq_task out = *t;
-  out.tid = task->pid;
-  out.pid = task->tgid;
-  __builtin_memcpy(out.comm, task->comm, sizeof(out.comm));
-  bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
   return 0;
 }

@@ -21,12 +21,17 @@ static_assert(LOCUS_NET_RX_SOFTIRQ == kSoftirqNetRx);
 static_assert(offsetof(locus_sched_task, tid) == 0);
 static_assert(offsetof(locus_sched_task, pid) == 4);
 static_assert(offsetof(locus_sched_task, comm) == 8);
-static_assert(offsetof(locus_sched_task, last_cpu) == 24);
+static_assert(offsetof(locus_sched_task, cpu) == 24);
 static_assert(offsetof(locus_sched_task, migrations) == 32);
 static_assert(offsetof(locus_sched_task, cross_node_migrations) == 40);
 static_assert(offsetof(locus_sched_task, runtime_ns) == 48);
-static_assert(sizeof(locus_sched_task) == 48 + 8 * LOCUS_MAX_NODES);
-static_assert(sizeof(locus_sched_cpu) == 24);
+static_assert(offsetof(locus_sched_task, runtime_mark_ns) ==
+              48 + 8 * LOCUS_MAX_NODES);
+static_assert(sizeof(locus_sched_task) == 56 + 8 * LOCUS_MAX_NODES);
+static_assert(sizeof(locus_sched_task_state) == 16 + 8 * LOCUS_MAX_NODES);
+// Per-CPU slots are whole cache lines, so CPUs never share one.
+static_assert(sizeof(locus_sched_cpu) == 64);
+static_assert(sizeof(locus_softirq_cpu) % 64 == 0);
 
 static_assert(offsetof(locus_numa_fentry_task, local_pages) == 24);
 static_assert(offsetof(locus_numa_fentry_task, remote_pages) ==
@@ -41,17 +46,18 @@ static_assert(offsetof(locus_numa_iter_task, preferred_nid) ==
               24 + 16 * LOCUS_MAX_NODES + 32);
 static_assert(sizeof(locus_numa_iter_task) == 24 + 16 * LOCUS_MAX_NODES + 40);
 
-static_assert(offsetof(locus_softirq_cpu, sample_counter) == 16);
-static_assert(offsetof(locus_softirq_cpu, ns) == 24);
-static_assert(offsetof(locus_softirq_cpu, count) == 24 + 8 * LOCUS_NR_SOFTIRQS);
-static_assert(sizeof(locus_softirq_cpu) == 24 + 16 * LOCUS_NR_SOFTIRQS);
-static_assert(sizeof(locus_irq_stat) == 16);
+static_assert(offsetof(locus_softirq_cpu, softirq_tick) == 16);
+static_assert(offsetof(locus_softirq_cpu, count) == 24);
+static_assert(offsetof(locus_softirq_cpu, sampled_ns) ==
+              24 + 8 * LOCUS_NR_SOFTIRQS);
+static_assert(offsetof(locus_softirq_cpu, sampled_count) ==
+              24 + 16 * LOCUS_NR_SOFTIRQS);
+static_assert(sizeof(locus_softirq_cpu) == 24 + 24 * LOCUS_NR_SOFTIRQS + 56);
+static_assert(sizeof(locus_irq_stat) == 24);
 static_assert(offsetof(locus_softirq_task, net_rx_ns) == 24);
 static_assert(sizeof(locus_softirq_task) == 40);
 
-// Per-CPU map values are copied out in 8-byte slots.
-static_assert(sizeof(locus_sched_cpu) % 8 == 0);
-static_assert(sizeof(locus_softirq_cpu) % 8 == 0);
+// Map values are copied out in 8-byte units.
 static_assert(sizeof(locus_irq_stat) % 8 == 0);
 
 }  // namespace locus::abi

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +58,24 @@ uint64_t MonotonicNs() {
 
 std::string Comm(const char (&comm)[LOCUS_COMM_LEN]) {
   return std::string(comm, strnlen(comm, LOCUS_COMM_LEN));
+}
+
+uint32_t PowerOfTwoAtLeast(uint32_t n) {
+  uint32_t p = 1;
+  while (p < n && p < (1u << 30)) p <<= 1;
+  return p;
+}
+
+size_t RoundUpToPage(size_t n) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+// Time of `count` events estimated from the sampled ones.
+uint64_t Scale(uint64_t sampled_ns, uint64_t count, uint64_t sampled_count) {
+  if (sampled_count == 0) return 0;
+  return static_cast<uint64_t>(static_cast<long double>(sampled_ns) * count /
+                               sampled_count);
 }
 
 void SetAutoload(std::initializer_list<bpf_program*> progs, bool on) {
@@ -158,6 +177,10 @@ class BpfSensors : public SensorSource {
     return absl::OkStatus();
   }
 
+  ~BpfSensors() override {
+    if (irq_map_) munmap(const_cast<locus_irq_stat*>(irq_map_), irq_map_bytes_);
+  }
+
   SensorSources sources() const override { return sources_; }
 
   absl::StatusOr<SensorReading> Read() override {
@@ -208,7 +231,7 @@ class BpfSensors : public SensorSource {
     // The unused per-task map is not created: task storage may not exist on
     // the kernels that need the LRU fallback.
     bpf_map__set_autocreate(
-        btf ? sched_->maps.task_lru : sched_->maps.task_stats, false);
+        btf ? sched_->maps.task_lru : sched_->maps.task_state, false);
     if (int err = sched_bpf__load(sched_.p)) return Errno(err, "loading sched");
     if (int err = sched_bpf__attach(sched_.p))
       return Errno(err, "attaching sched");
@@ -234,8 +257,13 @@ class BpfSensors : public SensorSource {
     if (plan_.softirq == TraceSource::kNone) return absl::OkStatus();
     softirq_.p = softirq_bpf__open();
     if (!softirq_) return Errno(errno, "opening softirq.bpf.o");
-    softirq_->rodata->sample_every =
-        std::max<uint32_t>(1, options_.softirq_sample_every);
+    softirq_->rodata->softirq_sample_every =
+        PowerOfTwoAtLeast(options_.softirq_sample_every);
+    softirq_->rodata->hardirq_sample_every =
+        PowerOfTwoAtLeast(options_.hardirq_sample_every);
+    // One element per (possible CPU, IRQ number).
+    irq_map_entries_ = static_cast<size_t>(ncpus_) * LOCUS_MAX_IRQS;
+    bpf_map__set_max_entries(softirq_->maps.irq_stats, irq_map_entries_);
     bool btf = plan_.softirq == TraceSource::kTpBtf;
     SetAutoload(
         {softirq_->progs.softirq_entry_btf, softirq_->progs.softirq_exit_btf,
@@ -252,12 +280,17 @@ class BpfSensors : public SensorSource {
       return Errno(err, "loading softirq");
     if (int err = softirq_bpf__attach(softirq_.p))
       return Errno(err, "attaching softirq");
+    irq_map_bytes_ = RoundUpToPage(irq_map_entries_ * sizeof(locus_irq_stat));
+    void* m = mmap(nullptr, irq_map_bytes_, PROT_READ, MAP_SHARED,
+                   bpf_map__fd(softirq_->maps.irq_stats), 0);
+    if (m == MAP_FAILED) return Errno(errno, "mmap of irq_stats");
+    irq_map_ = static_cast<const locus_irq_stat*>(m);
     return absl::OkStatus();
   }
 
   void AddSchedTask(const locus_sched_task& s) {
     TaskCounters& t = Task(s.tid, s.pid, s.comm);
-    t.cpu = s.last_cpu;
+    t.cpu = s.cpu;
     t.migrations = s.migrations;
     t.cross_node_migrations = s.cross_node_migrations;
     for (int n = 0; n < num_nodes_; ++n) t.runtime_ns[n] = s.runtime_ns[n];
@@ -277,16 +310,17 @@ class BpfSensors : public SensorSource {
           });
       lru_live_sched_ = live;
     }
-    std::vector<locus_sched_cpu> cpus(ncpus_);
-    uint32_t zero = 0;
-    if (bpf_map_lookup_elem(bpf_map__fd(sched_->maps.cpu_stats), &zero,
-                            cpus.data()) == 0) {
-      for (int c = 0; c < ncpus_; ++c) r.cpus[c].busy_ns = cpus[c].busy_ns;
+    for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
+      const locus_sched_cpu& slot = sched_->bss->cpu_slots[c];
+      r.cpus[c].busy_ns = slot.busy_ns;
+      r.cpus[c].switches = slot.switches;
+      r.cpus[c].untimed_switches = slot.untimed_switches;
     }
     std::vector<uint64_t> d = SumPerCpuCounters(bpf_map__fd(sched_->maps.drops),
                                                 LOCUS_SCHED_NR_DROPS, ncpus_);
     r.drops["sched.storage_unavailable"] = d[LOCUS_SCHED_DROP_STORAGE];
     r.drops["sched.node_out_of_range"] = d[LOCUS_SCHED_DROP_NODE];
+    r.drops["sched.cpu_out_of_range"] = d[LOCUS_SCHED_DROP_CPU];
     if (plan_.sched == TraceSource::kRawTp) {
       // Entries the LRU pushed out: inserted minus still present.
       uint64_t ins = d[LOCUS_SCHED_LRU_INSERTS];
@@ -304,33 +338,28 @@ class BpfSensors : public SensorSource {
 
   absl::Status ReadSoftirq(SensorReading& r) {
     if (!softirq_) return absl::OkStatus();
-    std::vector<locus_softirq_cpu> cpus(ncpus_);
-    uint32_t zero = 0;
-    if (bpf_map_lookup_elem(bpf_map__fd(softirq_->maps.cpu_stats), &zero,
-                            cpus.data()) == 0) {
-      for (int c = 0; c < ncpus_; ++c) {
-        for (int v = 0; v < kNumSoftirqVectors; ++v) {
-          r.cpus[c].softirq_ns[v] = cpus[c].ns[v];
-          r.cpus[c].softirq_count[v] = cpus[c].count[v];
-        }
+    for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
+      const locus_softirq_cpu& slot = softirq_->bss->cpu_slots[c];
+      for (int v = 0; v < kNumSoftirqVectors; ++v) {
+        r.cpus[c].softirq_count[v] = slot.count[v];
+        r.cpus[c].softirq_ns[v] =
+            Scale(slot.sampled_ns[v], slot.count[v], slot.sampled_count[v]);
       }
     }
-    ForEachEntry<uint32_t, locus_irq_stat>(
-        bpf_map__fd(softirq_->maps.irq_stats),
-        [&](const uint32_t& irq, const locus_irq_stat* per_cpu) {
-          IrqCounters ic;
-          ic.irq = static_cast<int>(irq);
-          for (int c = 0; c < ncpus_; ++c) {
-            ic.count_per_cpu.push_back(per_cpu[c].count);
-            ic.ns_per_cpu.push_back(per_cpu[c].ns);
-          }
-          r.irqs.push_back(std::move(ic));
-        },
-        ncpus_);
-    std::sort(r.irqs.begin(), r.irqs.end(),
-              [](const IrqCounters& a, const IrqCounters& b) {
-                return a.irq < b.irq;
-              });
+    for (int irq = 0; irq < LOCUS_MAX_IRQS; ++irq) {
+      IrqCounters ic;
+      ic.irq = irq;
+      bool any = false;
+      for (int c = 0; c < ncpus_; ++c) {
+        const locus_irq_stat& st =
+            irq_map_[static_cast<size_t>(c) * LOCUS_MAX_IRQS + irq];
+        ic.count_per_cpu.push_back(st.count);
+        ic.ns_per_cpu.push_back(
+            Scale(st.sampled_ns, st.count, st.sampled_count));
+        any |= st.count != 0;
+      }
+      if (any) r.irqs.push_back(std::move(ic));
+    }
     uint64_t live = 0;
     if (plan_.softirq == TraceSource::kTpBtf) {
       RETURN_IF_ERROR(ReadIter<locus_softirq_task>(
@@ -345,9 +374,9 @@ class BpfSensors : public SensorSource {
     }
     std::vector<uint64_t> d = SumPerCpuCounters(
         bpf_map__fd(softirq_->maps.drops), LOCUS_SOFTIRQ_NR_DROPS, ncpus_);
-    r.drops["softirq.irq_map_full"] = d[LOCUS_SOFTIRQ_DROP_IRQ_MAP];
+    r.drops["softirq.irq_out_of_range"] = d[LOCUS_SOFTIRQ_DROP_IRQ];
+    r.drops["softirq.cpu_out_of_range"] = d[LOCUS_SOFTIRQ_DROP_CPU];
     r.drops["softirq.storage_unavailable"] = d[LOCUS_SOFTIRQ_DROP_STORAGE];
-    r.drops["softirq.unpaired_exit"] = d[LOCUS_SOFTIRQ_DROP_UNPAIRED];
     if (plan_.softirq == TraceSource::kRawTp) {
       uint64_t ins = d[LOCUS_SOFTIRQ_LRU_INSERTS];
       r.drops["softirq.lru_evicted"] = ins > live ? ins - live : 0;
@@ -426,6 +455,9 @@ class BpfSensors : public SensorSource {
   NumaSkel numa_;
   SoftirqSkel softirq_;
   uint64_t lru_live_sched_ = 0;
+  size_t irq_map_entries_ = 0;
+  size_t irq_map_bytes_ = 0;
+  const locus_irq_stat* irq_map_ = nullptr;
   std::map<int32_t, TaskCounters> tasks_;
 };
 

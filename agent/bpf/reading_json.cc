@@ -63,6 +63,8 @@ std::string ReadingToJson(const SensorReading& r, uint64_t window_ns) {
                                   ",\"count\":", c.softirq_count[v], "}"));
     }
     cpus.push_back(absl::StrCat("{\"cpu\":", c.cpu, ",\"busy_ns\":", c.busy_ns,
+                                ",\"switches\":", c.switches,
+                                ",\"untimed_switches\":", c.untimed_switches,
                                 ",\"softirq\":{", absl::StrJoin(vecs, ","),
                                 "}}"));
   }

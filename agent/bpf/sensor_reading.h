@@ -1,9 +1,13 @@
 // What the sensors report: plain structs, no libbpf types.
 //
-// Every counter here is CUMULATIVE since the sensors were opened (BPF maps
-// only ever add); the caller diffs two readings to get per-tick deltas. The
-// exception is NUMA faults from the iter_task and procfs sources, which are
-// the kernel's own decaying per-task fault weights (see NumaFaultKind).
+// Every counter here is CUMULATIVE, never a delta: the caller diffs two
+// readings of the same task/CPU/IRQ to get per-tick deltas. Since when:
+//  - per CPU, per IRQ, cross_node_migrations, softirq time per task: since
+//    the sensors were opened;
+//  - migrations and runtime_ns with the tp_btf source: over the task's life
+//    (the kernel's se.nr_migrations and se.sum_exec_runtime);
+//  - NUMA faults from iter_task/procfs: the kernel's own decaying per-task
+//    weights, not counts (see NumaFaultKind).
 #ifndef LOCUS_AGENT_BPF_SENSOR_READING_H_
 #define LOCUS_AGENT_BPF_SENSOR_READING_H_
 
@@ -51,15 +55,20 @@ struct TaskCounters {
 
 struct CpuCounters {
   int cpu = 0;
-  uint64_t busy_ns = 0;  // time a non-idle task ran here (sched_switch)
+  // Slices of fair-class tasks ending here (sched_switch, the kernel's own
+  // se.sum_exec_runtime clock); RT/DL slices are counted in untimed_switches.
+  uint64_t busy_ns = 0;
+  uint64_t switches = 0;
+  uint64_t untimed_switches = 0;
+  // Count exact; time estimated from sampled events (see sensor_source.h).
   uint64_t softirq_ns[kNumSoftirqVectors] = {};
   uint64_t softirq_count[kNumSoftirqVectors] = {};
 };
 
 struct IrqCounters {
   int irq = 0;
-  std::vector<uint64_t> count_per_cpu;  // indexed by cpu
-  std::vector<uint64_t> ns_per_cpu;     // hardirq handler time
+  std::vector<uint64_t> count_per_cpu;  // indexed by cpu, exact
+  std::vector<uint64_t> ns_per_cpu;     // handler time, sampled estimate
 };
 
 // Which implementation feeds each sensor, e.g. sched "tp_btf",

@@ -25,8 +25,11 @@ struct SensorOptions {
   bool numa_balancing = false;
   // Root of procfs for the /proc/PID/task/TID/sched fallback.
   std::string procfs_root = "/proc";
-  // Charge one softirq in this many to the interrupted task (scaled up).
-  uint32_t softirq_sample_every = 8;
+  // Time one softirq (hardirq) in this many per CPU and scale up; counts
+  // stay exact. Rounded up to a power of two. Sampled softirqs are also the
+  // ones charged to the interrupted task.
+  uint32_t softirq_sample_every = 64;
+  uint32_t hardirq_sample_every = 8;
 };
 
 class SensorSource {

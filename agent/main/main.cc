@@ -24,8 +24,12 @@ ABSL_FLAG(std::string, sysfs_root, "/sys",
           "Root of sysfs (topology is read from here).");
 ABSL_FLAG(std::string, procfs_root, "/proc",
           "Root of procfs (numa_balancing, /proc/PID/task/TID/sched).");
-ABSL_FLAG(uint32_t, softirq_sample_every, 8,
-          "Charge one softirq in N to the interrupted task (scaled by N).");
+ABSL_FLAG(uint32_t, softirq_sample_every, 64,
+          "Time one softirq in N per CPU (rounded up to a power of two) and "
+          "charge it, scaled by N, to the interrupted task; counts stay "
+          "exact.");
+ABSL_FLAG(uint32_t, hardirq_sample_every, 8,
+          "Time one hardirq in N per CPU (power of two); counts stay exact.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -41,6 +45,7 @@ int main(int argc, char** argv) {
   options.json = absl::GetFlag(FLAGS_json);
   options.observe_seconds = absl::GetFlag(FLAGS_observe);
   options.softirq_sample_every = absl::GetFlag(FLAGS_softirq_sample_every);
+  options.hardirq_sample_every = absl::GetFlag(FLAGS_hardirq_sample_every);
   auto disabled = locus::ParseFeatureList(absl::GetFlag(FLAGS_disable_feature));
   if (!disabled.ok()) {
     std::cerr << "locusd: --disable_feature: " << disabled.status().message()

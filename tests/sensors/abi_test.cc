@@ -16,12 +16,13 @@ TEST(AbiTest, RecordsAreTriviallyCopyable) {
   EXPECT_TRUE(std::is_trivially_copyable_v<locus_numa_fentry_task>);
   EXPECT_TRUE(std::is_trivially_copyable_v<locus_softirq_task>);
   EXPECT_TRUE(std::is_trivially_copyable_v<locus_softirq_cpu>);
+  EXPECT_TRUE(std::is_trivially_copyable_v<locus_irq_stat>);
 }
 
 TEST(AbiTest, SizesAsTheKernelSeesThem) {
-  EXPECT_EQ(sizeof(locus_sched_task), 176u);
+  EXPECT_EQ(sizeof(locus_sched_task), 184u);
   EXPECT_EQ(sizeof(locus_numa_iter_task), 320u);
-  EXPECT_EQ(sizeof(locus_softirq_cpu), 184u);
+  EXPECT_EQ(sizeof(locus_softirq_cpu), 320u);
   EXPECT_EQ(sizeof(locus_softirq_task), 40u);
   EXPECT_EQ(LOCUS_MAX_CPUS & (LOCUS_MAX_CPUS - 1), 0)
       << "sched.bpf.c masks CPU ids with LOCUS_MAX_CPUS - 1";

@@ -8,7 +8,7 @@
 /* Nodes tracked per task; faults and runtime on higher nodes are dropped and
  * counted. */
 #define LOCUS_MAX_NODES 16
-/* Per-task LRU maps (fallback paths) and the per-IRQ map. */
+/* Per-task LRU maps (fallback paths); IRQ numbers tracked per CPU. */
 #define LOCUS_MAX_TASKS 16384
 #define LOCUS_MAX_IRQS 2048
 #define LOCUS_NR_SOFTIRQS 10

@@ -1,6 +1,11 @@
-/* ABI of bpf/sched.bpf.c: per-task scheduler counters. Shared verbatim by the
- * BPF program and agent/bpf (which static_asserts the layout). All counters
- * are cumulative since the program was loaded. */
+/* ABI of bpf/sched.bpf.c: per-task migrations and on-CPU time by node, and
+ * per-CPU busy time. Shared verbatim by the BPF program and agent/bpf (which
+ * static_asserts the layout).
+ *
+ * Cost model: nothing per task happens on sched_switch, and on
+ * sched_migrate_task only when the move crosses a NUMA node. Migration counts
+ * and runtime come from the kernel's own per-task accounting
+ * (se.nr_migrations, se.sum_exec_runtime), read by the task iterator. */
 #ifndef LOCUS_BPF_SCHED_H_
 #define LOCUS_BPF_SCHED_H_
 
@@ -11,32 +16,53 @@
 
 #include "locus/limits.h"
 
-/* One task. Value of the per-task storage (tp_btf path) or of the tid-keyed
- * LRU hash (raw_tp path); also the record the task iterator emits. */
+/* One task: the record the task iterator emits (tp_btf path) and the value
+ * of the tid-keyed LRU hash (raw_tp path). */
 struct locus_sched_task {
   __u32 tid;
   __u32 pid;
   char comm[LOCUS_COMM_LEN];
-  __s32 last_cpu; /* CPU it last ran on (from sched_switch), -1 unknown */
+  __s32 cpu; /* CPU it is on or last ran on */
   __u32 pad0;
+  /* tp_btf: task->se.nr_migrations, over the task's life.
+   * raw_tp: migrations seen since the program was loaded. */
   __u64 migrations;
+  __u64 cross_node_migrations; /* since the program was loaded */
+  /* On-CPU time by node of the CPU. tp_btf: over the task's life (exact:
+   * the task stays on one node between cross-node moves). raw_tp: up to its
+   * last migration seen since load. */
+  __u64 runtime_ns[LOCUS_MAX_NODES];
+  __u64 runtime_mark_ns; /* private: se.sum_exec_runtime at the last move */
+};
+
+/* Task storage of the tp_btf path: created at a task's first cross-node
+ * migration, freed with the task. */
+struct locus_sched_task_state {
   __u64 cross_node_migrations;
-  __u64 runtime_ns[LOCUS_MAX_NODES]; /* on-CPU time by node of the CPU */
+  __u64 runtime_mark_ns; /* se.sum_exec_runtime at the last cross-node move */
+  __u64 runtime_ns[LOCUS_MAX_NODES];
 };
 
-/* Per CPU (per-CPU array, one element). */
+/* Per CPU: a cache-line-padded slot of a global array indexed by CPU (no map
+ * lookup on sched_switch). Cumulative since load. */
 struct locus_sched_cpu {
-  __u64 last_switch_ns; /* private to BPF */
-  __u64 busy_ns;        /* time a non-idle task was on this CPU */
+  /* Slices of fair-class tasks (se.sum_exec_runtime - prev_sum_exec_runtime
+   * at switch-out: the kernel's clock, no timestamp taken here). */
+  __u64 busy_ns;
   __u64 switches;
+  /* Switch-outs of RT/DL/ext tasks, whose slice length that formula does
+   * not give: counted, not timed. */
+  __u64 untimed_switches;
+  __u64 pad[5];
 };
 
-/* Drop counters (per-CPU array indexed by these). */
+/* Drop counters (per-CPU array indexed by these; off the hot paths). */
 enum locus_sched_drop {
   LOCUS_SCHED_DROP_STORAGE = 0, /* per-task storage/map could not be had */
   LOCUS_SCHED_DROP_NODE = 1,    /* node id >= LOCUS_MAX_NODES */
-  LOCUS_SCHED_LRU_INSERTS = 2,  /* new tasks put in the LRU (fallback) */
-  LOCUS_SCHED_NR_DROPS = 3,
+  LOCUS_SCHED_LRU_INSERTS = 2,  /* new tasks put in the LRU (raw_tp) */
+  LOCUS_SCHED_DROP_CPU = 3,     /* cpu id >= LOCUS_MAX_CPUS */
+  LOCUS_SCHED_NR_DROPS = 4,
 };
 
 #endif /* LOCUS_BPF_SCHED_H_ */

@@ -1,5 +1,12 @@
-/* ABI of bpf/softirq.bpf.c: softirq time per CPU and vector, hardirq time per
- * IRQ and CPU, and softirq time charged to the interrupted task. */
+/* ABI of bpf/softirq.bpf.c: softirq count and time per CPU and vector,
+ * hardirq count and time per IRQ and CPU, and softirq time charged to the
+ * interrupted task.
+ *
+ * Cost model: counts are exact (every event increments a per-CPU slot of a
+ * global array: no map lookup, no timestamp). Time is sampled, because
+ * reading the clock costs more than everything else on these hooks and their
+ * rate grows with load: one event in `*_sample_every` per CPU is timed, and
+ * the agent scales: ns ~= sampled_ns * count / sampled_count. */
 #ifndef LOCUS_BPF_SOFTIRQ_H_
 #define LOCUS_BPF_SOFTIRQ_H_
 
@@ -13,25 +20,31 @@
 /* NET_RX in include/linux/interrupt.h. */
 #define LOCUS_NET_RX_SOFTIRQ 3
 
-/* Per CPU (per-CPU array, one element). Cumulative since load. */
+/* Per CPU: cache-line-padded slot of a global array indexed by CPU.
+ * Cumulative since load. */
 struct locus_softirq_cpu {
-  __u64 softirq_start_ns; /* private to BPF: softirqs do not nest per CPU */
-  __u64 hardirq_start_ns; /* private to BPF: hardirq handlers do not nest */
-  __u32 sample_counter;   /* private to BPF: per-task attribution sampling */
-  __u32 pad0;
-  __u64 ns[LOCUS_NR_SOFTIRQS];
+  __u64 softirq_start_ns; /* private: set when this softirq is sampled */
+  __u64 hardirq_start_ns; /* private: set when this hardirq is sampled */
+  __u32 softirq_tick;     /* private: sampling counter */
+  __u32 hardirq_tick;     /* private: sampling counter */
   __u64 count[LOCUS_NR_SOFTIRQS];
+  __u64 sampled_ns[LOCUS_NR_SOFTIRQS];
+  __u64 sampled_count[LOCUS_NR_SOFTIRQS];
+  __u64 pad[7];
 };
 
-/* Per IRQ number (per-CPU hash). Cumulative since load. */
+/* Per IRQ and CPU: array map element at cpu * LOCUS_MAX_IRQS + irq.
+ * Cumulative since load. */
 struct locus_irq_stat {
   __u64 count;
-  __u64 ns;
+  __u64 sampled_ns;
+  __u64 sampled_count;
 };
 
 /* Softirq time spent while a task was current (the task it interrupted, or
- * ksoftirqd). Sampled: one softirq exit in `sample_every` per CPU is charged,
- * scaled by sample_every, so these are estimates; cumulative since load. */
+ * ksoftirqd): charged on sampled softirqs only, scaled by the sampling
+ * period, so these are estimates. Cumulative since load (raw_tp path) or
+ * since the task's first sampled softirq (tp_btf path: task storage). */
 struct locus_softirq_task {
   __u32 tid;
   __u32 pid;
@@ -41,9 +54,9 @@ struct locus_softirq_task {
 };
 
 enum locus_softirq_drop {
-  LOCUS_SOFTIRQ_DROP_IRQ_MAP = 0,  /* per-IRQ map full */
-  LOCUS_SOFTIRQ_DROP_STORAGE = 1,  /* per-task storage/map could not be had */
-  LOCUS_SOFTIRQ_DROP_UNPAIRED = 2, /* exit without a matching entry */
+  LOCUS_SOFTIRQ_DROP_IRQ = 0,     /* irq >= LOCUS_MAX_IRQS */
+  LOCUS_SOFTIRQ_DROP_STORAGE = 1, /* per-task storage/map could not be had */
+  LOCUS_SOFTIRQ_DROP_CPU = 2,     /* cpu >= LOCUS_MAX_CPUS */
   LOCUS_SOFTIRQ_LRU_INSERTS = 3,
   LOCUS_SOFTIRQ_NR_DROPS = 4,
 };
