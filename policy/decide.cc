@@ -61,27 +61,34 @@ struct Worker {
   uint64_t total_pages = 0;
   uint64_t net_rx_ns = 0;
   uint64_t cross_node_migrations = 0;
+  uint64_t faults = 0;         // NUMA faults, all memory nodes
+  uint64_t remote_faults = 0;  // of which the faulting CPU was elsewhere
   bool held = false;
   int dwell_node = -1;  // node it must stay on (moved within dwell), or -1
 };
 
 enum class CandidateKind { kPin = 0, kIrq = 1 };
 
+// A possible move. Candidates are many on a big host and few are chosen, so
+// they hold numbers; reasons are written only for the chosen.
 struct Candidate {
   CandidateKind kind;
   int index;  // worker index or IRQ index in the snapshot
   double gain;
-  int32_t id;  // pid or IRQ number, for a deterministic order
-  int node;    // target node index
-  std::vector<int> cpus;
-  std::string reason;
+  int32_t id;          // pid or IRQ number, for a deterministic order
+  int node;            // target node index
+  int cpu;             // the one CPU; -1 for a pin to all of the node's CPUs
+  double run_off = 0;  // pin: share of runtime off the node
+  double remote = -1;  // pin: share of faults remote; -1: no faults
+  std::string irq_reason;  // IRQs are few: written when found
 };
 
 struct MemoryCandidate {
   int worker;
   double gain;
   uint64_t bytes;
-  std::string basis;
+  uint64_t faults;    // judged on faults when > 0, else on pages
+  uint64_t off_home;  // faults off the home node
 };
 
 class Engine {
@@ -109,7 +116,27 @@ class Engine {
     const std::vector<int>& d = s_.topology.nodes[from].distances;
     return to < static_cast<int>(d.size()) ? d[to] : (from == to ? 10 : 20);
   }
-  uint64_t Run(int w, int n) const { return run_[w * nodes_ + n]; }
+  // Runtime on node n. Summed again when needed rather than stored per
+  // worker and node: on a big host that table costs more (fresh pages every
+  // tick) than the sums.
+  uint64_t Run(int w, int n) const {
+    uint64_t sum = 0;
+    for (const ThreadSample& t : workers_[w].target->threads) {
+      if (n < static_cast<int>(t.runtime_ns.size())) sum += t.runtime_ns[n];
+    }
+    return sum;
+  }
+  // Faults on memory of node n (local and remote).
+  uint64_t Faults(int w, int n) const {
+    uint64_t sum = 0;
+    for (const ThreadSample& t : workers_[w].target->threads) {
+      if (n < static_cast<int>(t.faults.size())) {
+        sum += t.faults[n].local + t.faults[n].remote;
+      }
+    }
+    return sum;
+  }
+  std::string PinReason(const Candidate& c) const;
   uint64_t Pages(const Worker& w, int n) const {
     return n < static_cast<int>(w.target->resident_pages.size())
                ? w.target->resident_pages[n]
@@ -138,7 +165,7 @@ class Engine {
   std::vector<std::vector<int>> worker_cpus_;  // per node index
   std::vector<std::vector<int>> irq_cpus_;     // per node index
   std::vector<Worker> workers_;
-  std::vector<uint64_t> run_;  // workers_ x nodes_
+  std::vector<uint64_t> run_;  // scratch: one worker's runtime per node
   std::vector<Candidate> candidates_;
   std::vector<MemoryCandidate> memory_;
   int converged_ = 0;
@@ -212,6 +239,7 @@ bool Engine::Setup(Plan& plan) {
 void Engine::CollectWorkers() {
   absl::flat_hash_set<std::string> comms(p_.targets().comm().begin(),
                                          p_.targets().comm().end());
+  workers_.reserve(s_.targets.size());
   for (const Target& target : s_.targets) {
     if (!comms.contains(target.comm)) continue;
     if (p_.targets().workers_only() && target.role != TargetRole::kWorker) {
@@ -221,10 +249,11 @@ void Engine::CollectWorkers() {
     w.target = &target;
     workers_.push_back(w);
   }
-  run_.assign(workers_.size() * nodes_, 0);
+
   for (size_t wi = 0; wi < workers_.size(); ++wi) {
     Worker& w = workers_[wi];
     const Target& t = *w.target;
+    run_.assign(nodes_, 0);
     bool confined = !t.threads.empty();
     int pinned = -1;
     int pinned_cpu = -2;  // -2: none seen yet
@@ -232,8 +261,14 @@ void Engine::CollectWorkers() {
     for (const ThreadSample& thread : t.threads) {
       size_t n_max = std::min<size_t>(nodes_, thread.runtime_ns.size());
       for (size_t n = 0; n < n_max; ++n) {
-        run_[wi * nodes_ + n] += thread.runtime_ns[n];
+        run_[n] += thread.runtime_ns[n];
         w.total_run += thread.runtime_ns[n];
+      }
+      size_t m_max = std::min<size_t>(nodes_, thread.faults.size());
+      for (size_t m = 0; m < m_max; ++m) {
+        uint64_t all = thread.faults[m].local + thread.faults[m].remote;
+        w.faults += all;
+        w.remote_faults += thread.faults[m].remote;
       }
       w.net_rx_ns += thread.net_rx_softirq_ns;
       w.cross_node_migrations += thread.cross_node_migrations;
@@ -274,7 +309,7 @@ void Engine::CollectWorkers() {
     int mem_node = -1;
     uint64_t best_pages = 0;
     for (int n = 0; n < nodes_; ++n) {
-      if (Run(wi, n) > best_run) best_run = Run(wi, n), run_node = n;
+      if (run_[n] > best_run) best_run = run_[n], run_node = n;
       if (Pages(w, n) > best_pages) best_pages = Pages(w, n), mem_node = n;
     }
     if (w.held) {
@@ -404,7 +439,6 @@ void Engine::PinCandidates() {
       }
     }
   }
-  const double tick_s = std::max<uint64_t>(s_.tick_ns, 1) / 1e9;
   for (size_t wi = 0; wi < workers_.size(); ++wi) {
     const Worker& w = workers_[wi];
     if (w.home < 0) continue;
@@ -431,19 +465,11 @@ void Engine::PinCandidates() {
     }
     // Faults on memory elsewhere stay remote once pinned home; the rest
     // become local.
-    uint64_t faults = 0, remote = 0, off_home = 0;
-    for (const ThreadSample& thread : w.target->threads) {
-      for (size_t m = 0; m < thread.faults.size(); ++m) {
-        uint64_t all = thread.faults[m].local + thread.faults[m].remote;
-        faults += all;
-        remote += thread.faults[m].remote;
-        if (static_cast<int>(m) != w.home) off_home += all;
-      }
-    }
+    const uint64_t faults = w.faults;
     double fault_gain = 0;
     if (faults > 0 && faults >= p_.memory().min_faults()) {
-      fault_gain =
-          std::max(0.0, double(remote) / faults - double(off_home) / faults);
+      double off_home = double(faults - Faults(wi, w.home)) / faults;
+      fault_gain = std::max(0.0, double(w.remote_faults) / faults - off_home);
     }
     double gain = std::max(run_off, fault_gain);
     if (gain < min_gain_ || gain <= 0) {
@@ -455,8 +481,12 @@ void Engine::PinCandidates() {
                 gain,
                 w.target->pid,
                 w.home,
-                {},
+                -1,
+                0,
+                -1,
                 {}};
+    c.run_off = run_off;
+    if (faults > 0) c.remote = double(w.remote_faults) / faults;
     if (per_cpu) {
       int best = -1;
       for (int cpu : worker_cpus_[w.home]) {
@@ -471,27 +501,33 @@ void Engine::PinCandidates() {
         }
       }
       ++cpu_load[best];
-      c.cpus = {best};
-    } else {
-      c.cpus = worker_cpus_[w.home];
+      c.cpu = best;
     }
-    std::string where =
-        w.pinned >= 0
-            ? absl::StrCat("pinned to node ", Id(w.pinned))
-            : absl::StrCat(Pct(run_off), " of runtime off node ", Id(w.home));
-    c.reason = absl::StrCat("worker ", w.target->pid, " (", w.target->comm,
-                            ") ", where);
-    if (faults > 0) {
-      absl::StrAppend(&c.reason, ", ", Pct(double(remote) / faults),
-                      " remote faults");
-    }
-    absl::StrAppend(&c.reason, ", ",
-                    absl::StrFormat("%.0f", w.cross_node_migrations / tick_s),
-                    " cross-node migrations/s -> pin to node ", Id(w.home),
-                    per_cpu ? " cpu " : " cpus ", FormatCpuList(c.cpus),
-                    " (expected gain ", Pct(gain), ")");
     candidates_.push_back(std::move(c));
   }
+}
+
+std::string Engine::PinReason(const Candidate& c) const {
+  const Worker& w = workers_[c.index];
+  const double tick_s = std::max<uint64_t>(s_.tick_ns, 1) / 1e9;
+  std::string reason =
+      absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ");
+  if (w.pinned >= 0) {
+    absl::StrAppend(&reason, "pinned to node ", Id(w.pinned));
+  } else {
+    absl::StrAppend(&reason, Pct(c.run_off), " of runtime off node ",
+                    Id(c.node));
+  }
+  if (c.remote >= 0) {
+    absl::StrAppend(&reason, ", ", Pct(c.remote), " remote faults");
+  }
+  absl::StrAppend(
+      &reason, ", ", absl::StrFormat("%.0f", w.cross_node_migrations / tick_s),
+      " cross-node migrations/s -> pin to node ", Id(c.node),
+      c.cpu >= 0 ? absl::StrCat(" cpu ", c.cpu)
+                 : absl::StrCat(" cpus ", FormatCpuList(worker_cpus_[c.node])),
+      " (expected gain ", Pct(c.gain), ")");
+  return reason;
 }
 
 void Engine::MemoryCandidates() {
@@ -507,31 +543,19 @@ void Engine::MemoryCandidates() {
       ++dwelling_;
       continue;
     }
-    uint64_t faults = 0, off_home = 0;
-    for (const ThreadSample& thread : w.target->threads) {
-      for (size_t m = 0; m < thread.faults.size(); ++m) {
-        uint64_t all = thread.faults[m].local + thread.faults[m].remote;
-        faults += all;
-        if (static_cast<int>(m) != w.home) off_home += all;
-      }
-    }
-    uint64_t pages_off = w.total_pages - Pages(w, w.home);
-    double share;
-    std::string basis;
-    if (faults > 0 && faults >= p_.memory().min_faults()) {
-      share = double(off_home) / faults;
-      basis = absl::StrCat(Pct(share), " of NUMA faults (", off_home, " of ",
-                           faults, ")");
-    } else {
-      share = double(pages_off) / w.total_pages;
-      basis = absl::StrCat(Pct(share), " of resident pages");
-    }
+    const uint64_t faults = w.faults;
+    const uint64_t off_home = faults - Faults(wi, w.home);
+    const uint64_t pages_off = w.total_pages - Pages(w, w.home);
+    const bool by_faults = faults > 0 && faults >= p_.memory().min_faults();
+    double share = by_faults ? double(off_home) / faults
+                             : double(pages_off) / w.total_pages;
     if (pages_off == 0 || share < p_.memory().remote_threshold() ||
         share < min_gain_) {
       continue;
     }
     memory_.push_back({static_cast<int>(wi), share,
-                       pages_off * w.target->page_size, std::move(basis)});
+                       pages_off * w.target->page_size, by_faults ? faults : 0,
+                       off_home});
   }
 }
 
@@ -711,9 +735,10 @@ void Engine::IrqCandidates(Plan& plan) {
       }
       if (best < 0) continue;
       ++assigned[best];
-      Candidate c{CandidateKind::kIrq, list[q], gain, irq.irq, to, {best}, {}};
+      Candidate c{
+          CandidateKind::kIrq, list[q], gain, irq.irq, to, best, 0, -1, {}};
       double off_share = 1 - handled[q][to];
-      c.reason = absl::StrCat(
+      c.irq_reason = absl::StrCat(
           "irq ", irq.irq, " (", irq.net_device, " queue ", irq.queue,
           irq.name.empty() ? "" : absl::StrCat(", ", irq.name), ") ",
           totals[q] > 0
@@ -740,12 +765,13 @@ void Engine::Select(Plan& plan) {
   auto by_gain = [](const auto& a, const auto& b, int32_t ida, int32_t idb) {
     return a.gain > b.gain || (a.gain == b.gain && ida < idb);
   };
-  std::stable_sort(candidates_.begin(), candidates_.end(),
-                   [&](const Candidate& a, const Candidate& b) {
-                     if (a.gain != b.gain) return a.gain > b.gain;
-                     if (a.kind != b.kind) return a.kind < b.kind;
-                     return a.id < b.id;
-                   });
+  // (kind, id) is unique: a total order, so the plan is deterministic.
+  std::sort(candidates_.begin(), candidates_.end(),
+            [&](const Candidate& a, const Candidate& b) {
+              if (a.gain != b.gain) return a.gain > b.gain;
+              if (a.kind != b.kind) return a.kind < b.kind;
+              return a.id < b.id;
+            });
   int moves = 0;
   int deferred = 0;
   std::vector<bool> pinned_now(workers_.size(), false);
@@ -759,17 +785,20 @@ void Engine::Select(Plan& plan) {
     if (c.kind == CandidateKind::kPin) {
       const Worker& w = workers_[c.index];
       pinned_now[c.index] = true;
+      const std::vector<int> cpus =
+          c.cpu >= 0 ? std::vector<int>{c.cpu} : worker_cpus_[c.node];
+      const std::string reason = PinReason(c);
       for (const ThreadSample& thread : w.target->threads) {
         Action a;
-        a.op = PinThread{w.target->pid, thread.tid, Id(c.node), c.cpus};
-        a.reason = c.reason;
+        a.op = PinThread{w.target->pid, thread.tid, Id(c.node), cpus};
+        a.reason = reason;
         a.expected_gain = c.gain;
         pins.push_back(std::move(a));
       }
     } else {
       Action a;
-      a.op = SetIrqAffinity{s_.irqs[c.index].irq, c.cpus};
-      a.reason = std::move(c.reason);
+      a.op = SetIrqAffinity{s_.irqs[c.index].irq, {c.cpu}};
+      a.reason = std::move(c.irq_reason);
       a.expected_gain = c.gain;
       irqs.push_back(std::move(a));
     }
@@ -777,11 +806,11 @@ void Engine::Select(Plan& plan) {
 
   // Memory follows threads: only workers already confined to their home or
   // pinned there in this plan.
-  std::stable_sort(memory_.begin(), memory_.end(),
-                   [&](const MemoryCandidate& a, const MemoryCandidate& b) {
-                     return by_gain(a, b, workers_[a.worker].target->pid,
-                                    workers_[b.worker].target->pid);
-                   });
+  std::sort(memory_.begin(), memory_.end(),
+            [&](const MemoryCandidate& a, const MemoryCandidate& b) {
+              return by_gain(a, b, workers_[a.worker].target->pid,
+                             workers_[b.worker].target->pid);
+            });
   const double tick_s = s_.tick_ns / 1e9;
   uint64_t budget =
       static_cast<uint64_t>(p_.memory().budget_mb_per_s() * kMiB * tick_s);
@@ -824,9 +853,13 @@ void Engine::Select(Plan& plan) {
     }
     Action a;
     a.op = MigratePages{w.target->pid, -1, Id(w.home), bytes};
+    std::string basis = m.faults > 0
+                            ? absl::StrCat(Pct(m.gain), " of NUMA faults (",
+                                           m.off_home, " of ", m.faults, ")")
+                            : absl::StrCat(Pct(m.gain), " of resident pages");
     a.reason =
         absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ",
-                     m.basis, " off home node ", Id(w.home), " -> migrate ",
+                     basis, " off home node ", Id(w.home), " -> migrate ",
                      MiB(bytes), " of ", MiB(m.bytes), " to node ", Id(w.home),
                      " (budget ", p_.memory().budget_mb_per_s(),
                      " MiB/s, expected gain ", Pct(m.gain), ")");
