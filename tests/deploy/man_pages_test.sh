@@ -14,6 +14,23 @@ flags=$(cat "$src"/agent/main/*.cc | tr -d '\n' |
 for f in $flags; do
   grep -q -- "\*--$f\*" "$src/deploy/man/locusd.8.scd" || problem "locusd(8) does not document --$f"
 done
+# Where the page states a flag's default, it is the one in the source.
+stale=$(/usr/bin/python3 - "$src" <<'PY'
+import glob, re, sys
+src = sys.argv[1]
+code = " ".join(open(f).read() for f in glob.glob(src + "/agent/main/*.cc"))
+page = open(src + "/deploy/man/locusd.8.scd").read()
+for name, default in re.findall(r'ABSL_FLAG\(\s*[\w:]+\s*,\s*(\w+)\s*,\s*("[^"]*"|[\w.]+)\s*,', code):
+    entry = re.search(r"^\*--" + name + r"\*.*?(?=\n\n|\Z)", page, re.S | re.M)
+    stated = entry and re.search(r"Default: *([^\s,;]+?)\.?(?:\s|$)", entry.group(0))
+    if stated:
+        want = default.strip('"')
+        got = stated.group(1).strip("_*")
+        if got != want:
+            print(f"--{name}: page says default {got}, source says {want}")
+PY
+)
+[ -z "$stale" ] || problem "locusd(8) defaults out of date: $stale"
 commands=$("$locusctl" --help 2>&1 | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
 [ -n "$commands" ] || problem "locusctl --help lists no commands"
 for c in $commands; do
