@@ -1,0 +1,95 @@
+// The loop's SnapshotSource on a real host: the host model (a /proc and /sys
+// scan, the slow part: numa_maps of every target) refreshes on its own
+// thread once per period, and each tick takes its latest result and merges
+// the sensors' counters into it. A scan that stalls therefore delays only
+// itself; the tick goes on with the last good model and counts it as stale.
+#ifndef LOCUS_AGENT_DAEMON_SNAPSHOT_COLLECTOR_H_
+#define LOCUS_AGENT_DAEMON_SNAPSHOT_COLLECTOR_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "agent/bpf/sensor_source.h"
+#include "agent/core/ports.h"
+#include "agent/daemon/sensor_merge.h"
+#include "agent/host/host_model.h"
+
+namespace locus {
+
+struct CollectorOptions {
+  absl::Duration period = absl::Seconds(1);
+  std::string procfs_root = "/proc";
+};
+
+class SnapshotCollector : public SnapshotSource {
+ public:
+  // `model` is refreshed on the collector's thread; `sensors` (may be null:
+  // no BPF at all) is read on the caller's. `clock` gives monotonic ns.
+  SnapshotCollector(CollectorOptions options, std::unique_ptr<HostModel> model,
+                    SensorSource* sensors, std::function<uint64_t()> clock);
+  ~SnapshotCollector() override;
+
+  // Starts the refresh thread; the first scan is done before it returns, so
+  // the first tick has a model.
+  void Start();
+  void Stop();
+
+  absl::StatusOr<Snapshot> Collect() override;
+
+  // What went wrong in the last scan, "<path>: <why>" (the model still
+  // loaded), and scans the tick found stale.
+  std::vector<std::string> last_errors() const;
+  uint64_t stale_ticks() const { return stale_ticks_.load(); }
+
+  // What the last sensor reading said about itself (sources, why NUMA data
+  // is absent, drop counters); empty before the first reading.
+  struct SensorState {
+    SensorSources sources;
+    bool numa_active = false;
+    std::string numa_status;
+    std::map<std::string, uint64_t> drops;
+  };
+  SensorState sensor_state() const;
+
+  // Changes the selection (policy reload). Takes effect at the next scan.
+  void SetTargets(TargetScanOptions targets);
+
+ private:
+  void RefreshOnce();
+
+  CollectorOptions options_;
+  std::unique_ptr<HostModel> model_;  // collector thread only
+  SensorSource* sensors_;
+  std::function<uint64_t()> clock_;
+  SensorMerge merge_;  // tick thread only
+
+  mutable absl::Mutex mu_;
+  std::optional<Snapshot> latest_ ABSL_GUARDED_BY(mu_);
+  absl::Status latest_status_ ABSL_GUARDED_BY(mu_);
+  uint64_t scans_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> errors_ ABSL_GUARDED_BY(mu_);
+  std::optional<TargetScanOptions> pending_targets_ ABSL_GUARDED_BY(mu_);
+  SensorState sensor_state_ ABSL_GUARDED_BY(mu_);
+
+  uint64_t last_scan_seen_ = 0;  // tick thread only
+  std::atomic<uint64_t> stale_ticks_{0};
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+// kernel.numa_balancing from <procfs_root>/sys/kernel/numa_balancing; false
+// when unreadable (no NUMA support).
+bool ReadNumaBalancing(const std::string& procfs_root);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_DAEMON_SNAPSHOT_COLLECTOR_H_
