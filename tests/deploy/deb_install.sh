@@ -2,9 +2,9 @@
 # Installs the .deb on this machine, checks what the maintainer scripts did and
 # that the installed `locusd --probe` works, then purges it and removes the
 # `locus` group if this test created it: the machine is left as it was.
-# usage: deb_install.sh DEB_DIR      (root; skipped if locus is installed)
+# usage: deb_install.sh DEB_DIR WITH_MAN(0|1)   (root; skipped if locus is installed)
 set -uo pipefail
-deb=$(ls "$1"/*.deb)
+deb=$(ls "$1"/*.deb) with_man=${2:-0}
 skip=77
 [ "$(id -u)" -eq 0 ] || { echo "skipped: needs root (dpkg -i)"; exit $skip; }
 if dpkg-query -W -f='${Status}' locus 2>/dev/null | grep -q 'install ok'; then
@@ -24,7 +24,15 @@ trap cleanup EXIT
 dpkg -i "$deb" || { echo "dpkg -i failed"; exit 1; }
 getent group locus >/dev/null || problem "postinst did not create the locus group"
 [ -f /usr/lib/systemd/system/locusd.service ] || problem "unit not installed"
-man -w locusd >/dev/null 2>&1 || echo "note: man -w locusd found nothing"
+if [ "$with_man" = 1 ]; then
+  for page in locusd locusctl; do
+    [ "$(man -w "$page" 2>/dev/null)" = "/usr/share/man/man8/$page.8.gz" ] ||
+      problem "man -w $page does not find the installed page"
+  done
+fi
+# Installing again (same version: an upgrade for the maintainer scripts)
+# works with the group already there.
+dpkg -i "$deb" >/dev/null || problem "second dpkg -i failed"
 out=$(/usr/sbin/locusd --probe 2>&1)
 rc=$?
 echo "$out"
