@@ -1,0 +1,191 @@
+#include "agent/config/policy_watcher.h"
+
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "policy/default_policy.h"
+#include "policy/policy_yaml.h"
+
+namespace locus {
+namespace {
+
+// Events on the file itself: finished writes, attribute changes (a
+// ConfigMap's target), and the file going away or being renamed.
+constexpr uint32_t kFileEvents =
+    IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
+// Events in the directory: a file renamed in or out, written, deleted, or
+// created (only a symlink is complete when created).
+constexpr uint32_t kDirectoryEvents = IN_CLOSE_WRITE | IN_MOVED_TO |
+                                      IN_MOVED_FROM | IN_DELETE | IN_CREATE |
+                                      IN_ATTRIB;
+
+std::string DefaultSource(const std::string& path) {
+  return absl::StrCat("built-in default (", path, " absent)");
+}
+
+// The file's bytes; nullopt when it does not exist. Other failures are
+// reported in `error`.
+std::optional<std::string> ReadFile(const std::string& path,
+                                    std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int err = errno;
+    if (err != ENOENT) *error = absl::StrCat(path, ": ", std::strerror(err));
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+PolicyWatcher::PolicyWatcher(PolicyWatcherOptions options)
+    : options_(std::move(options)) {
+  size_t slash = options_.path.find_last_of('/');
+  if (slash == std::string::npos) {
+    directory_ = ".";
+    basename_ = options_.path;
+  } else {
+    directory_ = slash == 0 ? "/" : options_.path.substr(0, slash);
+    basename_ = options_.path.substr(slash + 1);
+  }
+  state_.policy = std::make_shared<const v1::Policy>(DefaultPolicy());
+  state_.source = DefaultSource(options_.path);
+}
+
+PolicyWatcher::~PolicyWatcher() {
+  if (inotify_fd_ >= 0) close(inotify_fd_);
+}
+
+absl::Status PolicyWatcher::Start() {
+  inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_fd_ < 0) {
+    return absl::InternalError(
+        absl::StrCat("inotify_init1: ", std::strerror(errno)));
+  }
+  // Without the directory, a file created later would go unnoticed.
+  if (inotify_add_watch(inotify_fd_, directory_.c_str(), kDirectoryEvents) <
+      0) {
+    LogWarning("policy: cannot watch ", directory_, " (", std::strerror(errno),
+               "); changes apply on SIGHUP only");
+  }
+  Load(/*force=*/true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_.version = 1;
+    if (state_.is_default) {
+      LogInfo("policy: ", state_.source);
+    }
+    if (!state_.last_error.empty()) {
+      return absl::InvalidArgumentError(state_.last_error);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void PolicyWatcher::WatchFile() {
+  // Follows symlinks: the watch is on what the path names now. Watching the
+  // same inode again returns the same descriptor.
+  file_watch_ =
+      inotify_add_watch(inotify_fd_, options_.path.c_str(), kFileEvents);
+}
+
+bool PolicyWatcher::OnReadable() {
+  if (inotify_fd_ < 0) return false;
+  alignas(struct inotify_event) char buffer[16 * 1024];
+  bool relevant = false;
+  while (true) {
+    ssize_t n = read(inotify_fd_, buffer, sizeof(buffer));
+    if (n <= 0) break;  // EAGAIN: drained
+    for (char* p = buffer; p < buffer + n;) {
+      const auto* event = reinterpret_cast<const struct inotify_event*>(p);
+      p += sizeof(struct inotify_event) + event->len;
+      if (event->mask & IN_IGNORED) continue;
+      if (event->len == 0) {  // on the file itself
+        relevant = true;
+        continue;
+      }
+      std::string name = event->name;
+      if (event->mask & IN_CREATE) {
+        // A new regular file is still being written: its IN_CLOSE_WRITE
+        // follows. A symlink is complete.
+        struct stat st;
+        std::string full = absl::StrCat(directory_, "/", name);
+        if (lstat(full.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) continue;
+      }
+      // Our file, or a ConfigMap's "..data" link it resolves through.
+      if (name == basename_ || name.rfind("..", 0) == 0) relevant = true;
+    }
+  }
+  return relevant ? Load(/*force=*/false) : false;
+}
+
+bool PolicyWatcher::Reload() { return Load(/*force=*/true); }
+
+bool PolicyWatcher::Load(bool force) {
+  std::string read_error;
+  std::optional<std::string> text = ReadFile(options_.path, &read_error);
+  if (inotify_fd_ >= 0 && text.has_value()) WatchFile();
+  if (!force && text == last_text_ && read_error.empty()) return false;
+  last_text_ = text;
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!read_error.empty()) {
+    state_.last_error = read_error;
+    LogError("policy: ", read_error, "; keeping version ", state_.version);
+    return false;
+  }
+  if (!text.has_value()) {
+    if (state_.is_default) return false;  // absent before, absent now
+    state_.last_error =
+        absl::StrCat(options_.path, ": removed; still running version ",
+                     state_.version, " from ", state_.source);
+    LogWarning("policy: ", state_.last_error);
+    return false;
+  }
+  absl::StatusOr<v1::Policy> parsed =
+      ParsePolicyYaml(*text, options_.path,
+                      options_.host.has_value() ? &*options_.host : nullptr);
+  if (!parsed.ok()) {
+    state_.last_error = std::string(parsed.status().message());
+    LogError("policy: ", options_.path, " rejected, keeping version ",
+             state_.version, " (", state_.source, "):\n", state_.last_error);
+    return false;
+  }
+  state_.last_error.clear();
+  bool was_default = state_.is_default;
+  state_.is_default = false;
+  state_.source = options_.path;
+  if (!was_default && google::protobuf::util::MessageDifferencer::Equals(
+                          *state_.policy, *parsed)) {
+    return false;  // same policy, e.g. a comment changed
+  }
+  state_.policy = std::make_shared<const v1::Policy>(*std::move(parsed));
+  if (state_.version > 0) ++state_.version;
+  LogInfo("policy: loaded ", options_.path, " (version ",
+          std::max<uint64_t>(state_.version, 1), ")");
+  return true;
+}
+
+PolicyState PolicyWatcher::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+std::shared_ptr<const v1::Policy> PolicyWatcher::policy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.policy;
+}
+
+}  // namespace locus

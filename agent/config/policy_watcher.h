@@ -1,0 +1,96 @@
+// Keeps the running policy in step with the policy file. The file is watched
+// with inotify on the file itself (edits in place) and on its directory
+// (editors that write a temporary file and rename it over, `ln -sf`, and
+// Kubernetes ConfigMaps, whose files are symlinks through a "..data" link
+// swapped by rename). SIGHUP is the caller's: call Reload() from the loop once
+// the signal was seen (never from the signal handler).
+//
+// A file that fails to load never replaces the running policy: the last good
+// one stays, and the error, with its file:line:column, is kept for status and
+// metrics until a good file arrives. An absent file means the built-in
+// default at start; a file removed later leaves the running policy in place
+// (editors remove and recreate files; a momentary gap must not reset tuning).
+#ifndef LOCUS_AGENT_CONFIG_POLICY_WATCHER_H_
+#define LOCUS_AGENT_CONFIG_POLICY_WATCHER_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "locus/v1/policy.pb.h"
+#include "policy/snapshot.h"
+
+namespace locus {
+
+struct PolicyWatcherOptions {
+  std::string path = "/etc/locus/policy.yaml";
+  // When set, CPU lists in the file must name CPUs of this host.
+  std::optional<Topology> host;
+};
+
+// What is running and why; a consistent copy.
+struct PolicyState {
+  std::shared_ptr<const v1::Policy> policy;
+  // 1 after Start(), +1 each time the running policy changes.
+  uint64_t version = 0;
+  // "/etc/locus/policy.yaml", or "built-in default (/etc/locus/policy.yaml
+  // absent)".
+  std::string source;
+  bool is_default = true;
+  // Empty when the file last read is the one running. Otherwise why not:
+  // "file:line:column: message" lines, or a note that the file went away.
+  std::string last_error;
+};
+
+class PolicyWatcher {
+ public:
+  explicit PolicyWatcher(PolicyWatcherOptions options);
+  ~PolicyWatcher();
+  PolicyWatcher(const PolicyWatcher&) = delete;
+  PolicyWatcher& operator=(const PolicyWatcher&) = delete;
+
+  // Loads the file and starts watching. A missing file gives the built-in
+  // default (OK). An invalid file gives InvalidArgument with every error; the
+  // built-in default is then what policy() returns, and a daemon should
+  // refuse to start. Fails otherwise only when inotify cannot be set up.
+  absl::Status Start();
+
+  // Readable (poll/epoll) when the file or its directory changed; then call
+  // OnReadable(). -1 before Start().
+  int fd() const { return inotify_fd_; }
+
+  // Drains pending change events and reloads if the file's content changed.
+  // Returns true when the running policy changed.
+  bool OnReadable();
+
+  // Re-reads the file now, even if unchanged (SIGHUP). Returns true when the
+  // running policy changed.
+  bool Reload();
+
+  PolicyState state() const;
+  std::shared_ptr<const v1::Policy> policy() const;
+
+ private:
+  // Reads the file; `force` parses it even if its bytes did not change.
+  bool Load(bool force);
+  void WatchFile();
+
+  const PolicyWatcherOptions options_;
+  std::string directory_;
+  std::string basename_;
+  int inotify_fd_ = -1;
+  int file_watch_ = -1;
+  // The bytes last read (successfully or not) and whether the file existed,
+  // so that events that change nothing do nothing.
+  std::optional<std::string> last_text_;
+
+  mutable std::mutex mu_;
+  PolicyState state_;  // guarded by mu_
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_CONFIG_POLICY_WATCHER_H_
