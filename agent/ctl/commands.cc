@@ -46,10 +46,10 @@ class Command {
     }
     absl::Status reachable = CheckAgentSocket(inv_.socket);
     if (!reachable.ok()) return Fail(std::string(reachable.message()));
+    if (inv_.command == "top") return Top();  // makes its own stub
     stub_ = NewAgentStub(inv_.socket);
     if (inv_.command == "status") return Status();
     if (inv_.command == "watch") return Watch();
-    if (inv_.command == "top") return Top();
     if (inv_.command == "explain") return Explain();
     if (inv_.command == "mode") return Mode();
     if (inv_.command == "restore") return Restore();
@@ -126,7 +126,11 @@ class Command {
   }
 
   int Top() {
-    TopTerminal terminal;  // before gRPC starts threads: see its comment
+    // Signals must be blocked before the channel exists: gRPC's threads
+    // inherit the mask, and one of them taking SIGINT would kill us with the
+    // terminal still in raw mode on the alternate screen.
+    TopTerminal terminal;
+    stub_ = NewAgentStub(inv_.socket);
     grpc::ClientContext context;
     v1::SubscribeRequest request;
     request.set_client_name("locusctl top");

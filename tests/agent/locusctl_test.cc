@@ -1,8 +1,12 @@
 // Runs the real locusctl binary against a test server (fake controller, fake
 // publisher) on a temporary socket.
 #include <google/protobuf/util/json_util.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -119,6 +123,68 @@ TEST_F(LocusctlTest, TopDrawsFramesAndStopsAtCount) {
   // Not a terminal: no escape sequences.
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
+
+// `top` on a real terminal (a pty): alternate screen while it runs, and
+// the screen and cursor given back whichever way the user quits.
+class LocusctlTopTerminalTest : public LocusctlTest,
+                                public ::testing::WithParamInterface<char> {};
+
+TEST_P(LocusctlTopTerminalTest, QuitsAndRestoresTheTerminal) {
+  std::string socket_arg = "--socket=" + server_->socket_path();
+  winsize size = {};
+  size.ws_row = 30;
+  size.ws_col = 100;
+  int master = -1;
+  pid_t pid = forkpty(&master, nullptr, nullptr, &size);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(LOCUSCTL_PATH, LOCUSCTL_PATH, socket_arg.c_str(), "top",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string screen;
+  // Reads until `done` says so, EOF, or the deadline.
+  auto read_until = [&](auto done, absl::Duration timeout) {
+    absl::Time deadline = absl::Now() + timeout;
+    while (!done() && absl::Now() < deadline) {
+      pollfd p = {master, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      ssize_t n = read(master, buf, sizeof(buf));
+      if (n <= 0) return;  // EIO: the child is gone
+      screen.append(buf, static_cast<size_t>(n));
+    }
+  };
+  read_until(
+      [&] {
+        return screen.find("virtio1-input.0") != std::string::npos &&
+               screen.find("locus  tick") != std::string::npos;
+      },
+      absl::Seconds(10));
+  EXPECT_THAT(screen, HasSubstr("\x1b[?1049h"));  // alternate screen
+  char key = GetParam();
+  ASSERT_EQ(write(master, &key, 1), 1);
+  read_until([] { return false; }, absl::Seconds(10));
+  int status = 0;
+  pid_t waited = 0;
+  for (int i = 0; i < 100 && waited == 0; ++i) {
+    waited = waitpid(pid, &status, WNOHANG);
+    if (waited == 0) absl::SleepFor(absl::Milliseconds(50));
+  }
+  if (waited == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "locusctl top did not quit on key " << static_cast<int>(key);
+  }
+  close(master);
+  ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_THAT(screen, HasSubstr("\x1b[?25h\x1b[?1049l"));  // restored
+}
+
+// 'q', and Ctrl-C as the terminal turns it into SIGINT.
+INSTANTIATE_TEST_SUITE_P(Keys, LocusctlTopTerminalTest,
+                         ::testing::Values('q', '\x03'));
 
 TEST_F(LocusctlTest, ExplainThreadAndIrq) {
   ProcessResult r = Ctl({"explain", "1234"});
