@@ -18,8 +18,10 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Load-time knob: CPU -> node. */
+/* Load-time knobs: CPU -> node, and whether there is more than one node
+ * (if not, no move can cross one and the verifier drops the migrate body). */
 const volatile __u32 cpu_node[LOCUS_MAX_CPUS] = {};
+const volatile bool multi_node = false;
 
 /* Per-CPU slots, read by the agent through the skeleton's mmap of .bss. */
 struct locus_sched_cpu cpu_slots[LOCUS_MAX_CPUS] = {};
@@ -81,6 +83,7 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev) {
 
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(migrate_btf, struct task_struct *p, int dest_cpu) {
+  if (!multi_node) return 0;
   __u32 from = node_of(locus_task_cpu_btf(p));
   if (from == node_of(dest_cpu)) return 0; /* the common case: no work */
   struct locus_sched_task_state *st =

@@ -223,6 +223,7 @@ class BpfSensors : public SensorSource {
       int node = options_.cpu_node[c];
       sched_->rodata->cpu_node[c] = node < 0 ? 0 : node;
     }
+    sched_->rodata->multi_node = options_.num_nodes > 1;
     bool btf = plan_.sched == TraceSource::kTpBtf;
     SetAutoload({sched_->progs.migrate_btf, sched_->progs.switch_btf,
                  sched_->progs.dump_sched},

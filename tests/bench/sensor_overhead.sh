@@ -63,9 +63,9 @@ rps() {  # one wrk run, prints requests/s
 start_sensors() {
   "$locusd" --observe=3600 --json >/dev/null 2>"$work/locusd.err" &
   sensors_pid=$!
-  # Loaded once its programs show up in bpftool.
+  # Loaded once its last program (the softirq iterator) shows up in bpftool.
   for _ in $(seq 100); do
-    bpftool prog show 2>/dev/null | grep -q 'name switch_btf' && return 0
+    bpftool prog show 2>/dev/null | grep -q 'name dump_softirq' && return 0
     sleep 0.1
   done
   echo "locusd did not load:" >&2; cat "$work/locusd.err" >&2; exit 1

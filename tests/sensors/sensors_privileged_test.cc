@@ -59,13 +59,18 @@ class Privileged : public testing::Test {
   // Opens the sensors with `off` forced off; fails the test on error.
   std::unique_ptr<SensorSource> Open(const std::string& off,
                                      SourcePlan* plan_out = nullptr) {
+    return Open(off, HostOptions(), plan_out);
+  }
+  std::unique_ptr<SensorSource> Open(const std::string& off,
+                                     const SensorOptions& options,
+                                     SourcePlan* plan_out = nullptr) {
     absl::StatusOr<std::set<Feature>> disabled = ParseFeatureList(off);
     EXPECT_TRUE(disabled.ok());
     FeatureSet features(&prober_, *disabled);
     SourcePlan plan = ChooseSources(features);
     if (plan_out) *plan_out = plan;
     absl::StatusOr<std::unique_ptr<SensorSource>> s =
-        OpenBpfSensors(HostOptions(), plan);
+        OpenBpfSensors(options, plan);
     EXPECT_TRUE(s.ok()) << "disable=" << off << ": " << s.status();
     return s.ok() ? *std::move(s) : nullptr;
   }
@@ -161,45 +166,83 @@ const TaskCounters* FindTask(const SensorReading& r, pid_t tid) {
   return nullptr;
 }
 
-TEST_P(CountTest, AffinityMovesAreMigrations) {
-  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
-  std::unique_ptr<SensorSource> s = Open(GetParam());
-  ASSERT_NE(s, nullptr);
-  constexpr int kMoves = 20;
+// Moves a new thread between CPU 0 and CPU 1 `moves` times, burning a little
+// CPU on each, and takes a reading while the thread is still alive (per-task
+// storage, the tp_btf path, is freed with the task).
+struct MoverResult {
   pid_t tid = 0;
   int moved = 0;
-  // The mover stays alive until the reading is taken: per-task storage (the
-  // tp_btf path) is freed with the task, and the agent reports live threads.
+  absl::StatusOr<SensorReading> reading;
+};
+MoverResult MoveBetweenCpus(SensorSource& s, int moves) {
+  MoverResult out;
   std::promise<void> moves_done, read_done;
   std::thread mover([&] {
-    tid = static_cast<pid_t>(syscall(SYS_gettid));
-    for (int i = 0; i < kMoves; ++i) {
+    out.tid = static_cast<pid_t>(syscall(SYS_gettid));
+    for (int i = 0; i < moves; ++i) {
       cpu_set_t set;
       CPU_ZERO(&set);
       CPU_SET(i % 2, &set);
       if (sched_setaffinity(0, sizeof(set), &set) != 0) break;
       // The kernel moves the caller before the syscall returns.
-      if (sched_getcpu() == i % 2) ++moved;
+      if (sched_getcpu() == i % 2) ++out.moved;
+      for (int spin = 0; spin < 200000; ++spin) {
+        asm volatile("" ::: "memory");  // runtime on this CPU
+      }
     }
     moves_done.set_value();
     read_done.get_future().wait();
   });
   moves_done.get_future().wait();
-  absl::StatusOr<SensorReading> r = s->Read();
+  out.reading = s.Read();
   read_done.set_value();
   mover.join();
-  ASSERT_EQ(moved, kMoves) << "sched_setaffinity did not move the thread";
-  ASSERT_TRUE(r.ok()) << r.status();
-  const TaskCounters* t = FindTask(*r, tid);
-  ASSERT_NE(t, nullptr) << "tid " << tid << " not reported";
+  return out;
+}
+
+TEST_P(CountTest, AffinityMovesAreMigrations) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  std::unique_ptr<SensorSource> s = Open(GetParam());
+  ASSERT_NE(s, nullptr);
+  constexpr int kMoves = 20;
+  MoverResult m = MoveBetweenCpus(*s, kMoves);
+  ASSERT_EQ(m.moved, kMoves) << "sched_setaffinity did not move the thread";
+  ASSERT_TRUE(m.reading.ok()) << m.reading.status();
+  const TaskCounters* t = FindTask(*m.reading, m.tid);
+  ASSERT_NE(t, nullptr) << "tid " << m.tid << " not reported";
   // The first move may be a no-op if the thread already sat on CPU 0.
   EXPECT_GE(t->migrations, static_cast<uint64_t>(kMoves - 1));
-  EXPECT_EQ(t->cross_node_migrations, 0u) << "one-node host";
   EXPECT_EQ(t->pid, getpid());
+  if (HostOptions().num_nodes == 1) {
+    EXPECT_EQ(t->cross_node_migrations, 0u);
+  }
   uint64_t runtime = 0;
   for (uint64_t ns : t->runtime_ns) runtime += ns;
   EXPECT_GT(runtime, 0u);
   EXPECT_TRUE(t->cpu == 0 || t->cpu == 1) << t->cpu;
+}
+
+// The same moves with a CPU->node map that puts CPU 0 and CPU 1 on different
+// nodes: every move crosses, and runtime lands on both nodes. Exercises the
+// cross-node path on this one-node machine.
+TEST_P(CountTest, CrossNodeMovesWithATwoNodeMap) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  SensorOptions o;
+  o.cpu_node = {0, 1};
+  o.num_nodes = 2;
+  std::unique_ptr<SensorSource> s = Open(GetParam(), o);
+  ASSERT_NE(s, nullptr);
+  constexpr int kMoves = 20;
+  MoverResult m = MoveBetweenCpus(*s, kMoves);
+  ASSERT_EQ(m.moved, kMoves);
+  ASSERT_TRUE(m.reading.ok()) << m.reading.status();
+  EXPECT_FALSE(m.reading->numa_active);  // numa_balancing is off here
+  const TaskCounters* t = FindTask(*m.reading, m.tid);
+  ASSERT_NE(t, nullptr);
+  EXPECT_GE(t->cross_node_migrations, static_cast<uint64_t>(kMoves - 1));
+  ASSERT_EQ(t->runtime_ns.size(), 2u);
+  EXPECT_GT(t->runtime_ns[0], 0u);
+  EXPECT_GT(t->runtime_ns[1], 0u);
 }
 
 // Sends `bytes` through a loopback TCP connection, then calls `while_alive`
