@@ -169,11 +169,19 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   if (dry_run) {
     result.outcome = Outcome::kDryRun;
     result.message = absl::StrCat(who, ": would move ", summary);
-  } else if (moved == 0 && candidates == 0 && wrapped && from_start) {
+  } else if (moved == 0 && candidates == 0) {
+    // Nothing found: after a whole pass the process is done; mid-pass the
+    // next tick carries on from the cursor.
     result.outcome = Outcome::kUnchanged;
-    result.message =
-        absl::StrCat(who, ": nothing to move to node ", move.to_node, " (",
-                     scanned, " pages scanned)");
+    result.message = absl::StrCat(
+        who, ": nothing to move to node ", move.to_node, " (", scanned,
+        " pages scanned", wrapped && from_start ? ", pass complete" : "",
+        "; stopped: ", stop, ")");
+  } else if (moved == 0 && !dry_run && budget_pages > 0) {
+    result.outcome = Outcome::kError;
+    result.message = absl::StrCat(who, ": none of ", candidates,
+                                  " pages could be moved to node ",
+                                  move.to_node, " (busy or no memory there)");
   } else {
     result.outcome = Outcome::kApplied;
     result.message = absl::StrCat(who, ": moved ", summary);

@@ -31,7 +31,9 @@ class PageMigrator {
   // Moves up to min(move.max_bytes (0: no cap), bucket, time budget) of the
   // process's private writable pages that are not on move.to_node (and are
   // on move.from_node when that is >= 0). Pages not present are skipped.
-  // kUnchanged once a whole pass over the process found nothing to move.
+  // kUnchanged when nothing was found to move (the message says whether the
+  // pass over the process completed), kError when pages were found but none
+  // could be moved.
   ActionResult Apply(const MigratePages& move) { return Apply(move, dry_run_); }
   ActionResult Apply(const MigratePages& move, bool dry_run);
 

@@ -223,6 +223,11 @@ TEST_F(ActPrivilegedTest, PagesQueriedWithMovePages) {
   // Nothing to move to the node everything is on.
   ActionResult result = migrator.Apply(MigratePages{worker.pid(), -1, 0, 0});
   EXPECT_EQ(result.outcome, Outcome::kUnchanged) << result.message;
+  EXPECT_THAT(result.message, HasSubstr("pass complete"));
+  // A node without memory is refused by the kernel: an outcome, no crash.
+  result = migrator.Apply(MigratePages{worker.pid(), -1, 1, 0});
+  EXPECT_EQ(result.outcome, Outcome::kError) << result.message;
+  EXPECT_THAT(result.message, HasSubstr("move_pages"));
 }
 
 TEST_F(ActPrivilegedTest, IrqAffinityChangedAndRestored) {

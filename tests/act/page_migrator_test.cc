@@ -126,6 +126,28 @@ TEST_F(PageMigratorTest, DryRunOnlyQueries) {
   EXPECT_EQ(OnNode(1), 900);
 }
 
+TEST_F(PageMigratorTest, NoPageMovableIsAnError) {
+  for (uint64_t i = 0; i < 1000; ++i)
+    ops_.move_errors[kBase + i * kPage] = -ENOMEM;
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kError) << result.message;
+  EXPECT_THAT(result.message, HasSubstr("none of 900 pages"));
+}
+
+TEST_F(PageMigratorTest, NothingFoundMidPassIsUnchanged) {
+  MigrationOptions options;
+  options.chunk_pages = 10;
+  options.time_budget_ns = 3'000'000;
+  ops_.ns_per_call = 1'000'000;
+  PageMigrator migrator(&ops_, &clock_, options, false);
+  // Everything is already on node 1, and the tick ends before the pass does.
+  ActionResult result = migrator.Apply(Move(1, 0, 0));
+  EXPECT_EQ(result.outcome, Outcome::kUnchanged) << result.message;
+  EXPECT_THAT(result.message, HasSubstr("time budget"));
+  EXPECT_THAT(result.message, ::testing::Not(HasSubstr("pass complete")));
+}
+
 TEST_F(PageMigratorTest, GoneProcess) {
   PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
   MigratePages move = Move(0);
