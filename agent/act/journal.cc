@@ -40,6 +40,16 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
+absl::Status SyncDir(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return absl::FailedPreconditionError(ErrnoText(dir, errno));
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return absl::FailedPreconditionError(ErrnoText(dir, err));
+  return absl::OkStatus();
+}
+
 // mkdir -p with 0700: the journal says which threads and IRQs were moved,
 // which is nobody else's business.
 absl::Status MakeDirs(const std::string& dir) {
@@ -54,20 +64,12 @@ absl::Status MakeDirs(const std::string& dir) {
     absl::Status status = MakeDirs(parent);
     if (!status.ok()) return status;
   }
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+  if (mkdir(dir.c_str(), 0700) != 0) {
+    if (errno == EEXIST) return absl::OkStatus();
     return absl::FailedPreconditionError(ErrnoText(dir, errno));
   }
-  return absl::OkStatus();
-}
-
-absl::Status SyncDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return absl::FailedPreconditionError(ErrnoText(dir, errno));
-  int rc = fsync(fd);
-  int err = errno;
-  close(fd);
-  if (rc != 0) return absl::FailedPreconditionError(ErrnoText(dir, err));
-  return absl::OkStatus();
+  // A new directory is only durable once its parent's entry is.
+  return SyncDir(parent);
 }
 
 std::string WithCrc(const std::string& body) {
