@@ -192,6 +192,11 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> AgentServer::BuildServer(
   builder.RegisterService(service);
   builder.SetMaxReceiveMessageSize(options_.max_request_bytes);
   builder.SetMaxSendMessageSize(options_.max_response_bytes);
+  // A peer that vanished without closing (a TCP client behind a dead link)
+  // would otherwise hold a stream, and its thread, forever.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   grpc::ResourceQuota quota("locus-agent");
   quota.SetMaxThreads(options_.max_threads);
   builder.SetResourceQuota(quota);
