@@ -272,6 +272,14 @@ TEST_F(AgentServerTest, SlowSubscriberLosesMessagesInBandAndThePeriodHolds) {
   EXPECT_LT(publisher.max_publish_time(), absl::Milliseconds(20));
   EXPECT_LT(publisher.max_interval(), kPeriod + absl::Milliseconds(150));
   EXPECT_GT(published, got.back().tick() - 1);
+  RecordProperty("published", static_cast<int>(published));
+  RecordProperty("dropped", static_cast<int>(dropped));
+  RecordProperty("max_publish_us", static_cast<int>(absl::ToInt64Microseconds(
+                                       publisher.max_publish_time())));
+  RecordProperty(
+      "max_interval_us",
+      static_cast<int>(absl::ToInt64Microseconds(publisher.max_interval())));
+  RecordProperty("message_bytes", static_cast<int>(got.back().ByteSizeLong()));
 }
 
 TEST_F(AgentServerTest, ShutdownEndsOpenStreams) {
