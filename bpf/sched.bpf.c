@@ -4,7 +4,8 @@
  *
  * Two attachments, chosen by the agent's feature probe:
  *  - tp_btf (preferred): the hot hooks touch no per-task state. sched_switch
- *    adds the ending slice to a per-CPU slot; sched_migrate_task does work
+ *    counts into a per-CPU slot and adds one ending slice in
+ *    switch_sample_every to it; sched_migrate_task does work
  *    only for a cross-node move (then in task storage). Migration counts and
  *    runtime come from the kernel's own se.nr_migrations/se.sum_exec_runtime,
  *    read for every task by iter/task, which also charges the runtime since
@@ -22,6 +23,8 @@ char LICENSE[] SEC("license") = "GPL";
  * (if not, no move can cross one and the verifier drops the migrate body). */
 const volatile __u32 cpu_node[LOCUS_MAX_CPUS] = {};
 const volatile bool multi_node = false;
+/* Time one sched_switch in this many per CPU (a power of two). */
+const volatile __u32 switch_sample_every = 1;
 
 /* Per-CPU slots, read by the agent through the skeleton's mmap of .bss. */
 struct locus_sched_cpu cpu_slots[LOCUS_MAX_CPUS] = {};
@@ -58,26 +61,37 @@ static __always_inline bool fair_policy(unsigned int policy) {
   return policy == 0 || policy == 3 || policy == 5;
 }
 
-static __always_inline void account_switch(__u32 pid, unsigned int policy,
-                                           __u64 sum, __u64 prev_sum) {
+/* Counts a switch on this CPU; returns its slot when this one is sampled
+ * (then the caller reads prev), else NULL. */
+static __always_inline struct locus_sched_cpu *count_switch(void) {
   int slot = locus_cpu_slot(bpf_get_smp_processor_id());
   if (slot < 0) {
     LOCUS_COUNT(drops, LOCUS_SCHED_DROP_CPU);
-    return;
+    return 0;
   }
   struct locus_sched_cpu *c = &cpu_slots[slot];
   c->switches++;
+  if (++c->tick & (switch_sample_every - 1)) return 0;
+  c->sampled_switches++;
+  return c;
+}
+
+static __always_inline void time_switch(struct locus_sched_cpu *c, __u32 pid,
+                                        unsigned int policy, __u64 sum,
+                                        __u64 prev_sum) {
   if (pid == 0) return; /* idle */
   if (fair_policy(policy))
-    c->busy_ns += sum - prev_sum;
+    c->sampled_busy_ns += sum - prev_sum;
   else
-    c->untimed_switches++;
+    c->sampled_untimed++;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev) {
-  account_switch(prev->pid, prev->policy, prev->se.sum_exec_runtime,
-                 prev->se.prev_sum_exec_runtime);
+  struct locus_sched_cpu *c = count_switch();
+  if (c)
+    time_switch(c, prev->pid, prev->policy, prev->se.sum_exec_runtime,
+                prev->se.prev_sum_exec_runtime);
   return 0;
 }
 
@@ -133,9 +147,11 @@ int dump_sched(struct bpf_iter__task *ctx) {
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev) {
-  account_switch(BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, policy),
-                 BPF_CORE_READ(prev, se.sum_exec_runtime),
-                 BPF_CORE_READ(prev, se.prev_sum_exec_runtime));
+  struct locus_sched_cpu *c = count_switch();
+  if (c)
+    time_switch(c, BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, policy),
+                BPF_CORE_READ(prev, se.sum_exec_runtime),
+                BPF_CORE_READ(prev, se.prev_sum_exec_runtime));
   return 0;
 }
 

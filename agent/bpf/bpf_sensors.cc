@@ -224,6 +224,8 @@ class BpfSensors : public SensorSource {
       sched_->rodata->cpu_node[c] = node < 0 ? 0 : node;
     }
     sched_->rodata->multi_node = options_.num_nodes > 1;
+    sched_->rodata->switch_sample_every =
+        PowerOfTwoAtLeast(options_.switch_sample_every);
     bool btf = plan_.sched == TraceSource::kTpBtf;
     SetAutoload({sched_->progs.migrate_btf, sched_->progs.switch_btf,
                  sched_->progs.dump_sched},
@@ -313,9 +315,11 @@ class BpfSensors : public SensorSource {
     }
     for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
       const locus_sched_cpu& slot = sched_->bss->cpu_slots[c];
-      r.cpus[c].busy_ns = slot.busy_ns;
       r.cpus[c].switches = slot.switches;
-      r.cpus[c].untimed_switches = slot.untimed_switches;
+      r.cpus[c].busy_ns =
+          Scale(slot.sampled_busy_ns, slot.switches, slot.sampled_switches);
+      r.cpus[c].untimed_switches =
+          Scale(slot.sampled_untimed, slot.switches, slot.sampled_switches);
     }
     std::vector<uint64_t> d = SumPerCpuCounters(bpf_map__fd(sched_->maps.drops),
                                                 LOCUS_SCHED_NR_DROPS, ncpus_);

@@ -56,9 +56,10 @@ struct TaskCounters {
 struct CpuCounters {
   int cpu = 0;
   // Slices of fair-class tasks ending here (sched_switch, the kernel's own
-  // se.sum_exec_runtime clock); RT/DL slices are counted in untimed_switches.
+  // se.sum_exec_runtime clock), estimated from sampled switches; RT/DL
+  // slices are not timed, only counted (also estimated) in untimed_switches.
   uint64_t busy_ns = 0;
-  uint64_t switches = 0;
+  uint64_t switches = 0;  // exact
   uint64_t untimed_switches = 0;
   // Count exact; time estimated from sampled events (see sensor_source.h).
   uint64_t softirq_ns[kNumSoftirqVectors] = {};

@@ -28,6 +28,9 @@ ABSL_FLAG(uint32_t, softirq_sample_every, 64,
           "Time one softirq in N per CPU (rounded up to a power of two) and "
           "charge it, scaled by N, to the interrupted task; counts stay "
           "exact.");
+ABSL_FLAG(uint32_t, switch_sample_every, 1,
+          "Time one context switch in N per CPU for per-CPU busy time (power "
+          "of two; 1 = every switch); counts stay exact.");
 ABSL_FLAG(uint32_t, hardirq_sample_every, 8,
           "Time one hardirq in N per CPU (power of two); counts stay exact.");
 
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   options.observe_seconds = absl::GetFlag(FLAGS_observe);
   options.softirq_sample_every = absl::GetFlag(FLAGS_softirq_sample_every);
   options.hardirq_sample_every = absl::GetFlag(FLAGS_hardirq_sample_every);
+  options.switch_sample_every = absl::GetFlag(FLAGS_switch_sample_every);
   auto disabled = locus::ParseFeatureList(absl::GetFlag(FLAGS_disable_feature));
   if (!disabled.ok()) {
     std::cerr << "locusd: --disable_feature: " << disabled.status().message()

@@ -38,6 +38,7 @@ SensorOptions SensorOptionsFromHost(const OneShotOptions& o,
   s.procfs_root = o.procfs_root;
   s.softirq_sample_every = o.softirq_sample_every;
   s.hardirq_sample_every = o.hardirq_sample_every;
+  s.switch_sample_every = o.switch_sample_every;
   s.numa_balancing = ReadNumaBalancing(o.procfs_root);
   absl::StatusOr<Topology> topo = ReadTopology(o.sysfs_root);
   if (!topo.ok()) {

@@ -20,6 +20,7 @@ struct OneShotOptions {
   double observe_seconds = 0;
   uint32_t softirq_sample_every = 64;
   uint32_t hardirq_sample_every = 8;
+  uint32_t switch_sample_every = 1;
 };
 
 // Both return the process exit code: 0 on success, 1 when the process lacks

@@ -11,7 +11,9 @@
 #    of each (single runs vary +-20% here). bpf_stats is off for this part so
 #    only the sensors' own cost is in it. Target: on/off >= 0.99.
 #
-# Env: WRK_SECONDS (default 4), PAIRS (default 10), PORT (default 18080).
+# Env: WRK_SECONDS (default 4), PAIRS (default 10; 0 skips part 2),
+#      PORT (default 18080),
+#      LOCUSD_FLAGS (extra locusd flags, e.g. --switch_sample_every=8).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-${LOCUS_BUILD_DIR:-build}}
@@ -61,7 +63,8 @@ rps() {  # one wrk run, prints requests/s
 }
 
 start_sensors() {
-  "$locusd" --observe=3600 --json >/dev/null 2>"$work/locusd.err" &
+  # shellcheck disable=SC2086 # LOCUSD_FLAGS is a list of flags
+  "$locusd" --observe=3600 --json ${LOCUSD_FLAGS:-} >/dev/null 2>"$work/locusd.err" &
   sensors_pid=$!
   # Loaded once its last program (the softirq iterator) shows up in bpftool.
   for _ in $(seq 100); do
@@ -141,6 +144,7 @@ for sensor, hook, empty in pairs:
 print(f"worst sensor / mean(empty) ratio: {worst:.2f} (target <= 2.00)")
 PY
 
+[ "$pairs" -gt 0 ] || exit 0
 echo "== nginx req/s, sensors on vs off, ${pairs} alternating pairs of ${secs}s runs (bpf_stats off)"
 off=(); on=()
 for i in $(seq "$pairs"); do

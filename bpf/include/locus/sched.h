@@ -44,16 +44,22 @@ struct locus_sched_task_state {
 };
 
 /* Per CPU: a cache-line-padded slot of a global array indexed by CPU (no map
- * lookup on sched_switch). Cumulative since load. */
+ * lookup on sched_switch). Cumulative since load. Every switch is counted;
+ * one in `switch_sample_every` is timed (its rate grows with load), and the
+ * agent scales: busy ~= sampled_busy_ns * switches / sampled_switches. */
 struct locus_sched_cpu {
-  /* Slices of fair-class tasks (se.sum_exec_runtime - prev_sum_exec_runtime
-   * at switch-out: the kernel's clock, no timestamp taken here). */
-  __u64 busy_ns;
   __u64 switches;
-  /* Switch-outs of RT/DL/ext tasks, whose slice length that formula does
+  __u64 sampled_switches;
+  /* Sampled slices of fair-class tasks: se.sum_exec_runtime -
+   * prev_sum_exec_runtime at switch-out (the kernel's clock, no timestamp
+   * taken here). Idle contributes 0. */
+  __u64 sampled_busy_ns;
+  /* Sampled switch-outs of RT/DL/ext tasks, whose slice that formula does
    * not give: counted, not timed. */
-  __u64 untimed_switches;
-  __u64 pad[5];
+  __u64 sampled_untimed;
+  __u32 tick; /* private: sampling counter */
+  __u32 pad0;
+  __u64 pad[3];
 };
 
 /* Drop counters (per-CPU array indexed by these; off the hot paths). */
