@@ -7,6 +7,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "agent/bpf/feature_probe.h"
 #include "agent/main/one_shot.h"
 
@@ -40,6 +42,14 @@ int main(int argc, char** argv) {
       "  locusd --probe [--json] [--disable_feature=NAME,...]\n"
       "  locusd --observe=SECONDS --json [--disable_feature=NAME,...]\n\n"
       "Both need CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (run as root).");
+  // --help lists the flags defined in this file (absl matches on the file
+  // name, which "main.cc" does not satisfy by default).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view path) {
+    return absl::EndsWith(path, "agent/main/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
 
   locus::OneShotOptions options;
