@@ -13,6 +13,8 @@ packages=(
   libyaml-cpp-dev libsystemd-dev libnuma-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev nginx-light wrk numactl procps util-linux iproute2
+  # deploy: man pages, unit checks, manifest checks
+  scdoc systemd python3-yaml man-db
 )
 
 missing=()

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "locus/v1/policy.pb.h"
+#include "policy/policy_state.h"
 #include "policy/snapshot.h"
 
 namespace locus {
@@ -29,20 +30,6 @@ struct PolicyWatcherOptions {
   std::string path = "/etc/locus/policy.yaml";
   // When set, CPU lists in the file must name CPUs of this host.
   std::optional<Topology> host;
-};
-
-// What is running and why; a consistent copy.
-struct PolicyState {
-  std::shared_ptr<const v1::Policy> policy;
-  // 1 after Start(), +1 each time the running policy changes.
-  uint64_t version = 0;
-  // "/etc/locus/policy.yaml", or "built-in default (/etc/locus/policy.yaml
-  // absent)".
-  std::string source;
-  bool is_default = true;
-  // Empty when the file last read is the one running. Otherwise why not:
-  // "file:line:column: message" lines, or a note that the file went away.
-  std::string last_error;
 };
 
 class PolicyWatcher {

@@ -15,6 +15,7 @@
 #include "locus/v1/policy.pb.h"
 #include "policy/history.h"
 #include "policy/plan.h"
+#include "policy/policy_state.h"
 #include "policy/snapshot.h"
 
 namespace locus {
@@ -47,14 +48,6 @@ class Executor {
   virtual std::vector<ExternalEvent> TakeExternalChanges() = 0;
   // Restores everything journaled (exit, or a Restore request).
   virtual absl::Status RestoreAll() = 0;
-};
-
-// The policy in force and the state of its file.
-struct PolicyState {
-  std::shared_ptr<const v1::Policy> policy;
-  uint64_t version = 0;    // bumps on every successful load
-  std::string path;        // empty: the built-in default
-  std::string last_error;  // the last failed load, "file:line:col: ..."
 };
 
 class PolicySource {

@@ -101,7 +101,7 @@ v1::AgentMode ToAgentMode(Mode mode) {
 
 v1::PolicyState ToPolicyState(const PolicyState& state) {
   v1::PolicyState out;
-  out.set_path(state.path);
+  out.set_path(state.is_default ? "" : state.source);
   out.set_version(state.version);
   out.set_last_error(state.last_error);
   return out;

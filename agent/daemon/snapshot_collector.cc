@@ -2,19 +2,10 @@
 
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "agent/host/file_util.h"
+#include "agent/bpf/proc_sched.h"
 #include "common/log.h"
 
 namespace locus {
-
-bool ReadNumaBalancing(const std::string& procfs_root) {
-  absl::StatusOr<std::string> text =
-      ReadFirstLine(procfs_root + "/sys/kernel/numa_balancing");
-  if (!text.ok()) return false;
-  std::string value(absl::StripAsciiWhitespace(*text));
-  return !value.empty() && value != "0";
-}
 
 SnapshotCollector::SnapshotCollector(CollectorOptions options,
                                      std::unique_ptr<HostModel> model,
@@ -46,12 +37,21 @@ void SnapshotCollector::SetTargets(TargetScanOptions targets) {
   pending_targets_ = std::move(targets);
 }
 
+void SnapshotCollector::SetManagedIrqs(std::set<int> irqs) {
+  absl::MutexLock lock(&mu_);
+  pending_managed_ = std::move(irqs);
+}
+
 void SnapshotCollector::RefreshOnce() {
   {
     absl::MutexLock lock(&mu_);
     if (pending_targets_) {
       model_->set_targets(*std::move(pending_targets_));
       pending_targets_.reset();
+    }
+    if (pending_managed_) {
+      model_->SetManagedIrqs(*std::move(pending_managed_));
+      pending_managed_.reset();
     }
   }
   Snapshot snapshot;

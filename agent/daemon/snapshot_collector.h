@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,8 +61,10 @@ class SnapshotCollector : public SnapshotSource {
   };
   SensorState sensor_state() const;
 
-  // Changes the selection (policy reload). Takes effect at the next scan.
+  // Changes the selection (policy reload), and the IRQs the actuator found
+  // kernel-managed. Both take effect at the next scan.
   void SetTargets(TargetScanOptions targets);
+  void SetManagedIrqs(std::set<int> irqs);
 
  private:
   void RefreshOnce();
@@ -78,6 +81,7 @@ class SnapshotCollector : public SnapshotSource {
   uint64_t scans_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> errors_ ABSL_GUARDED_BY(mu_);
   std::optional<TargetScanOptions> pending_targets_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::set<int>> pending_managed_ ABSL_GUARDED_BY(mu_);
   SensorState sensor_state_ ABSL_GUARDED_BY(mu_);
 
   uint64_t last_scan_seen_ = 0;  // tick thread only
@@ -85,10 +89,6 @@ class SnapshotCollector : public SnapshotSource {
   absl::Notification stop_;
   std::thread thread_;
 };
-
-// kernel.numa_balancing from <procfs_root>/sys/kernel/numa_balancing; false
-// when unreadable (no NUMA support).
-bool ReadNumaBalancing(const std::string& procfs_root);
 
 }  // namespace locus
 

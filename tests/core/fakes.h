@@ -57,7 +57,9 @@ class FakeSource : public SnapshotSource {
 class FakePolicy : public PolicySource {
  public:
   FakePolicy() : policy_(std::make_shared<v1::Policy>(DefaultPolicy())) {}
-  PolicyState Current() override { return PolicyState{policy_, 1, "", ""}; }
+  PolicyState Current() override {
+    return PolicyState{policy_, 1, "built-in default", true, ""};
+  }
   v1::Policy& policy() { return *policy_; }
 
  private:
