@@ -11,10 +11,7 @@
 #include "agent/ctl/ctl_args.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
-
-#ifdef LOCUS_HAVE_POLICY_FILE
 #include "policy/policy_yaml.h"
-#endif
 
 namespace locus {
 namespace {
@@ -229,7 +226,6 @@ class Command {
 
   int PolicyCheck() {
     const std::string& path = inv_.args[1];
-#ifdef LOCUS_HAVE_POLICY_FILE
     auto policy = LoadPolicyFile(path);
     if (!policy.ok()) {
       err_ << policy.status().message() << "\n";
@@ -237,11 +233,6 @@ class Command {
     }
     out_ << path << ": ok\n";
     return kExitOk;
-#else
-    return Fail(absl::StrCat("policy check ", path,
-                             ": not available yet: this locusctl was built "
-                             "without the policy library"));
-#endif
   }
 
   const CtlInvocation& inv_;

@@ -275,7 +275,6 @@ TEST(LocusctlNoDaemon, DeadSocketSaysSo) {
                        ": Connection refused\n");
 }
 
-#ifdef LOCUS_HAVE_POLICY_FILE
 TEST(LocusctlPolicy, ChecksAFileWithoutTheDaemon) {
   TempDir dir;
   std::string good = dir.File("good.yaml");
@@ -294,7 +293,6 @@ TEST(LocusctlPolicy, ChecksAFileWithoutTheDaemon) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(r.err.empty());
 }
-#endif
 
 }  // namespace
 }  // namespace locus
