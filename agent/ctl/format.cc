@@ -149,7 +149,14 @@ std::string FormatAction(const v1::Action& action) {
 }
 
 std::string FormatMetrics(const v1::Metrics& m) {
-  std::string line = absl::StrCat("tick ", m.tick(), " ", ModeName(m.mode()));
+  std::string line = absl::StrCat("tick ", m.tick());
+  if (m.has_time()) {
+    absl::StrAppend(
+        &line, " ",
+        absl::FormatTime("%H:%M:%S", absl::FromUnixSeconds(m.time().seconds()),
+                         absl::LocalTimeZone()));
+  }
+  absl::StrAppend(&line, " ", ModeName(m.mode()));
   for (const v1::NodeMetrics& n : m.nodes()) {
     absl::StrAppend(&line, "  node ", n.node(), " busy ", Percent(n.cpu_busy()),
                     " local ",

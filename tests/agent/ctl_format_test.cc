@@ -95,7 +95,10 @@ TEST(Format, MetricsLineShowsDropsActionsAndReverts) {
   c->set_what("affinity changed by someone else");
   m.mutable_policy()->set_last_error("policy.yaml:3:5: unknown key 'x'");
   std::string text = ctl::FormatMetrics(m);
-  EXPECT_THAT(text, HasSubstr("tick 7 enforce"));
+  EXPECT_THAT(text, HasSubstr("tick 7 enforce"));  // no time: none shown
+  m.mutable_time()->set_seconds(3600);
+  EXPECT_THAT(ctl::FormatMetrics(m),
+              ::testing::ContainsRegex("^tick 7 [0-9]{2}:[0-9]{2}:00 enforce"));
   EXPECT_THAT(text, HasSubstr("dropped 3 (this client read too slowly)"));
   EXPECT_THAT(text, HasSubstr("  revert irq 45 to cpus 1: softirq locality "
                               "90% -> 60%; held down until tick 67\n"));
