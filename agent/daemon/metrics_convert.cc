@@ -1,10 +1,10 @@
 #include "agent/daemon/metrics_convert.h"
 
-#include <algorithm>
-#include <type_traits>
 #include <variant>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "agent/metrics/metrics_builder.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace locus {
@@ -31,65 +31,6 @@ v1::ActionOutcome ToOutcome(Outcome outcome, bool irq) {
       return v1::ACTION_OUTCOME_FAILED;
   }
   return v1::ACTION_OUTCOME_UNSPECIFIED;
-}
-
-v1::TaskRole ToRole(TargetRole role) {
-  switch (role) {
-    case TargetRole::kMaster:
-      return v1::TASK_ROLE_MASTER;
-    case TargetRole::kWorker:
-      return v1::TASK_ROLE_WORKER;
-    case TargetRole::kOther:
-      break;
-  }
-  return v1::TASK_ROLE_OTHER;
-}
-
-int NodeOfCpu(const Topology& topology, int cpu) {
-  if (cpu < 0 || cpu >= static_cast<int>(topology.cpu_node.size())) return -1;
-  return topology.cpu_node[cpu];
-}
-
-void AddNodes(const Snapshot& snapshot, const TickReport& report,
-              v1::Metrics* out) {
-  const Topology& topology = snapshot.topology;
-  for (size_t i = 0; i < topology.nodes.size(); ++i) {
-    const Node& node = topology.nodes[i];
-    v1::NodeMetrics* m = out->add_nodes();
-    m->set_node(node.id);
-    m->mutable_cpus()->Add(node.cpus.begin(), node.cpus.end());
-    double busy = 0;
-    for (int cpu : node.cpus) {
-      if (cpu < static_cast<int>(snapshot.cpus.size())) {
-        busy += snapshot.cpus[cpu].busy;
-      }
-    }
-    if (!node.cpus.empty()) m->set_cpu_busy(busy / node.cpus.size());
-    uint64_t local = 0, remote = 0;
-    for (const Target& target : snapshot.targets) {
-      for (const ThreadSample& thread : target.threads) {
-        if (i < thread.faults.size()) {
-          local += thread.faults[i].local;
-          remote += thread.faults[i].remote;
-        }
-      }
-    }
-    m->set_faults_local(local);
-    m->set_faults_remote(remote);
-    if (local + remote > 0) {
-      m->set_local_fault_ratio(static_cast<double>(local) / (local + remote));
-    }
-    uint64_t pages = 0;
-    for (const ActionRecord& record : report.actions) {
-      const auto* move = std::get_if<MigratePages>(&record.action.op);
-      if (move != nullptr && move->to_node == node.id) {
-        pages += record.result.pages_moved;
-      }
-    }
-    m->set_pages_migrated(pages);
-    m->set_mem_total_bytes(node.mem_total_bytes);
-    m->set_mem_free_bytes(node.mem_free_bytes);
-  }
 }
 
 }  // namespace
@@ -124,101 +65,54 @@ std::vector<v1::SensorSource> ToSensorSources(
 
 v1::Action ToAction(const Action& action, uint64_t tick,
                     const ActionResult* result) {
-  v1::Action out;
-  out.set_tick(tick);
-  out.set_reason(action.reason);
-  std::visit(
-      [&](const auto& op) {
-        using T = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<T, PinThread>) {
-          v1::PinThread* m = out.mutable_pin_thread();
-          m->set_pid(op.pid);
-          m->set_tid(op.tid);
-          m->set_node(op.node);
-          m->mutable_cpus()->Add(op.cpus.begin(), op.cpus.end());
-        } else if constexpr (std::is_same_v<T, MigratePages>) {
-          v1::MigratePages* m = out.mutable_migrate_pages();
-          m->set_pid(op.pid);
-          m->set_from_node(op.from_node);
-          m->set_to_node(op.to_node);
-          m->set_max_bytes(op.max_bytes);
-          if (result != nullptr) m->set_moved_bytes(result->bytes_moved);
-        } else {
-          v1::SetIrqAffinity* m = out.mutable_set_irq_affinity();
-          m->set_irq(op.irq);
-          m->mutable_cpus()->Add(op.cpus.begin(), op.cpus.end());
-        }
-      },
-      action.op);
-  if (result != nullptr) {
-    out.set_outcome(ToOutcome(
-        result->outcome, std::holds_alternative<SetIrqAffinity>(action.op)));
-    if (out.outcome() != v1::ACTION_OUTCOME_APPLIED &&
-        out.outcome() != v1::ACTION_OUTCOME_DRY_RUN) {
-      out.set_error(result->message);
-    }
+  v1::Action out = ToProtoAction(action, tick);
+  if (result == nullptr) return out;
+  if (out.has_migrate_pages()) {
+    out.mutable_migrate_pages()->set_moved_bytes(result->bytes_moved);
+  }
+  out.set_outcome(ToOutcome(result->outcome,
+                            std::holds_alternative<SetIrqAffinity>(action.op)));
+  if (out.outcome() != v1::ACTION_OUTCOME_APPLIED &&
+      out.outcome() != v1::ACTION_OUTCOME_DRY_RUN) {
+    out.set_error(result->message);
   }
   return out;
 }
 
 v1::Metrics ToMetrics(const TickReport& report, const MetricsContext& context) {
   v1::Metrics out;
-  out.set_tick(report.tick);
-  *out.mutable_time() =
-      TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(context.wall_time));
+  int64_t wall_ns = absl::ToUnixNanos(context.wall_time);
+  if (report.snapshot != nullptr) {
+    FillMetricsFromSnapshot(*report.snapshot, report.tick, wall_ns, &out);
+    // What the snapshot cannot know: pages this tick's actions moved, and
+    // which entities the loop holds down.
+    absl::flat_hash_set<EntityKey> held(report.held_down.begin(),
+                                        report.held_down.end());
+    for (v1::NodeMetrics& node : *out.mutable_nodes()) {
+      uint64_t pages = 0;
+      for (const ActionRecord& record : report.actions) {
+        const auto* move = std::get_if<MigratePages>(&record.action.op);
+        if (move != nullptr && move->to_node == node.node()) {
+          pages += record.result.pages_moved;
+        }
+      }
+      node.set_pages_migrated(pages);
+    }
+    for (v1::TaskMetrics& task : *out.mutable_tasks()) {
+      task.set_held_down(
+          held.contains(EntityKey{EntityKind::kTask, task.pid()}));
+    }
+    for (v1::IrqMetrics& irq : *out.mutable_irqs()) {
+      irq.set_held_down(held.contains(EntityKey{EntityKind::kIrq, irq.irq()}));
+    }
+  } else {
+    out.set_tick(report.tick);
+    *out.mutable_time() = TimeUtil::NanosecondsToTimestamp(wall_ns);
+  }
   out.set_tick_period_ns(absl::ToInt64Nanoseconds(context.period));
   out.set_tick_duration_ns(absl::ToInt64Nanoseconds(report.took));
   out.set_overruns_total(report.overruns);
   out.set_mode(ToAgentMode(report.mode));
-
-  absl::flat_hash_set<EntityKey> held(report.held_down.begin(),
-                                      report.held_down.end());
-  if (report.snapshot != nullptr) {
-    const Snapshot& snapshot = *report.snapshot;
-    AddNodes(snapshot, report, &out);
-    for (const Target& target : snapshot.targets) {
-      bool target_held =
-          held.contains(EntityKey{EntityKind::kTask, target.pid});
-      for (const ThreadSample& thread : target.threads) {
-        v1::TaskMetrics* m = out.add_tasks();
-        m->set_pid(target.pid);
-        m->set_tid(thread.tid);
-        m->set_comm(target.comm);
-        m->set_role(ToRole(target.role));
-        m->set_cpu(thread.cpu);
-        m->set_node(NodeOfCpu(snapshot.topology, thread.cpu));
-        m->mutable_allowed_cpus()->Add(thread.allowed_cpus.begin(),
-                                       thread.allowed_cpus.end());
-        uint64_t local = 0, remote = 0;
-        for (const NodeFaults& f : thread.faults) {
-          local += f.local;
-          remote += f.remote;
-        }
-        m->set_faults_local(local);
-        m->set_faults_remote(remote);
-        m->set_migrations(thread.migrations);
-        m->set_cross_node_migrations(thread.cross_node_migrations);
-        m->set_held_down(target_held);
-      }
-    }
-    for (const IrqSample& irq : snapshot.irqs) {
-      v1::IrqMetrics* m = out.add_irqs();
-      m->set_irq(irq.irq);
-      m->set_name(irq.name);
-      m->set_net_device(irq.net_device);
-      m->set_device_node(irq.device_node);
-      m->mutable_cpus()->Add(irq.affinity.begin(), irq.affinity.end());
-      m->mutable_effective_cpus()->Add(irq.effective.begin(),
-                                       irq.effective.end());
-      m->mutable_count_per_cpu()->Add(irq.count_per_cpu.begin(),
-                                      irq.count_per_cpu.end());
-      uint64_t count = 0;
-      for (uint64_t c : irq.count_per_cpu) count += c;
-      m->set_count(count);
-      m->set_kernel_managed(irq.managed);
-      m->set_held_down(held.contains(EntityKey{EntityKind::kIrq, irq.irq}));
-    }
-  }
   for (const ActionRecord& record : report.actions) {
     *out.add_actions() = ToAction(record.action, report.tick, &record.result);
   }
