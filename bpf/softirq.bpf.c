@@ -18,7 +18,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Load-time knobs: sampling periods, powers of two (the agent rounds up). */
 const volatile __u32 softirq_sample_every = 64;
-const volatile __u32 hardirq_sample_every = 8;
+const volatile __u32 hardirq_sample_every = 64;
 
 /* Per-CPU slots, read by the agent through the skeleton's mmap of .bss. */
 struct locus_softirq_cpu cpu_slots[LOCUS_MAX_CPUS] = {};

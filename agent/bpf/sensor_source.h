@@ -29,7 +29,7 @@ struct SensorOptions {
   // stay exact. Rounded up to a power of two. Sampled softirqs are also the
   // ones charged to the interrupted task.
   uint32_t softirq_sample_every = 64;
-  uint32_t hardirq_sample_every = 8;
+  uint32_t hardirq_sample_every = 64;
   // Time one context switch in this many per CPU for busy_ns (counts stay
   // exact). Default 1, every switch: slice lengths are heavy-tailed, and at
   // a few hundred switches/s sampling 1 in 8 was measured 35% off; raise it

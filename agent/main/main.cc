@@ -33,7 +33,7 @@ ABSL_FLAG(uint32_t, softirq_sample_every, 64,
 ABSL_FLAG(uint32_t, switch_sample_every, 1,
           "Time one context switch in N per CPU for per-CPU busy time (power "
           "of two; 1 = every switch); counts stay exact.");
-ABSL_FLAG(uint32_t, hardirq_sample_every, 8,
+ABSL_FLAG(uint32_t, hardirq_sample_every, 64,
           "Time one hardirq in N per CPU (power of two); counts stay exact.");
 
 int main(int argc, char** argv) {

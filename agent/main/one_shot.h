@@ -19,7 +19,7 @@ struct OneShotOptions {
   bool json = false;
   double observe_seconds = 0;
   uint32_t softirq_sample_every = 64;
-  uint32_t hardirq_sample_every = 8;
+  uint32_t hardirq_sample_every = 64;
   uint32_t switch_sample_every = 1;
 };
 
