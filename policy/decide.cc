@@ -217,8 +217,10 @@ bool Engine::Setup(Plan& plan) {
   irq_cpus_.assign(nodes_, {});
   int nodes_with_cpus = 0;
   for (int i = 0; i < nodes_; ++i) {
-    if (!topology.nodes[i].cpus.empty()) ++nodes_with_cpus;
     for (int cpu : topology.nodes[i].cpus) {
+      // The node's list and cpu_node must agree; a CPU they disagree on is
+      // not used (a snapshot torn by hotplug must not index out of range).
+      if (NodeOfCpu(cpu) != i) continue;
       if (placement_cpus.empty() || placement_cpus.contains(cpu)) {
         worker_cpus_[i].push_back(cpu);
       }
@@ -226,6 +228,12 @@ bool Engine::Setup(Plan& plan) {
         irq_cpus_[i].push_back(cpu);
       }
     }
+  }
+  for (int i = 0; i < nodes_; ++i) {
+    bool any = std::any_of(topology.nodes[i].cpus.begin(),
+                           topology.nodes[i].cpus.end(),
+                           [&](int cpu) { return NodeOfCpu(cpu) == i; });
+    if (any) ++nodes_with_cpus;
   }
   if (nodes_with_cpus < 2) {
     plan.notes.push_back(absl::StrCat(
@@ -500,6 +508,7 @@ void Engine::PinCandidates() {
           best = cpu;
         }
       }
+      if (best < 0) continue;
       ++cpu_load[best];
       c.cpu = best;
     }

@@ -1,5 +1,7 @@
 #include "policy/policy_yaml.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -169,6 +171,30 @@ std::vector<std::string> EnumChoices(const EnumDescriptor* type) {
   }
   return names;
 }
+
+// A policy is a page of YAML; anything much bigger is a mistake (or an
+// attack on the parser).
+constexpr size_t kMaxPolicyBytes = 1 << 20;
+
+// Records where each document starts; nothing else.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    starts.push_back(mark);
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
 
 bool IsPlainScalar(const YAML::Node& node) {
   // yaml-cpp tags quoted scalars "!" and plain ones "?": a quoted "5" is the
@@ -403,9 +429,39 @@ absl::StatusOr<v1::Policy> ParsePolicyYamlOver(const v1::Policy& base,
                                                absl::string_view filename,
                                                const Topology* host) {
   Reader reader(filename);
-  std::vector<YAML::Node> documents;
+  if (text.size() > kMaxPolicyBytes) {
+    reader.Error(Location{}, absl::StrCat("the policy file is ", text.size(),
+                                          " bytes; at most ", kMaxPolicyBytes,
+                                          " are read"));
+    return reader.Result();
+  }
+  const std::string input(text.data(), text.size());
+  YAML::Node document;
   try {
-    documents = YAML::LoadAll(std::string(text));
+    // Not YAML::LoadAll: in yaml-cpp 0.7 it loops forever, allocating, on
+    // input such as ",a: 1" (jbeder/yaml-cpp#1040, fixed upstream by #1319).
+    // The documents are counted with a bounded loop instead.
+    std::istringstream stream(input);
+    YAML::Parser parser(stream);
+    DocumentMarks marks;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(marks); ++i) {
+    }
+    if (marks.starts.size() > 1) {
+      const YAML::Mark& second = marks.starts[1];
+      if (second.pos == marks.starts[0].pos) {
+        // The parser made no progress: a token it could not place.
+        char c = second.pos >= 0 && second.pos < static_cast<int>(input.size())
+                     ? input[second.pos]
+                     : '?';
+        reader.Error(second, absl::StrCat("unexpected '", std::string(1, c),
+                                          "' (not valid YAML here)"));
+      } else {
+        reader.Error(second,
+                     "the policy file holds one YAML document, found another");
+      }
+      return reader.Result();
+    }
+    document = YAML::Load(input);
   } catch (const YAML::ParserException& e) {
     reader.Error(e.mark, e.msg);
     return reader.Result();
@@ -414,12 +470,8 @@ absl::StatusOr<v1::Policy> ParsePolicyYamlOver(const v1::Policy& base,
     reader.Error(e.mark, e.msg);
     return reader.Result();
   }
-  if (documents.size() > 1) {
-    reader.Error(documents[1].Mark(),
-                 "the policy file holds one YAML document, found another");
-  }
   v1::Policy policy = base;
-  if (!documents.empty()) reader.ReadMessage(documents[0], &policy, "");
+  reader.ReadMessage(document, &policy, "");
   // Semantic checks run even after structural errors so that one pass shows
   // everything; a field that could not be read is not judged again.
   CheckPolicy(policy, host,

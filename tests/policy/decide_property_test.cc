@@ -350,5 +350,80 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
   EXPECT_GT(converged_with_moves, kCases / 2);
 }
 
+// Snapshots torn or inconsistent (hotplug mid-read, a sensor's short vector):
+// Decide must neither crash nor name a CPU the host does not have.
+TEST(DecidePropertyTest, MalformedSnapshotsAreSurvived) {
+  for (int seed = 1; seed <= kCases; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    std::mt19937 rng(seed);
+    Snapshot s = RandomSnapshot(rng);
+    v1::Policy policy =
+        RandomPolicy(rng, static_cast<int>(s.topology.cpu_node.size()));
+    for (int k = Pick(rng, 1, 6); k > 0; --k) {
+      switch (Pick(rng, 0, 9)) {
+        case 0:
+          if (!s.topology.cpu_node.empty()) s.topology.cpu_node.pop_back();
+          break;
+        case 1:
+          s.topology.nodes[Pick(rng, 0, s.topology.nodes.size() - 1)]
+              .cpus.push_back(Pick(rng, 0, 500));
+          break;
+        case 2:
+          s.topology.nodes.back().id = PickOf(rng, {-1, 0, 1000});
+          break;
+        case 3:
+          for (Target& t : s.targets) {
+            if (!t.threads.empty()) t.threads[0].runtime_ns.resize(1);
+          }
+          break;
+        case 4:
+          for (Target& t : s.targets) t.resident_pages.clear();
+          break;
+        case 5:
+          for (Target& t : s.targets) {
+            if (Pick(rng, 0, 1)) t.threads.clear();
+          }
+          break;
+        case 6:
+          for (IrqSample& irq : s.irqs) {
+            irq.count_per_cpu.resize(Pick(rng, 0, 3));
+            irq.affinity.push_back(Pick(rng, -5, 500));
+          }
+          break;
+        case 7:
+          for (Target& t : s.targets) {
+            for (ThreadSample& th : t.threads) {
+              th.cpu = Pick(rng, -5, 500);
+              th.allowed_cpus.push_back(Pick(rng, -5, 500));
+              th.faults.resize(Pick(rng, 0, 12));
+            }
+          }
+          break;
+        case 8:
+          s.cpus.resize(Pick(rng, 0, 3));
+          s.tick_ns = PickOf(rng, {uint64_t{0}, uint64_t{1}, kSecond});
+          break;
+        case 9:
+          s.topology.nodes[0].distances.clear();
+          s.topology.cpu_node[0] = 77;
+          break;
+      }
+    }
+    Plan plan = Decide(s, policy, History());
+    for (const Action& a : plan.actions) {
+      std::vector<int> cpus;
+      if (const auto* pin = std::get_if<PinThread>(&a.op)) cpus = pin->cpus;
+      if (const auto* irq = std::get_if<SetIrqAffinity>(&a.op)) {
+        cpus = irq->cpus;
+      }
+      for (int cpu : cpus) {
+        ASSERT_GE(cpu, 0) << a.reason;
+        ASSERT_LT(cpu, static_cast<int>(s.topology.cpu_node.size()))
+            << a.reason;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace locus

@@ -3,9 +3,13 @@
 // lines), the shipped example against DefaultPolicy(), and validation.
 #include "policy/policy_yaml.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -188,6 +192,93 @@ TEST(PolicyYamlTest, GarbageNeverThrows) {
     absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(text, "g.yaml");
     EXPECT_FALSE(policy.ok()) << text;
   }
+}
+
+// Caps this process's address space for a scope (not under ASan, which
+// reserves far more address space than it uses).
+class AddressSpaceLimit {
+ public:
+  explicit AddressSpaceLimit(rlim_t bytes) {
+#if !defined(__SANITIZE_ADDRESS__)
+    getrlimit(RLIMIT_AS, &saved_);
+    struct rlimit capped = saved_;
+    capped.rlim_cur = std::min<rlim_t>(bytes, saved_.rlim_max);
+    active_ = setrlimit(RLIMIT_AS, &capped) == 0;
+#endif
+    (void)bytes;
+  }
+  ~AddressSpaceLimit() {
+    if (active_) setrlimit(RLIMIT_AS, &saved_);
+  }
+
+ private:
+  struct rlimit saved_ = {};
+  bool active_ = false;
+};
+
+TEST(PolicyYamlTest, InputsThatHangYamlCppAreErrors) {
+  AddressSpaceLimit limit(4ull << 30);
+  // jbeder/yaml-cpp#1040: LoadAll loops allocating on a stray comma.
+  absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(",a: 1\n", "c.yaml");
+  EXPECT_EQ(policy.status().message(),
+            "c.yaml:1:1: unexpected ',' (not valid YAML here)");
+  EXPECT_FALSE(ParsePolicyYaml(",", "c.yaml").ok());
+  EXPECT_FALSE(ParsePolicyYaml("[:", "c.yaml").ok());
+  EXPECT_FALSE(ParsePolicyYaml("{:", "c.yaml").ok());
+  EXPECT_FALSE(ParsePolicyYaml("[[:", "c.yaml").ok());
+}
+
+TEST(PolicyYamlTest, OversizedFileIsRejectedUnread) {
+  std::string big = "# " + std::string(2 << 20, 'x') + "\n";
+  absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(big, "big.yaml");
+  EXPECT_THAT(std::string(policy.status().message()),
+              ::testing::StartsWith("big.yaml:1:1: the policy file is"));
+}
+
+// Mutated policy files (bytes inserted, removed, replaced, with a bias to
+// YAML's own punctuation): every outcome is a policy or InvalidArgument whose
+// every line is "file:line:column: message", never an exception or a crash.
+TEST(PolicyYamlTest, MutatedFilesGiveLocatedErrors) {
+  // yaml-cpp has had inputs that make it allocate without end; should one
+  // come back, fail with bad_alloc here instead of exhausting the machine.
+  AddressSpaceLimit limit(4ull << 30);
+  std::vector<std::string> seeds;
+  for (const fs::path& file : Files(kCorpus + "/valid")) {
+    seeds.push_back(ReadAll(file));
+  }
+  seeds.push_back(
+      ReadAll(std::string(LOCUS_SOURCE_DIR) + "/deploy/policy/nginx.yaml"));
+  const std::string alphabet = ":-[]{},#&*!|>'\"%@` \t\n0123456789abcxyz.";
+  const std::regex located(R"(m\.yaml:[0-9]+:[0-9]+: .+)");
+  std::mt19937 rng(7);
+  int rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = seeds[rng() % seeds.size()];
+    for (int k = 1 + rng() % 4; k > 0; --k) {
+      size_t at = text.empty() ? 0 : rng() % text.size();
+      char c = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0:
+          text.insert(text.begin() + at, c);
+          break;
+        case 1:
+          if (!text.empty()) text.erase(at, 1);
+          break;
+        default:
+          if (!text.empty()) text[at] = c;
+          break;
+      }
+    }
+    absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(text, "m.yaml");
+    if (policy.ok()) continue;
+    ++rejected;
+    ASSERT_EQ(policy.status().code(), absl::StatusCode::kInvalidArgument)
+        << text;
+    for (const std::string& line : Lines(policy.status().message())) {
+      ASSERT_TRUE(std::regex_match(line, located)) << line << "\n" << text;
+    }
+  }
+  EXPECT_GT(rejected, 1000);  // the mutations do break files
 }
 
 }  // namespace
