@@ -95,8 +95,8 @@ class Reader {
                      });
     std::vector<std::string> lines;
     for (const ErrorLine& e : sorted) {
-      lines.push_back(absl::StrCat(filename_, ":", e.line + 1, ":",
-                                   e.column + 1, ": ", e.message));
+      lines.push_back(OneLine(absl::StrCat(filename_, ":", e.line + 1, ":",
+                                           e.column + 1, ": ", e.message)));
     }
     return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
   }

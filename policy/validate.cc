@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "policy/cpu_list.h"
 
@@ -181,13 +182,31 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
   }
 }
 
+std::string OneLine(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += absl::StrFormat("\\x%02x", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 absl::Status Collect(const v1::Policy& policy, const Topology* host) {
   std::vector<std::string> errors;
   CheckPolicy(policy, host,
               [&errors](absl::string_view path, absl::string_view message) {
-                errors.push_back(absl::StrCat(path, ": ", message));
+                errors.push_back(OneLine(absl::StrCat(path, ": ", message)));
               });
   if (errors.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));

@@ -228,6 +228,15 @@ TEST(PolicyYamlTest, InputsThatHangYamlCppAreErrors) {
   EXPECT_FALSE(ParsePolicyYaml("[[:", "c.yaml").ok());
 }
 
+TEST(PolicyYamlTest, UserTextCannotBreakTheOneErrorPerLineFormat) {
+  absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(
+      "\"mo\\nde\": 1\ntargets:\n  comm: [\"a\\tb\\nc\"]\n", "n.yaml");
+  EXPECT_EQ(std::string(policy.status().message()),
+            "n.yaml:1:1: unknown key \"mo\\nde\" in the policy (did you mean "
+            "\"mode\"?); known keys: "
+            "version, mode, targets, placement, memory, irqs, stability");
+}
+
 TEST(PolicyYamlTest, OversizedFileIsRejectedUnread) {
   std::string big = "# " + std::string(2 << 20, 'x') + "\n";
   absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(big, "big.yaml");
