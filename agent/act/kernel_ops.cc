@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -175,6 +177,8 @@ class ProcIrqOps : public IrqOps {
 
 class KernelPageOps : public PageOps {
  public:
+  static constexpr uint64_t kMaxRangeBytes = 64ull << 30;
+
   explicit KernelPageOps(std::string procfs_root)
       : procfs_root_(std::move(procfs_root)) {}
 
@@ -193,6 +197,30 @@ class KernelPageOps : public PageOps {
         ReadTextFile(JoinPath(procfs_root_, absl::StrCat(pid, "/maps")));
     if (!text.ok())
       return absl::IsNotFound(text.status()) ? ESRCH : ErrnoOf(text.status());
+    // Mappings with resident pages, by start address, from numa_maps (which
+    // the host model reads anyway): a mapping with none is not walked.
+    std::set<uint64_t> resident;
+    bool have_resident = false;
+    if (auto numa = ReadTextFile(
+            JoinPath(procfs_root_, absl::StrCat(pid, "/numa_maps")));
+        numa.ok()) {
+      have_resident = true;
+      for (absl::string_view line : absl::StrSplit(*numa, '\n')) {
+        uint64_t start = 0;
+        size_t space = line.find(' ');
+        if (space == absl::string_view::npos ||
+            !absl::SimpleHexAtoi(line.substr(0, space), &start)) {
+          continue;
+        }
+        for (absl::string_view field : absl::StrSplit(line, ' ')) {
+          if (field.size() > 2 && field[0] == 'N' &&
+              absl::ascii_isdigit(field[1])) {
+            resident.insert(start);
+            break;
+          }
+        }
+      }
+    }
     ranges->clear();
     for (absl::string_view line : absl::StrSplit(*text, '\n')) {
       std::vector<absl::string_view> fields =
@@ -208,6 +236,10 @@ class KernelPageOps : public PageOps {
           range.end <= range.start) {
         continue;
       }
+      if (have_resident && !resident.count(range.start)) continue;
+      // Huge sparse reservations (sanitizer shadow, JVM heap reserve) would
+      // take hours to walk page by page: never worth it for a tick.
+      if (range.end - range.start > kMaxRangeBytes) continue;
       ranges->push_back(range);
     }
     return 0;

@@ -50,7 +50,9 @@ class PageOps {
   // (status[i] = node or -errno), else moves page i to nodes[i].
   virtual int MovePages(int32_t pid, size_t count, void** pages,
                         const int* nodes, int* status) = 0;
-  // Private writable mappings from /proc/PID/maps, ascending.
+  // Private writable mappings from /proc/PID/maps, ascending, that have
+  // resident pages per /proc/PID/numa_maps and are at most 64 GiB (larger
+  // ones are sparse reservations: sanitizer shadow, JVM heap reserve).
   virtual int Ranges(int32_t pid, std::vector<MemRange>* ranges) = 0;
   virtual uint64_t PageSize() = 0;
 };

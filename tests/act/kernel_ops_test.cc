@@ -87,6 +87,29 @@ TEST(KernelPageOpsTest, RangesArePrivateWritableOnly) {
   std::vector<MemRange> ranges;
   ASSERT_EQ(ops->Ranges(7, &ranges), 0);
   ASSERT_EQ(ranges.size(), 3u);
+  // With numa_maps: mappings without resident pages, and huge ones, go.
+  tree.Write("proc/7/maps",
+             "55d0c8c00000-55d0c8c10000 rw-p 00020000 08:01 1 /usr/sbin/nginx\n"
+             "55d0c9000000-55d0c9100000 rw-p 00000000 00:00 0 [heap]\n"
+             "600000000000-640000000000 rw-p 00000000 00:00 0\n"
+             "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n");
+  tree.Write("proc/7/numa_maps",
+             "55d0c8c00000 default file=/usr/sbin/nginx anon=2 N0=2\n"
+             "55d0c9000000 default heap\n"
+             "600000000000 default anon=5 N0=5\n"
+             "7ffd00000000 default stack anon=3 N1=3\n");
+  ASSERT_EQ(ops->Ranges(7, &ranges), 0);
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0].start, 0x55d0c8c00000u);
+  EXPECT_EQ(ranges[1].start, 0x7ffd00000000u);
+  tree.Remove("proc/7/numa_maps");
+  tree.Write("proc/7/maps",
+             "55d0c8c00000-55d0c8c10000 rw-p 00020000 08:01 1 /usr/sbin/nginx\n"
+             "55d0c8a00000-55d0c8a20000 r--p 00000000 08:01 1 /usr/sbin/nginx\n"
+             "55d0c9000000-55d0c9100000 rw-p 00000000 00:00 0 [heap]\n"
+             "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n");
+  ASSERT_EQ(ops->Ranges(7, &ranges), 0);
+  ASSERT_EQ(ranges.size(), 3u);
   EXPECT_EQ(ranges[0].start, 0x55d0c8c00000u);
   EXPECT_EQ(ranges[1].end, 0x55d0c9100000u);
   EXPECT_EQ(ranges[2].start, 0x7ffd00000000u);
