@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/act/actuators.h"
 #include "agent/host/file_util.h"
 #include "agent/host/host_model.h"
 #include "agent/host/proc_parse.h"
@@ -124,6 +125,42 @@ TEST_F(NginxTest, MasterAndWorkersThenReload) {
   }
   EXPECT_EQ(workers, 2);
   EXPECT_EQ(after.count(master_), 1u);
+}
+
+// The model and the actuators together: every worker thread the model finds
+// is pinned to CPU 1, the next scan shows it, and the exit restore undoes it.
+TEST_F(NginxTest, PinWorkersSeenByModelThenRestored) {
+  TempTree journal_dir;
+  ActuatorOptions options;
+  options.journal.path = journal_dir.root() + "/journal";
+  auto actuators = Actuators::Create(options, MakeKernelOps(options));
+  ASSERT_TRUE(actuators.ok()) << actuators.status();
+  std::map<int32_t, std::vector<int>> original;
+  for (const auto& [pid, target] : Scan()) {
+    if (target.role != TargetRole::kWorker) continue;
+    for (const ThreadSample& thread : target.threads) {
+      original[thread.tid] = thread.allowed_cpus;
+      Action pin{PinThread{pid, thread.tid, 0, {1}}, "test", 0};
+      ActionResult result = (*actuators)->Apply(pin);
+      EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
+    }
+  }
+  ASSERT_GE(original.size(), 2u);
+  for (const auto& [pid, target] : Scan()) {
+    for (const ThreadSample& thread : target.threads) {
+      if (!original.count(thread.tid)) continue;
+      EXPECT_EQ(thread.allowed_cpus, std::vector<int>{1}) << thread.tid;
+    }
+  }
+  auto report = (*actuators)->RestoreAll();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->threads_restored, static_cast<int>(original.size()));
+  for (const auto& [pid, target] : Scan()) {
+    for (const ThreadSample& thread : target.threads) {
+      if (!original.count(thread.tid)) continue;
+      EXPECT_EQ(thread.allowed_cpus, original[thread.tid]) << thread.tid;
+    }
+  }
 }
 
 }  // namespace
