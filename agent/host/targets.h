@@ -2,6 +2,8 @@
 // default nginx, master and workers told apart. Every scan starts from
 // /proc afresh, so workers started by `nginx -s reload` appear in the first
 // scan after it and the old ones (gone, or "is shutting down") drop out.
+// A worker caught in the instant between fork and setting its title still
+// reads "nginx: master process" and is reported as a master for that scan.
 #ifndef LOCUS_AGENT_HOST_TARGETS_H_
 #define LOCUS_AGENT_HOST_TARGETS_H_
 

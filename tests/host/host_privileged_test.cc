@@ -68,12 +68,20 @@ class NginxTest : public ::testing::Test {
       waitpid(master_, nullptr, 0);
     }
   }
-  // Waits until the master has exactly 2 children that are not in `old`.
+  // Waits until the master has exactly 2 children that are not in `old`
+  // and have set their title: a worker just forked still shows the master's
+  // "nginx: master process" cmdline for a moment (the model then calls it a
+  // master for that one scan).
   bool WaitForWorkers(const std::set<int32_t>& old) {
     for (int i = 0; i < 100; ++i) {
       std::set<int32_t> children = ChildrenOf(master_);
       bool fresh = children.size() == 2;
-      for (int32_t pid : children) fresh = fresh && !old.count(pid);
+      for (int32_t pid : children) {
+        auto cmdline =
+            ReadTextFile("/proc/" + std::to_string(pid) + "/cmdline");
+        fresh = fresh && !old.count(pid) && cmdline.ok() &&
+                ParseCmdline(*cmdline) == "nginx: worker process";
+      }
       if (fresh) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
