@@ -109,6 +109,11 @@ TickReport Loop::Tick() {
     PruneHistory(history_, snap);
 
     report.plan = Decide(snap, policy, history_);
+    // Why the plan is empty (or what it left out), once, not every tick.
+    if (report.plan.notes != last_notes_) {
+      for (const std::string& note : report.plan.notes) LogInfo("plan: ", note);
+      last_notes_ = report.plan.notes;
+    }
     bool dry_run = report.mode == v1::Policy::MODE_DRY_RUN;
     for (const Action& action : report.plan.actions) {
       ActionResult result = executor_->Apply(action, dry_run);

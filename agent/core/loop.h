@@ -113,6 +113,7 @@ class Loop {
 
   // Loop thread only.
   History history_;
+  std::vector<std::string> last_notes_;  // logged when they change
   Verifier verifier_;
 
   std::atomic<uint64_t> ticks_{0};

@@ -9,8 +9,33 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/time/time.h"
 #include "agent/bpf/feature_probe.h"
+#include "agent/daemon/daemon.h"
 #include "agent/main/one_shot.h"
+
+ABSL_FLAG(std::string, policy, "/etc/locus/policy.yaml",
+          "Policy file (YAML). When absent, the built-in default (nginx) "
+          "applies. Reloaded when it changes and on SIGHUP.");
+ABSL_FLAG(std::string, socket, "/run/locus/locusd.sock",
+          "Unix socket for locusctl and the metrics stream (mode 0660, group "
+          "locus when that group exists).");
+ABSL_FLAG(std::string, listen_tcp, "",
+          "Also serve the (read-only) API on TCP: PORT (127.0.0.1) or "
+          "HOST:PORT. Empty: Unix socket only.");
+ABSL_FLAG(std::string, journal, "/var/lib/locus/journal",
+          "Undo journal: the original value of everything locusd changes, "
+          "written before the change.");
+ABSL_FLAG(std::string, mode, "",
+          "enforce or dry_run; overrides the policy's mode. Empty: the "
+          "policy's.");
+ABSL_FLAG(absl::Duration, tick, absl::Seconds(1), "Control loop period.");
+ABSL_FLAG(bool, restore, false,
+          "Restore everything the journal holds (after a crash), delete it, "
+          "and exit.");
+ABSL_FLAG(std::string, check_policy, "",
+          "Validate this policy file, print every error with its "
+          "file:line:column, and exit (0 when valid).");
 
 ABSL_FLAG(bool, probe, false,
           "Probe the kernel's BPF features, print each sensor's chosen source "
@@ -39,9 +64,15 @@ ABSL_FLAG(uint32_t, hardirq_sample_every, 64,
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the Locus NUMA tuning agent.\n\n"
+      "  locusd [--policy=PATH] [--socket=PATH] [--journal=PATH] "
+      "[--mode=enforce|dry_run] [--tick=1s]\n"
       "  locusd --probe [--json] [--disable_feature=NAME,...]\n"
-      "  locusd --observe=SECONDS --json [--disable_feature=NAME,...]\n\n"
-      "Both need CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (run as root).");
+      "  locusd --observe=SECONDS --json [--disable_feature=NAME,...]\n"
+      "  locusd --restore [--journal=PATH]\n"
+      "  locusd --check_policy=PATH\n\n"
+      "The daemon needs CAP_BPF, CAP_PERFMON, CAP_SYS_NICE and "
+      "CAP_SYS_PTRACE; --probe and --observe need CAP_BPF and CAP_PERFMON "
+      "(run as root).");
   // --help lists the flags defined in this file (absl matches on the file
   // name, which "main.cc" does not satisfy by default).
   absl::FlagsUsageConfig usage;
@@ -74,7 +105,36 @@ int main(int argc, char** argv) {
   if (options.observe_seconds > 0) {
     return locus::RunObserve(options, std::cout, std::cerr);
   }
-  std::cerr << "locusd: nothing to do yet: use --probe or --observe=SECONDS "
-               "(see --help)\n";
-  return 2;
+  if (absl::GetFlag(FLAGS_restore)) {
+    return locus::RunRestore(absl::GetFlag(FLAGS_journal), options.sysfs_root,
+                             options.procfs_root);
+  }
+  if (std::string path = absl::GetFlag(FLAGS_check_policy); !path.empty()) {
+    return locus::RunCheckPolicy(path, options.sysfs_root);
+  }
+
+  locus::DaemonOptions daemon;
+  daemon.policy_path = absl::GetFlag(FLAGS_policy);
+  daemon.socket_path = absl::GetFlag(FLAGS_socket);
+  daemon.tcp_address = absl::GetFlag(FLAGS_listen_tcp);
+  daemon.journal_path = absl::GetFlag(FLAGS_journal);
+  daemon.mode = absl::GetFlag(FLAGS_mode);
+  if (!daemon.mode.empty() && daemon.mode != "enforce" &&
+      daemon.mode != "dry_run") {
+    std::cerr << "locusd: --mode must be enforce or dry_run, not \""
+              << daemon.mode << "\"\n";
+    return 2;
+  }
+  daemon.tick = absl::GetFlag(FLAGS_tick);
+  if (daemon.tick < absl::Milliseconds(10) || daemon.tick > absl::Minutes(10)) {
+    std::cerr << "locusd: --tick must be between 10ms and 10m\n";
+    return 2;
+  }
+  daemon.sysfs_root = options.sysfs_root;
+  daemon.procfs_root = options.procfs_root;
+  daemon.disabled_features = options.disabled_features;
+  daemon.softirq_sample_every = options.softirq_sample_every;
+  daemon.hardirq_sample_every = options.hardirq_sample_every;
+  daemon.switch_sample_every = options.switch_sample_every;
+  return locus::RunDaemon(daemon);
 }
