@@ -75,12 +75,12 @@ struct Candidate {
   CandidateKind kind;
   int index;  // worker index or IRQ index in the snapshot
   double gain;
-  int32_t id;          // pid or IRQ number, for a deterministic order
-  int node;            // target node index
-  int cpu;             // the one CPU; -1 for a pin to all of the node's CPUs
-  double run_off = 0;  // pin: share of runtime off the node
-  double remote = -1;  // pin: share of faults remote; -1: no faults
-  std::string irq_reason;  // IRQs are few: written when found
+  int32_t id;           // pid or IRQ number, for a deterministic order
+  int node;             // target node index
+  int cpu;              // the one CPU; -1 for a pin to all of the node's CPUs
+  double run_off = 0;   // pin: share of runtime off the node
+  double remote = -1;   // pin: share of faults remote; -1: no faults
+  int irq_reason = -1;  // index in irq_reasons_ (IRQs are few)
 };
 
 struct MemoryCandidate {
@@ -167,6 +167,7 @@ class Engine {
   std::vector<Worker> workers_;
   std::vector<uint64_t> run_;  // scratch: one worker's runtime per node
   std::vector<Candidate> candidates_;
+  std::vector<std::string> irq_reasons_;
   std::vector<MemoryCandidate> memory_;
   int converged_ = 0;
   int dwelling_ = 0;
@@ -435,6 +436,7 @@ void Engine::AssignHomes(Plan& plan) {
 
 void Engine::PinCandidates() {
   if (!p_.placement().enabled()) return;
+  candidates_.reserve(workers_.size() + s_.irqs.size());
   const bool per_cpu = p_.placement().pin_to() == v1::Placement::PIN_TO_CPU;
   // pin_to cpu: workers already on one CPU of their home keep it; others get
   // the CPU with the fewest workers, then the least busy.
@@ -492,7 +494,7 @@ void Engine::PinCandidates() {
                 -1,
                 0,
                 -1,
-                {}};
+                -1};
     c.run_off = run_off;
     if (faults > 0) c.remote = double(w.remote_faults) / faults;
     if (per_cpu) {
@@ -541,6 +543,7 @@ std::string Engine::PinReason(const Candidate& c) const {
 
 void Engine::MemoryCandidates() {
   if (!p_.memory().enabled() || !p_.placement().enabled()) return;
+  memory_.reserve(workers_.size());
   for (size_t wi = 0; wi < workers_.size(); ++wi) {
     const Worker& w = workers_[wi];
     if (w.home < 0 || w.total_pages == 0) continue;
@@ -744,10 +747,17 @@ void Engine::IrqCandidates(Plan& plan) {
       }
       if (best < 0) continue;
       ++assigned[best];
-      Candidate c{
-          CandidateKind::kIrq, list[q], gain, irq.irq, to, best, 0, -1, {}};
+      Candidate c{CandidateKind::kIrq,
+                  list[q],
+                  gain,
+                  irq.irq,
+                  to,
+                  best,
+                  0,
+                  -1,
+                  static_cast<int>(irq_reasons_.size())};
       double off_share = 1 - handled[q][to];
-      c.irq_reason = absl::StrCat(
+      irq_reasons_.push_back(absl::StrCat(
           "irq ", irq.irq, " (", irq.net_device, " queue ", irq.queue,
           irq.name.empty() ? "" : absl::StrCat(", ", irq.name), ") ",
           totals[q] > 0
@@ -761,10 +771,9 @@ void Engine::IrqCandidates(Plan& plan) {
               ? absl::StrCat(Pct(share(to)), " of NET_RX ",
                              Ms(static_cast<uint64_t>(net_rx_total)))
               : absl::StrCat(count[to], " of ", weight_total, " workers"),
-          ") -> cpu ", best, " on node ", Id(to),
-          " (least softirq: ", Ms(softirq[best]), ", expected gain ", Pct(gain),
-          ")");
-      candidates_.push_back(std::move(c));
+          ") -> cpu ", best, " on node ", Id(to), " (least softirq: ",
+          Ms(softirq[best]), ", expected gain ", Pct(gain), ")"));
+      candidates_.push_back(c);
     }
   }
 }
@@ -807,7 +816,7 @@ void Engine::Select(Plan& plan) {
     } else {
       Action a;
       a.op = SetIrqAffinity{s_.irqs[c.index].irq, {c.cpu}};
-      a.reason = std::move(c.irq_reason);
+      a.reason = std::move(irq_reasons_[c.irq_reason]);
       a.expected_gain = c.gain;
       irqs.push_back(std::move(a));
     }
