@@ -493,6 +493,64 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, DecideScenarioTest,
                            return info.param.name;
                          });
 
+// The same situations on 2, 4 and 8 nodes (2 CPUs each): the move targets
+// the right node whatever the host's size, and nothing else moves.
+class DecideAcrossNodesTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(DecideAcrossNodesTest, MisplacedMemoryGoesHome) {
+  const int nodes = GetParam();
+  Snapshot s = Balanced(nodes, 2);
+  const int last = nodes - 1;
+  s.targets[last] = MakeWorker(s, 100 + last, last, last, 0);
+  Plan plan = Decide(s, DefaultPolicy(), History());
+  ASSERT_EQ(plan.actions.size(), 1u) << Reasons(plan);
+  ASSERT_EQ(Migrations(plan).size(), 1u) << Reasons(plan);
+  EXPECT_EQ(Migrations(plan)[0].pid, 100 + last);
+  EXPECT_EQ(Migrations(plan)[0].to_node, last);
+}
+
+TEST_P(DecideAcrossNodesTest, BouncingWorkerIsPinnedWhereItsMemoryIs) {
+  const int nodes = GetParam();
+  Snapshot s = Balanced(nodes, 2);
+  const int last = nodes - 1;
+  Target t = MakeWorker(s, 100 + last, last, -1, last);
+  t.threads[0].runtime_ns.assign(nodes, 0);
+  t.threads[0].runtime_ns[last - 1] = 300'000'000;
+  t.threads[0].runtime_ns[last] = 200'000'000;
+  t.threads[0].cross_node_migrations = 25;
+  s.targets[last] = t;
+  Plan plan = Decide(s, DefaultPolicy(), History());
+  ASSERT_EQ(Pins(plan).size(), 1u) << Reasons(plan);
+  EXPECT_EQ(Pins(plan)[0].node, last);
+  EXPECT_EQ(Pins(plan)[0].cpus, NodeCpus(s, last));
+  EXPECT_THAT(plan.actions[0].reason,
+              HasSubstr("60% of runtime off node " + std::to_string(last)));
+}
+
+TEST_P(DecideAcrossNodesTest, IrqOnTheFarNodeComesToItsConsumers) {
+  const int nodes = GetParam();
+  Snapshot s = Balanced(nodes, 2);
+  for (Target& t : s.targets) t.threads[0].net_rx_softirq_ns = 100'000;
+  s.targets[0].threads[0].net_rx_softirq_ns = 50'000'000;
+  s.irqs.push_back(
+      MakeNicIrq(s, 60, "eth0", 0, nodes - 1, NodeCpus(s, nodes - 1)));
+  s.cpus[0].softirq_ns[kSoftirqNetRx] = 900'000;
+  s.cpus[1].softirq_ns[kSoftirqNetRx] = 100'000;
+  Plan plan = Decide(s, DefaultPolicy(), History());
+  ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
+  EXPECT_EQ(Irqs(plan)[0].cpus, std::vector<int>{1});
+  EXPECT_EQ(plan.actions.size(), 1u) << Reasons(plan);
+}
+
+TEST_P(DecideAcrossNodesTest, BalancedHostIsConverged) {
+  Snapshot s = Balanced(GetParam(), 2);
+  Plan plan = Decide(s, DefaultPolicy(), History());
+  EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+}
+
+INSTANTIATE_TEST_SUITE_P(Nodes, DecideAcrossNodesTest,
+                         ::testing::Values(2, 4, 8));
+
 // Consumers' NET_RX split wobbling around the middle, tick after tick: the
 // IRQ stays where it is (gain 2-4% < min_gain 10%).
 TEST(DecideTest, IrqStaysWhileConsumerSplitWobblesInsideTheBand) {
