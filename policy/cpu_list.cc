@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -31,6 +32,8 @@ absl::StatusOr<int> ParseCpu(absl::string_view text) {
 
 absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text) {
   std::vector<int> cpus;
+  // Files in /sys and /proc end in a newline; a memory-only node's is empty.
+  text = absl::StripAsciiWhitespace(text);
   if (text.empty()) return cpus;
   std::vector<bool> seen(kMaxCpuNumber, false);
   for (absl::string_view part : absl::StrSplit(text, ',')) {
@@ -61,7 +64,9 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text) {
   return cpus;
 }
 
-std::string FormatCpuList(const std::vector<int>& cpus) {
+std::string FormatCpuList(std::vector<int> cpus) {
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   std::string out;
   size_t i = 0;
   while (i < cpus.size()) {

@@ -11,14 +11,17 @@
 
 namespace locus {
 
-// Parses a cpulist into ascending, distinct CPU numbers. "" is the empty
-// list. Rejects malformed text, reversed ranges, CPUs named twice and CPUs
+// Parses a cpulist into ascending, distinct CPU numbers. "" (or only
+// blanks, as a memory-only node's cpulist reads) is the empty list;
+// surrounding blanks and the newline sysfs files end in are ignored. Rejects
+// malformed text, reversed ranges, CPUs named twice and CPUs
 // >= kMaxCpuNumber.
 inline constexpr int kMaxCpuNumber = 8192;
 absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text);
 
-// Formats ascending CPUs compactly: {0,1,2,3,8} -> "0-3,8".
-std::string FormatCpuList(const std::vector<int>& cpus);
+// Formats CPUs (any order, duplicates allowed) as the kernel does:
+// {8,0,1,2,3} -> "0-3,8".
+std::string FormatCpuList(std::vector<int> cpus);
 
 }  // namespace locus
 

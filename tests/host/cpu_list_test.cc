@@ -9,55 +9,19 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-TEST(CpuListTest, ParsesRangesAndSingles) {
+// The cpulist parser itself is policy/cpu_list's (tests/policy); these are
+// the kernel texts the host model hands it.
+TEST(CpuListTest, ReadsSysfsText) {
   auto cpus = ParseCpuList("0-3,8,10-11\n");
   ASSERT_TRUE(cpus.ok()) << cpus.status();
   EXPECT_THAT(*cpus, ElementsAre(0, 1, 2, 3, 8, 10, 11));
+  auto none = ParseCpuList("\n");  // a memory-only node
+  ASSERT_TRUE(none.ok());
+  EXPECT_THAT(*none, IsEmpty());
 }
 
-TEST(CpuListTest, EmptyIsNoCpus) {
-  auto cpus = ParseCpuList("\n");
-  ASSERT_TRUE(cpus.ok());
-  EXPECT_THAT(*cpus, IsEmpty());
-}
-
-TEST(CpuListTest, SortsAndDeduplicates) {
-  auto cpus = ParseCpuList("5,1-2,2,0");
-  ASSERT_TRUE(cpus.ok());
-  EXPECT_THAT(*cpus, ElementsAre(0, 1, 2, 5));
-}
-
-TEST(CpuListTest, Stride) {
-  auto cpus = ParseCpuList("0-8:4");
-  ASSERT_TRUE(cpus.ok());
-  EXPECT_THAT(*cpus, ElementsAre(0, 4, 8));
-}
-
-TEST(CpuListTest, RejectsGarbage) {
-  for (const char* bad :
-       {"a", "1-", "-1", "3-1", "1,,2", "0-99999999", "1 2", "0-4:0", "+1"}) {
-    auto cpus = ParseCpuList(bad);
-    EXPECT_FALSE(cpus.ok()) << "'" << bad << "' parsed";
-    if (!cpus.ok()) {
-      EXPECT_THAT(std::string(cpus.status().message()),
-                  ::testing::HasSubstr("CPU list"));
-    }
-  }
-}
-
-TEST(CpuListTest, FormatCollapsesRanges) {
-  EXPECT_EQ(FormatCpuList({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+TEST(CpuListTest, FormatSortsAnyOrder) {
   EXPECT_EQ(FormatCpuList({3, 1, 2, 2}), "1-3");
-  EXPECT_EQ(FormatCpuList({}), "");
-  EXPECT_EQ(FormatCpuList({7}), "7");
-}
-
-TEST(CpuListTest, FormatRoundTrips) {
-  for (const char* text : {"0", "0-1", "0,2,4-7,9", "1-2,63-64,1000"}) {
-    auto cpus = ParseCpuList(text);
-    ASSERT_TRUE(cpus.ok());
-    EXPECT_EQ(FormatCpuList(*cpus), text);
-  }
 }
 
 TEST(CpuMaskTest, ParsesWords) {

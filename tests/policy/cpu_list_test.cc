@@ -14,11 +14,14 @@ TEST(CpuListTest, ParsesKernelFormat) {
   EXPECT_THAT(*ParseCpuList("5"), ElementsAre(5));
   EXPECT_THAT(*ParseCpuList(""), IsEmpty());
   EXPECT_THAT(*ParseCpuList("8,0"), ElementsAre(0, 8));
+  // As read from sysfs: surrounding blanks and the final newline.
+  EXPECT_THAT(*ParseCpuList(" 0-1\n"), ElementsAre(0, 1));
+  EXPECT_THAT(*ParseCpuList("\n"), IsEmpty());
 }
 
 TEST(CpuListTest, RejectsMalformed) {
-  for (const char* bad : {"0-", "-1", "a", "1,,2", "3-1", "1,1", "0-2,2", " 1",
-                          "1 ", "+1", "99999", "1-2-3", ","}) {
+  for (const char* bad : {"0-", "-1", "a", "1,,2", "3-1", "1,1", "0-2,2", "1 2",
+                          "1\n2", "+1", "99999", "1-2-3", ","}) {
     EXPECT_FALSE(ParseCpuList(bad).ok()) << bad;
   }
 }
