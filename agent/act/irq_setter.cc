@@ -8,53 +8,44 @@
 #include "agent/host/cpu_list.h"
 
 namespace locus {
-namespace {
-
-ActionResult Result(Outcome outcome, std::string message) {
-  ActionResult result;
-  result.outcome = outcome;
-  result.message = std::move(message);
-  return result;
-}
-
-}  // namespace
-
 ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {
   const std::string who = absl::StrCat("irq ", set.irq);
   if (unmanageable_.count(set.irq)) {
-    return Result(
+    return MakeResult(
         Outcome::kUnmanageable,
         absl::StrCat(who, ": kernel-managed, affinity cannot be set"));
   }
   if (backed_off_.count(set.irq)) {
-    return Result(Outcome::kBackedOff,
-                  absl::StrCat(who,
-                               ": affinity changed by someone else, "
-                               "Locus leaves it alone"));
+    return MakeResult(Outcome::kBackedOff,
+                      absl::StrCat(who,
+                                   ": affinity changed by someone else, "
+                                   "Locus leaves it alone"));
   }
   std::vector<int> target = set.cpus;
   std::sort(target.begin(), target.end());
   target.erase(std::unique(target.begin(), target.end()), target.end());
   if (target.empty()) {
-    return Result(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
+    return MakeResult(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
   }
   std::vector<int> current;
   if (int err = ops_->ReadAffinity(set.irq, &current); err != 0) {
-    return Result(err == ENOENT ? Outcome::kGone : Outcome::kError,
-                  absl::StrCat(who, ": ", std::strerror(err)));
+    return MakeResult(err == ENOENT ? Outcome::kGone : Outcome::kError,
+                      absl::StrCat(who, ": ", std::strerror(err)));
   }
   const std::string change = absl::StrCat(
       who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target));
   if (current == target) {
-    return Result(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
-                                                    FormatCpuList(target)));
+    return MakeResult(
+        Outcome::kUnchanged,
+        absl::StrCat(who, ": already on cpus ", FormatCpuList(target)));
   }
   if (dry_run) {
-    return Result(Outcome::kDryRun, absl::StrCat("would move ", change));
+    return MakeResult(Outcome::kDryRun, absl::StrCat("would move ", change));
   }
   if (absl::Status status = journal_->RecordIrq(IrqEntry{set.irq, current});
       !status.ok()) {
-    return Result(Outcome::kRefused, absl::StrCat(who, ": ", status.message()));
+    return MakeResult(Outcome::kRefused,
+                      absl::StrCat(who, ": ", status.message()));
   }
   int err = ops_->WriteAffinity(set.irq, target);
   if (err != 0) {
@@ -65,22 +56,22 @@ ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {
     switch (err) {
       case EIO:
         unmanageable_.insert(set.irq);
-        return Result(Outcome::kUnmanageable,
-                      absl::StrCat(message, " (kernel-managed)"));
+        return MakeResult(Outcome::kUnmanageable,
+                          absl::StrCat(message, " (kernel-managed)"));
       case ENOENT:
-        return Result(Outcome::kGone, message);
+        return MakeResult(Outcome::kGone, message);
       case EINVAL:
       case EPERM:
       case EACCES:
-        return Result(Outcome::kForbidden, message);
+        return MakeResult(Outcome::kForbidden, message);
       default:
-        return Result(Outcome::kError, message);
+        return MakeResult(Outcome::kError, message);
     }
   }
   std::vector<int> now;
   if (ops_->ReadAffinity(set.irq, &now) != 0) now = target;
   placed_[set.irq] = now;
-  return Result(Outcome::kApplied, absl::StrCat("moved ", change));
+  return MakeResult(Outcome::kApplied, absl::StrCat("moved ", change));
 }
 
 absl::Status IrqSetter::Revert(int irq) {

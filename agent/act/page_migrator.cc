@@ -29,13 +29,6 @@ uint64_t NextChunk(const std::vector<MemRange>& ranges, uint64_t cursor,
   return 0;
 }
 
-ActionResult Result(Outcome outcome, std::string message) {
-  ActionResult result;
-  result.outcome = outcome;
-  result.message = std::move(message);
-  return result;
-}
-
 }  // namespace
 
 PageMigrator::PageMigrator(PageOps* ops, Clock* clock, MigrationOptions options,
@@ -57,12 +50,12 @@ void PageMigrator::Refill() {
 ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   const std::string who = absl::StrCat("pid ", move.pid);
   if (move.to_node < 0) {
-    return Result(Outcome::kError, absl::StrCat(who, ": no target node"));
+    return MakeResult(Outcome::kError, absl::StrCat(who, ": no target node"));
   }
   std::vector<MemRange> ranges;
   if (int err = ops_->Ranges(move.pid, &ranges); err != 0) {
-    return Result(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                  absl::StrCat(who, ": maps: ", std::strerror(err)));
+    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                      absl::StrCat(who, ": maps: ", std::strerror(err)));
   }
   Refill();
   const uint64_t page_size = ops_->PageSize();
@@ -108,8 +101,8 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
       Outcome outcome = err == ESRCH   ? Outcome::kGone
                         : err == EPERM ? Outcome::kForbidden
                                        : Outcome::kError;
-      return Result(outcome,
-                    absl::StrCat(who, ": move_pages: ", std::strerror(err)));
+      return MakeResult(
+          outcome, absl::StrCat(who, ": move_pages: ", std::strerror(err)));
     }
     scanned += pages.size();
     to_move.clear();
@@ -132,9 +125,9 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
                                     nodes.data(), status.data());
           err != 0 && err != ENOENT) {
         cursor_[move.pid] = cursor;
-        return Result(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                      absl::StrCat(who, ": move_pages to node ", move.to_node,
-                                   ": ", std::strerror(err)));
+        return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                          absl::StrCat(who, ": move_pages to node ",
+                                       move.to_node, ": ", std::strerror(err)));
       }
       for (int s : status) {
         if (s == move.to_node) {

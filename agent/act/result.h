@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 
@@ -53,6 +54,10 @@ struct ActionResult {
   uint64_t pages_moved = 0;
   uint64_t bytes_moved = 0;
 };
+
+inline ActionResult MakeResult(Outcome outcome, std::string message) {
+  return ActionResult{outcome, std::move(message), 0, 0};
+}
 
 }  // namespace locus
 

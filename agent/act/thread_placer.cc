@@ -8,37 +8,26 @@
 #include "agent/host/cpu_list.h"
 
 namespace locus {
-namespace {
-
-ActionResult Result(Outcome outcome, std::string message) {
-  ActionResult result;
-  result.outcome = outcome;
-  result.message = std::move(message);
-  return result;
-}
-
-}  // namespace
-
 ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
   const std::string who =
       absl::StrCat("thread ", pin.tid, " (pid ", pin.pid, ")");
   if (backed_off_.count(pin.tid)) {
-    return Result(Outcome::kBackedOff,
-                  absl::StrCat(who,
-                               ": affinity changed by someone else, "
-                               "Locus leaves it alone"));
+    return MakeResult(Outcome::kBackedOff,
+                      absl::StrCat(who,
+                                   ": affinity changed by someone else, "
+                                   "Locus leaves it alone"));
   }
   std::vector<int> wanted = pin.cpus;
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   if (wanted.empty()) {
-    return Result(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
+    return MakeResult(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
   }
 
   uint64_t start_time = 0;
   if (int err = ops_->StartTime(pin.tid, &start_time); err != 0) {
-    return Result(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                  absl::StrCat(who, ": ", std::strerror(err)));
+    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                      absl::StrCat(who, ": ", std::strerror(err)));
   }
   auto placed = placed_.find(pin.tid);
   if (placed != placed_.end() && placed->second.start_time != start_time) {
@@ -48,18 +37,19 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
   }
   std::vector<int> cpuset;
   if (int err = ops_->CpusetCpus(pin.tid, &cpuset); err != 0) {
-    return Result(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                  absl::StrCat(who, ": cpuset: ", std::strerror(err)));
+    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                      absl::StrCat(who, ": cpuset: ", std::strerror(err)));
   }
   std::vector<int> target = IntersectCpus(wanted, cpuset);
   if (target.empty()) {
-    return Result(Outcome::kForbidden,
-                  absl::StrCat(who, ": cpuset allows ", FormatCpuList(cpuset),
-                               ", none of ", FormatCpuList(wanted)));
+    return MakeResult(
+        Outcome::kForbidden,
+        absl::StrCat(who, ": cpuset allows ", FormatCpuList(cpuset),
+                     ", none of ", FormatCpuList(wanted)));
   }
   std::vector<int> current;
   if (int err = ops_->GetAffinity(pin.tid, &current); err != 0) {
-    return Result(
+    return MakeResult(
         err == ESRCH ? Outcome::kGone : Outcome::kError,
         absl::StrCat(who, ": sched_getaffinity: ", std::strerror(err)));
   }
@@ -67,15 +57,17 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
       who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target),
       target != wanted ? " (cpuset-limited)" : "");
   if (current == target) {
-    return Result(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
-                                                    FormatCpuList(target)));
+    return MakeResult(
+        Outcome::kUnchanged,
+        absl::StrCat(who, ": already on cpus ", FormatCpuList(target)));
   }
   if (dry_run)
-    return Result(Outcome::kDryRun, absl::StrCat("would pin ", change));
+    return MakeResult(Outcome::kDryRun, absl::StrCat("would pin ", change));
 
   ThreadEntry entry{pin.pid, pin.tid, start_time, current};
   if (absl::Status status = journal_->RecordThread(entry); !status.ok()) {
-    return Result(Outcome::kRefused, absl::StrCat(who, ": ", status.message()));
+    return MakeResult(Outcome::kRefused,
+                      absl::StrCat(who, ": ", status.message()));
   }
   int err = ops_->SetAffinity(pin.tid, target);
   if (err != 0) {
@@ -84,16 +76,16 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
     Outcome outcome = err == ESRCH                      ? Outcome::kGone
                       : (err == EINVAL || err == EPERM) ? Outcome::kForbidden
                                                         : Outcome::kError;
-    return Result(outcome, absl::StrCat(who, ": sched_setaffinity(",
-                                        FormatCpuList(target),
-                                        "): ", std::strerror(err)));
+    return MakeResult(outcome, absl::StrCat(who, ": sched_setaffinity(",
+                                            FormatCpuList(target),
+                                            "): ", std::strerror(err)));
   }
   // Read back: the kernel may narrow the mask (cpuset changed meanwhile); what
   // it holds now is what later ticks compare against.
   std::vector<int> now;
   if (ops_->GetAffinity(pin.tid, &now) != 0) now = target;
   placed_[pin.tid] = Placed{pin.pid, start_time, now};
-  return Result(Outcome::kApplied, absl::StrCat("pinned ", change));
+  return MakeResult(Outcome::kApplied, absl::StrCat("pinned ", change));
 }
 
 absl::Status ThreadPlacer::Revert(int32_t tid) {

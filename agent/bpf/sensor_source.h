@@ -4,16 +4,26 @@
 #ifndef LOCUS_AGENT_BPF_SENSOR_SOURCE_H_
 #define LOCUS_AGENT_BPF_SENSOR_SOURCE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/bpf/sensor_reading.h"
+#include "policy/snapshot.h"
 
 namespace locus {
 
 struct SensorOptions {
+  // Takes cpu_node and num_nodes from the host's topology.
+  void SetTopology(const Topology& topology) {
+    cpu_node = topology.cpu_node;
+    num_nodes = 1;
+    for (const Node& n : topology.nodes)
+      num_nodes = std::max(num_nodes, n.id + 1);
+  }
+
   // cpu -> node id (Topology::cpu_node); CPUs past the end or at -1 count as
   // node 0.
   std::vector<int> cpu_node;

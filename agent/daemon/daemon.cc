@@ -70,10 +70,7 @@ SensorOptions SensorOptionsFor(const Topology& topology,
   s.hardirq_sample_every = options.hardirq_sample_every;
   s.switch_sample_every = options.switch_sample_every;
   s.numa_balancing = ReadNumaBalancing(options.procfs_root);
-  s.cpu_node = topology.cpu_node;
-  int max_node = 0;
-  for (const Node& n : topology.nodes) max_node = std::max(max_node, n.id);
-  s.num_nodes = max_node + 1;
+  s.SetTopology(topology);
   return s;
 }
 

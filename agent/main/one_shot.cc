@@ -48,10 +48,7 @@ SensorOptions SensorOptionsFromHost(const OneShotOptions& o,
         << topo.status().message() << "\n";
     return s;
   }
-  s.cpu_node = topo->cpu_node;
-  int max_node = 0;
-  for (const Node& n : topo->nodes) max_node = std::max(max_node, n.id);
-  s.num_nodes = max_node + 1;
+  s.SetTopology(*topo);
   return s;
 }
 
