@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/status/status.h"
@@ -67,6 +68,26 @@ TargetRole RoleFromCmdline(const std::string& cmdline) {
   return TargetRole::kOther;
 }
 
+// <dir>/stat, or nullopt: the task is gone (quietly) or the file is bad
+// (reported in `errors`).
+std::optional<ProcStat> ReadStat(const std::string& dir,
+                                 std::vector<std::string>* errors) {
+  const std::string path = JoinPath(dir, "stat");
+  auto text = ReadTextFile(path);
+  if (!text.ok()) {
+    if (!Vanished(text.status())) {
+      errors->push_back(std::string(text.status().message()));
+    }
+    return std::nullopt;
+  }
+  auto stat = ParseProcStat(*text);
+  if (!stat.ok()) {
+    errors->push_back(absl::StrCat(path, ": ", stat.status().message()));
+    return std::nullopt;
+  }
+  return *std::move(stat);
+}
+
 void ReadThreads(const std::string& proc_dir, Target* target,
                  std::vector<std::string>* errors) {
   const std::string task_dir = JoinPath(proc_dir, "task");
@@ -80,19 +101,8 @@ void ReadThreads(const std::string& proc_dir, Target* target,
     if (!IsNumber(name)) continue;
     const std::string dir = JoinPath(task_dir, name);
     ThreadSample thread;
-    const std::string stat_path = JoinPath(dir, "stat");
-    auto stat_text = ReadTextFile(stat_path);
-    if (!stat_text.ok()) {
-      if (!Vanished(stat_text.status())) {
-        errors->push_back(std::string(stat_text.status().message()));
-      }
-      continue;
-    }
-    auto stat = ParseProcStat(*stat_text);
-    if (!stat.ok()) {
-      errors->push_back(absl::StrCat(stat_path, ": ", stat.status().message()));
-      continue;
-    }
+    std::optional<ProcStat> stat = ReadStat(dir, errors);
+    if (!stat) continue;
     thread.tid = stat->pid;
     thread.cpu = stat->processor;
     const std::string status_path = JoinPath(dir, "status");
@@ -135,19 +145,8 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
   for (const std::string& name : *names) {
     if (!IsNumber(name)) continue;
     const std::string dir = JoinPath(paths.procfs_root, name);
-    const std::string stat_path = JoinPath(dir, "stat");
-    auto stat_text = ReadTextFile(stat_path);
-    if (!stat_text.ok()) {
-      if (!Vanished(stat_text.status())) {
-        errors->push_back(std::string(stat_text.status().message()));
-      }
-      continue;
-    }
-    auto stat = ParseProcStat(*stat_text);
-    if (!stat.ok()) {
-      errors->push_back(absl::StrCat(stat_path, ": ", stat.status().message()));
-      continue;
-    }
+    std::optional<ProcStat> stat = ReadStat(dir, errors);
+    if (!stat) continue;
     if (stat->state == 'Z') continue;  // zombies have no threads to place
     bool match = Contains(sel.comms, stat->comm);
     if (!match && !sel.exe_paths.empty()) {
