@@ -117,9 +117,25 @@ TickReport Loop::Tick() {
     bool dry_run = report.mode == v1::Policy::MODE_DRY_RUN;
     for (const Action& action : report.plan.actions) {
       ActionResult result = executor_->Apply(action, dry_run);
-      if (result.outcome == Outcome::kApplied) {
-        RecordApplied(history_, action, snap.topology, snap.now_ns);
-        verifier_.Watch(action, snap);
+      switch (result.outcome) {
+        case Outcome::kApplied:
+          RecordApplied(history_, action, snap.topology, snap.now_ns);
+          verifier_.Watch(action, snap);
+          break;
+        case Outcome::kUnchanged:
+          RecordApplied(history_, action, snap.topology, snap.now_ns);
+          break;
+        case Outcome::kDryRun:
+        case Outcome::kGone:
+          break;
+        default:
+          // Refused or failed: trying again next tick would fail the same
+          // way (a cpuset, a managed IRQ, a node the kernel lacks), so the
+          // entity rests like a reverted one, and the log says so once.
+          HoldDown(history_, action, snap.now_ns + hold_ns);
+          absl::StrAppend(&result.message, "; left alone for ",
+                          policy.stability().hold_down_s(), " s");
+          break;
       }
       std::string what = absl::StrCat(action.reason, " → ", Describe(action),
                                       ": ", OutcomeName(result.outcome));

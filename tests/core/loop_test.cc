@@ -122,6 +122,18 @@ TEST(LoopTest, RevertsAnActionThatMadeThingsWorseAndHoldsItDown) {
   EXPECT_TRUE(explained);
 }
 
+TEST(LoopTest, AFailedActionIsNotRetriedEveryTick) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  h.executor.outcome = Outcome::kForbidden;
+  TickReport first = h.loop.Tick();
+  ASSERT_THAT(first.actions, Not(IsEmpty()));
+  EXPECT_THAT(first.actions[0].result.message, HasSubstr("left alone for"));
+  size_t tried = h.executor.applied.size();
+  h.loop.Tick();
+  h.loop.Tick();
+  EXPECT_EQ(h.executor.applied.size(), tried) << "held down after failing";
+}
+
 TEST(LoopTest, BacksOffWhatSomeoneElseChanged) {
   Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
   h.executor.external.push_back(ExternalEvent{
