@@ -46,8 +46,14 @@ class KernelThreadOps : public ThreadOps {
       return err;
     }
     cpus->clear();
-    for (int cpu = 0; cpu <= kMaxCpuNumber; ++cpu) {
-      if (CPU_ISSET_S(cpu, size, set)) cpus->push_back(cpu);
+    // Stop at the last set bit: the host scan calls this for every target
+    // thread each tick.
+    int left = CPU_COUNT_S(size, set);
+    for (int cpu = 0; left > 0 && cpu <= kMaxCpuNumber; ++cpu) {
+      if (CPU_ISSET_S(cpu, size, set)) {
+        cpus->push_back(cpu);
+        --left;
+      }
     }
     CPU_FREE(set);
     return 0;

@@ -54,12 +54,12 @@ class WatchedPolicy : public PolicySource {
   PolicyWatcher* watcher_;
 };
 
-TargetScanOptions TargetsOf(const v1::Policy& policy) {
-  TargetScanOptions options;
-  options.selector = TargetSelector{};
-  options.selector.comms.assign(policy.targets().comm().begin(),
-                                policy.targets().comm().end());
-  return options;
+// The host scan's selection from the policy, on top of how it reads threads.
+TargetScanOptions TargetsOf(const v1::Policy& policy, TargetScanOptions base) {
+  base.selector = TargetSelector{};
+  base.selector.comms.assign(policy.targets().comm().begin(),
+                             policy.targets().comm().end());
+  return base;
 }
 
 SensorOptions SensorOptionsFor(const Topology& topology,
@@ -215,7 +215,16 @@ int RunDaemon(const DaemonOptions& options) {
 
   HostModelOptions model_options;
   model_options.paths = HostPaths{options.sysfs_root, options.procfs_root};
-  model_options.targets = TargetsOf(*policy.policy);
+  // Threads are read the cheap way: their CPU from the sensors when they
+  // run, their affinity with sched_getaffinity(2) rather than status files.
+  KernelOps scan_ops = MakeKernelOps(ActuatorOptions{});
+  TargetScanOptions scan;
+  scan.read_thread_cpu = sensors == nullptr;
+  scan.read_affinity = [threads = scan_ops.threads.get()](
+                           int32_t tid, std::vector<int>* cpus) {
+    return threads->GetAffinity(tid, cpus);
+  };
+  model_options.targets = TargetsOf(*policy.policy, scan);
   CollectorOptions collector_options{options.tick, options.procfs_root};
   SnapshotCollector collector(collector_options,
                               std::make_unique<HostModel>(model_options),
@@ -254,7 +263,7 @@ int RunDaemon(const DaemonOptions& options) {
     hub.Publish(std::move(metrics));
     if (report.policy.version != policy_version) {
       policy_version = report.policy.version;
-      collector.SetTargets(TargetsOf(*report.policy.policy));
+      collector.SetTargets(TargetsOf(*report.policy.policy, scan));
     }
     collector.SetManagedIrqs(executor.unmanageable_irqs());
     if (watchdog) sd_notify(0, "WATCHDOG=1");

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -88,8 +90,28 @@ std::optional<ProcStat> ReadStat(const std::string& dir,
   return *std::move(stat);
 }
 
-void ReadThreads(const std::string& proc_dir, Target* target,
-                 std::vector<std::string>* errors) {
+// The thread's affinity from its status file; false when it is gone.
+bool ReadStatusAffinity(const std::string& dir, ThreadSample* thread,
+                        std::vector<std::string>* errors) {
+  const std::string status_path = JoinPath(dir, "status");
+  auto status_text = ReadTextFile(status_path);
+  if (!status_text.ok()) {
+    if (Vanished(status_text.status())) return false;
+    errors->push_back(std::string(status_text.status().message()));
+    return true;
+  }
+  auto allowed = ParseStatusCpusAllowed(*status_text);
+  if (allowed.ok()) {
+    thread->allowed_cpus = *std::move(allowed);
+  } else {
+    errors->push_back(
+        absl::StrCat(status_path, ": ", allowed.status().message()));
+  }
+  return true;
+}
+
+void ReadThreads(const std::string& proc_dir, const TargetScanOptions& options,
+                 Target* target, std::vector<std::string>* errors) {
   const std::string task_dir = JoinPath(proc_dir, "task");
   auto tids = ListDirectory(task_dir);
   if (!tids.ok()) {
@@ -101,22 +123,21 @@ void ReadThreads(const std::string& proc_dir, Target* target,
     if (!IsNumber(name)) continue;
     const std::string dir = JoinPath(task_dir, name);
     ThreadSample thread;
-    std::optional<ProcStat> stat = ReadStat(dir, errors);
-    if (!stat) continue;
-    thread.tid = stat->pid;
-    thread.cpu = stat->processor;
-    const std::string status_path = JoinPath(dir, "status");
-    auto status_text = ReadTextFile(status_path);
-    if (status_text.ok()) {
-      auto allowed = ParseStatusCpusAllowed(*status_text);
-      if (allowed.ok()) {
-        thread.allowed_cpus = *std::move(allowed);
-      } else {
-        errors->push_back(
-            absl::StrCat(status_path, ": ", allowed.status().message()));
+    if (options.read_thread_cpu) {
+      std::optional<ProcStat> stat = ReadStat(dir, errors);
+      if (!stat) continue;
+      thread.cpu = stat->processor;
+    }
+    if (!absl::SimpleAtoi(name, &thread.tid)) continue;
+    if (options.read_affinity) {
+      int err = options.read_affinity(thread.tid, &thread.allowed_cpus);
+      if (err == ESRCH) continue;  // the thread exited mid-scan
+      if (err != 0) {
+        errors->push_back(absl::StrCat("thread ", thread.tid,
+                                       ": sched_getaffinity: ", strerror(err)));
       }
-    } else if (!Vanished(status_text.status())) {
-      errors->push_back(std::string(status_text.status().message()));
+    } else if (!ReadStatusAffinity(dir, &thread, errors)) {
+      continue;  // the thread exited mid-scan
     }
     target->threads.push_back(std::move(thread));
   }
@@ -200,7 +221,9 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
       }
     }
     const std::string dir = JoinPath(paths.procfs_root, absl::StrCat(pid));
-    if (options.read_threads) ReadThreads(dir, &target, errors);
+    if (options.read_threads) {
+      ReadThreads(dir, options, &target, errors);
+    }
     if (options.read_numa_maps) {
       const std::string maps_path = JoinPath(dir, "numa_maps");
       auto text = ReadTextFile(maps_path);

@@ -7,6 +7,7 @@
 #ifndef LOCUS_AGENT_HOST_TARGETS_H_
 #define LOCUS_AGENT_HOST_TARGETS_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,16 @@ TargetSelector NginxSelector();
 
 struct TargetScanOptions {
   TargetSelector selector = NginxSelector();
-  bool read_threads = true;    // per-thread CPU and affinity
+  bool read_threads = true;  // per-thread CPU and affinity
+  // Each thread's current CPU from /proc/PID/task/TID/stat. The BPF sensors
+  // know it already; without them this is the only source. Off, a scan
+  // reads one file per thread instead of two.
+  bool read_thread_cpu = true;
+  // Reads one thread's affinity into `cpus`; returns 0 or an errno. Unset:
+  // parsed from /proc/PID/task/TID/status (what fixture trees provide). The
+  // daemon passes sched_getaffinity(2), which costs the kernel far less than
+  // formatting a status file for every target thread each tick.
+  std::function<int(int32_t tid, std::vector<int>* cpus)> read_affinity;
   bool read_numa_maps = true;  // resident pages per node
   // Workers that are draining after a reload ("nginx: worker process is
   // shutting down") are left out: they are about to exit.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,9 +15,11 @@
 namespace locus {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 std::map<int32_t, Target> ByPid(const std::vector<Target>& targets) {
@@ -69,6 +72,36 @@ TEST_F(TargetsTest, ThreadsWithCpuAndAffinity) {
   EXPECT_THAT(by_pid[102].threads[1].allowed_cpus, ElementsAre(0, 1, 2, 3));
   ASSERT_EQ(by_pid[101].threads.size(), 1u);
   EXPECT_THAT(by_pid[101].threads[0].allowed_cpus, ElementsAre(0, 1));
+}
+
+TEST_F(TargetsTest, WithoutThreadCpuOnlyAffinityIsRead) {
+  TargetScanOptions options;
+  options.read_thread_cpu = false;  // the sensors know each thread's CPU
+  std::vector<std::string> errors;
+  auto targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  auto by_pid = ByPid(*targets);
+  ASSERT_EQ(by_pid[102].threads.size(), 2u);
+  EXPECT_EQ(by_pid[102].threads[1].tid, 110);
+  EXPECT_EQ(by_pid[102].threads[1].cpu, -1);
+  EXPECT_THAT(by_pid[102].threads[1].allowed_cpus, ElementsAre(0, 1, 2, 3));
+}
+
+TEST_F(TargetsTest, AffinityFromTheGivenReader) {
+  TargetScanOptions options;
+  options.read_affinity = [](int32_t tid, std::vector<int>* cpus) {
+    if (tid == 102) return ESRCH;  // exited between listing and reading
+    *cpus = {5};
+    return 0;
+  };
+  std::vector<std::string> errors;
+  auto targets = ScanTargets(paths_, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok());
+  auto by_pid = ByPid(*targets);
+  ASSERT_EQ(by_pid[102].threads.size(), 1u) << "the gone thread is dropped";
+  EXPECT_EQ(by_pid[102].threads[0].tid, 110);
+  EXPECT_THAT(by_pid[102].threads[0].allowed_cpus, ElementsAre(5));
+  EXPECT_THAT(errors, Not(Contains(HasSubstr("sched_getaffinity"))));
 }
 
 TEST_F(TargetsTest, ResidentPagesPerNode) {
