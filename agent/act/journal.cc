@@ -288,8 +288,15 @@ absl::Status Journal::Clear() {
   contents_ = JournalContents{};
   broken_ = absl::OkStatus();
   if (unlink(options_.path.c_str()) != 0) {
-    if (errno == ENOENT) return absl::OkStatus();
-    return absl::FailedPreconditionError(ErrnoText(options_.path, errno));
+    int err = errno;
+    // No journal is a cleared journal, even on a read-only mount, where
+    // unlink reports EROFS before it looks for the file.
+    struct stat st;
+    if (err == ENOENT ||
+        (lstat(options_.path.c_str(), &st) != 0 && errno == ENOENT)) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(ErrnoText(options_.path, err));
   }
   return SyncDir(DirName(options_.path));
 }

@@ -26,6 +26,7 @@
 #include "agent/core/loop.h"
 #include "agent/daemon/controller.h"
 #include "agent/daemon/executor.h"
+#include "agent/daemon/instance_lock.h"
 #include "agent/daemon/metrics_convert.h"
 #include "agent/daemon/snapshot_collector.h"
 #include "agent/host/host_model.h"
@@ -131,8 +132,26 @@ void LogRestore(const RestoreReport& report) {
 
 }  // namespace
 
-int RunRestore(const std::string& journal_path, const std::string& sysfs_root,
-               const std::string& procfs_root) {
+namespace {
+
+// Another daemon holding the lock is fatal. A lock file that cannot be
+// created (read-only or full journal directory) is not: the journal cannot be
+// written either, so this process will change nothing, and it says so.
+bool LockUnavailableButHarmless(const absl::Status& status) {
+  if (absl::IsFailedPrecondition(status)) {
+    LogError(status.message());
+    return false;
+  }
+  LogWarning("no instance lock (", status.message(),
+             "); the journal is not writable either, so nothing will be "
+             "changed");
+  return true;
+}
+
+// Restores what the journal holds; the caller holds the instance lock.
+int RestoreLocked(const std::string& journal_path,
+                  const std::string& sysfs_root,
+                  const std::string& procfs_root) {
   ActuatorOptions options;
   options.journal.path = journal_path;
   options.sysfs_root = sysfs_root;
@@ -146,6 +165,15 @@ int RunRestore(const std::string& journal_path, const std::string& sysfs_root,
   }
   LogRestore(*report);
   return report->ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int RunRestore(const std::string& journal_path, const std::string& sysfs_root,
+               const std::string& procfs_root) {
+  absl::StatusOr<InstanceLock> lock = InstanceLock::Acquire(journal_path);
+  if (!lock.ok() && !LockUnavailableButHarmless(lock.status())) return 1;
+  return RestoreLocked(journal_path, sysfs_root, procfs_root);
 }
 
 int RunCheckPolicy(const std::string& path, const std::string& sysfs_root) {
@@ -168,9 +196,12 @@ int RunDaemon(const DaemonOptions& options) {
     return 1;
   }
 
+  absl::StatusOr<InstanceLock> lock =
+      InstanceLock::Acquire(options.journal_path);
+  if (!lock.ok() && !LockUnavailableButHarmless(lock.status())) return 1;
   // A journal left by a crash is undone before anything else happens.
-  if (int rc = RunRestore(options.journal_path, options.sysfs_root,
-                          options.procfs_root);
+  if (int rc = RestoreLocked(options.journal_path, options.sysfs_root,
+                             options.procfs_root);
       rc != 0) {
     LogError("the journal ", options.journal_path,
              " left by an earlier run could not be fully restored; not "

@@ -133,6 +133,20 @@ TEST_F(LocusdTest, AnswersStreamsAndExitsCleanlyOnSigterm) {
   EXPECT_NE(access(socket_.c_str(), F_OK), 0) << "socket removed on exit";
 }
 
+TEST_F(LocusdTest, ASecondDaemonOrRestoreOnTheSameJournalIsRefused) {
+  ProcessResult second =
+      RunProcess({LOCUSD_PATH, "--socket=" + dir_.File("other.sock"),
+                  "--journal=" + dir_.File("journal"), "--policy=" + policy_});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_THAT(second.err, HasSubstr("another locusd is running"));
+  ProcessResult restore = RunProcess(
+      {LOCUSD_PATH, "--restore", "--journal=" + dir_.File("journal")});
+  EXPECT_EQ(restore.exit_code, 1);
+  EXPECT_THAT(restore.err, HasSubstr("another locusd is running"));
+  EXPECT_EQ(Ctl({"status"}).exit_code, 0) << "the first one still answers";
+  EXPECT_EQ(Terminate(), 0);
+}
+
 TEST_F(LocusdTest, BadPolicyKeepsTheOldOneAndGoodOneReplacesIt) {
   std::string before = Ctl({"status"}).out;
   ASSERT_THAT(before, HasSubstr("version 1"));

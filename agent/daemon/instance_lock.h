@@ -1,0 +1,35 @@
+// One locusd per journal: the journal is the record of what this daemon
+// changed, so a second daemon (or `locusd --restore`) must not replay it
+// while the first is running and still acting on it.
+#ifndef LOCUS_AGENT_DAEMON_INSTANCE_LOCK_H_
+#define LOCUS_AGENT_DAEMON_INSTANCE_LOCK_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace locus {
+
+// An exclusive flock(2) on "<journal_path>.lock", held until destroyed (or
+// the process ends, crash included: the kernel drops it). Creates the
+// journal's directory when missing.
+class InstanceLock {
+ public:
+  // FailedPrecondition naming the lock file when another process holds it.
+  static absl::StatusOr<InstanceLock> Acquire(const std::string& journal_path);
+
+  InstanceLock(InstanceLock&& other) noexcept : fd_(other.fd_) {
+    other.fd_ = -1;
+  }
+  InstanceLock& operator=(InstanceLock&&) = delete;
+  InstanceLock(const InstanceLock&) = delete;
+  ~InstanceLock();
+
+ private:
+  explicit InstanceLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_DAEMON_INSTANCE_LOCK_H_
