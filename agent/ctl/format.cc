@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "policy/cpu_list.h"
 
 namespace locus {
 namespace ctl {
@@ -74,19 +75,7 @@ std::string Truncate(std::string line, int cols) {
 }  // namespace
 
 std::string FormatCpuList(const std::vector<int>& cpus) {
-  if (cpus.empty()) return "-";
-  std::vector<int> sorted = cpus;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < sorted.size();) {
-    size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    parts.push_back(j == i ? absl::StrCat(sorted[i])
-                           : absl::StrCat(sorted[i], "-", sorted[j]));
-    i = j + 1;
-  }
-  return absl::StrJoin(parts, ",");
+  return cpus.empty() ? "-" : locus::FormatCpuList(cpus);
 }
 
 std::string ModeName(v1::AgentMode mode) {
@@ -246,11 +235,20 @@ std::string FormatExplain(const v1::ExplainResponse& e) {
                     " per tick", i.kernel_managed() ? ", kernel-managed" : "",
                     i.held_down() ? ", held down" : "", "\n");
   }
-  if (e.decisions_size() == 0) out += "  no decisions recorded\n";
+  if (e.decisions_size() == 0) {
+    out +=
+        "  no decisions recorded: it is where the policy wants it, or no move "
+        "would gain min_gain\n";
+  }
   for (const v1::Decision& d : e.decisions()) {
-    absl::StrAppend(&out, "  tick ", d.tick(), ": ",
-                    d.has_action() ? FormatAction(d.action()) : "no action",
-                    d.note().empty() ? "" : " — ", d.note(), "\n");
+    // A decision is an action (with an optional note), or only a note that
+    // tells the whole story ("... → pin ...: applied").
+    std::string what =
+        d.has_action()     ? absl::StrCat(FormatAction(d.action()),
+                                      d.note().empty() ? "" : " — ", d.note())
+        : d.note().empty() ? "no action"
+                           : d.note();
+    absl::StrAppend(&out, "  tick ", d.tick(), ": ", what, "\n");
   }
   for (const v1::Revert& r : e.reverts()) {
     absl::StrAppend(&out, "  tick ", r.tick(), ": reverted ",

@@ -14,7 +14,7 @@
 namespace locus {
 namespace ctl {
 
-// "0-3,8,10-11"; "-" when empty.
+// policy/cpu_list's "0-3,8,10-11", and "-" when empty.
 std::string FormatCpuList(const std::vector<int>& cpus);
 std::string ModeName(v1::AgentMode mode);  // "enforce", "dry_run", "unknown"
 // local / (local + remote) as "82%"; "-" without faults.

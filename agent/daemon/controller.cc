@@ -107,11 +107,6 @@ absl::StatusOr<v1::ExplainResponse> DaemonController::Explain(
     d->set_tick(it->tick);
     d->set_note(it->what);
   }
-  if (response.decisions_size() == 0) {
-    response.add_decisions()->set_note(
-        "no action so far: it is where the policy wants it, or below the "
-        "policy's gain threshold");
-  }
   return response;
 }
 

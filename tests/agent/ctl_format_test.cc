@@ -172,3 +172,22 @@ TEST(Json, OneLineWithProtoFieldNames) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus::ctl {
+namespace {
+
+TEST(FormatExplain, NoteOnlyDecisionsReadAsTheyAreAndNoneSaysWhy) {
+  v1::ExplainResponse e;
+  e.set_subject("thread 7");
+  EXPECT_THAT(FormatExplain(e), ::testing::HasSubstr("no decisions recorded"));
+  v1::Decision* d = e.add_decisions();
+  d->set_tick(5);
+  d->set_note("40% of runtime off node 1 → pin: applied");
+  std::string out = FormatExplain(e);
+  EXPECT_THAT(out,
+              ::testing::HasSubstr("tick 5: 40% of runtime off node 1 → pin"));
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("no action")));
+}
+
+}  // namespace
+}  // namespace locus::ctl
