@@ -65,11 +65,8 @@ TargetScanOptions TargetsOf(const v1::Policy& policy, TargetScanOptions base) {
 
 SensorOptions SensorOptionsFor(const Topology& topology,
                                const DaemonOptions& options) {
-  SensorOptions s;
+  SensorOptions s = options.sensors;
   s.procfs_root = options.procfs_root;
-  s.softirq_sample_every = options.softirq_sample_every;
-  s.hardirq_sample_every = options.hardirq_sample_every;
-  s.switch_sample_every = options.switch_sample_every;
   s.numa_balancing = ReadNumaBalancing(options.procfs_root);
   s.SetTopology(topology);
   return s;
@@ -248,11 +245,12 @@ int RunDaemon(const DaemonOptions& options) {
   model_options.paths = HostPaths{options.sysfs_root, options.procfs_root};
   // Threads are read the cheap way: their CPU from the sensors when they
   // run, their affinity with sched_getaffinity(2) rather than status files.
-  KernelOps scan_ops = MakeKernelOps(ActuatorOptions{});
+  std::unique_ptr<ThreadOps> scan_threads = MakeKernelThreadOps(
+      options.procfs_root, ActuatorOptions{}.cgroup_root, options.sysfs_root);
   TargetScanOptions scan;
   scan.read_thread_cpu = sensors == nullptr;
-  scan.read_affinity = [threads = scan_ops.threads.get()](
-                           int32_t tid, std::vector<int>* cpus) {
+  scan.read_affinity = [threads = scan_threads.get()](int32_t tid,
+                                                      std::vector<int>* cpus) {
     return threads->GetAffinity(tid, cpus);
   };
   model_options.targets = TargetsOf(*policy.policy, scan);

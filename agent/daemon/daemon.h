@@ -8,6 +8,7 @@
 
 #include "absl/time/time.h"
 #include "agent/bpf/feature_probe.h"
+#include "agent/bpf/sensor_source.h"
 
 namespace locus {
 
@@ -23,10 +24,8 @@ struct DaemonOptions {
   std::string sysfs_root = "/sys";
   std::string procfs_root = "/proc";
   std::set<Feature> disabled_features;
-  // Sensor sampling (see SensorOptions).
-  uint32_t softirq_sample_every = 64;
-  uint32_t hardirq_sample_every = 64;
-  uint32_t switch_sample_every = 1;
+  // Sampling knobs; the roots and topology are filled in from the host.
+  SensorOptions sensors;
 };
 
 // Runs until SIGTERM or SIGINT, then restores everything it changed.

@@ -46,25 +46,34 @@ void MergeFaults(const SensorReading& reading, const TaskCounters& now,
   }
 }
 
+// `tasks` is ascending by tid (sensor_reading.h).
+const TaskCounters* FindTask(const std::vector<TaskCounters>& tasks,
+                             int32_t tid) {
+  auto it = std::lower_bound(
+      tasks.begin(), tasks.end(), tid,
+      [](const TaskCounters& task, int32_t id) { return task.tid < id; });
+  return it != tasks.end() && it->tid == tid ? &*it : nullptr;
+}
+
 }  // namespace
 
 void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
   const Topology& topology = snapshot->topology;
   const size_t num_nodes = topology.nodes.size();
 
-  absl::flat_hash_map<int32_t, TaskCounters> seen;
-  seen.reserve(reading.tasks.size());
-  for (const TaskCounters& task : reading.tasks) seen[task.tid] = task;
+  // Only the targets' threads are kept for the next tick's deltas; the
+  // reading has every task on the host.
+  absl::flat_hash_map<int32_t, TaskCounters> kept;
 
   for (Target& target : snapshot->targets) {
     for (ThreadSample& thread : target.threads) {
       thread.runtime_ns.assign(num_nodes, 0);
-      auto now = seen.find(thread.tid);
-      if (now == seen.end()) continue;
+      const TaskCounters* now = FindTask(reading.tasks, thread.tid);
+      if (now == nullptr) continue;
       auto prev = tasks_.find(thread.tid);
       const TaskCounters* before =
           prev == tasks_.end() ? nullptr : &prev->second;
-      const TaskCounters& t = now->second;
+      const TaskCounters& t = *now;
       if (t.cpu >= 0) thread.cpu = t.cpu;
       if (before) {
         thread.migrations = Delta(t.migrations, before->migrations);
@@ -84,6 +93,7 @@ void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
         MergeFaults(reading, t, before, topology,
                     NodeOfCpu(topology, thread.cpu), &thread);
       }
+      kept.emplace(thread.tid, t);
     }
   }
 
@@ -107,7 +117,7 @@ void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
     }
   }
 
-  tasks_ = std::move(seen);
+  tasks_ = std::move(kept);
   cpus_ = reading.cpus;  // indexed by cpu (sensor_reading.h)
   previous_ns_ = reading.monotonic_ns;
 }

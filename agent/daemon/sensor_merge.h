@@ -18,8 +18,9 @@ class SensorMerge {
   void Merge(const SensorReading& reading, Snapshot* snapshot);
 
  private:
-  absl::flat_hash_map<int32_t, TaskCounters> tasks_;  // previous, by tid
-  std::vector<CpuCounters> cpus_;                     // previous, by cpu
+  // Previous counters of the targets' threads, by tid.
+  absl::flat_hash_map<int32_t, TaskCounters> tasks_;
+  std::vector<CpuCounters> cpus_;  // previous, by cpu
   uint64_t previous_ns_ = 0;
 };
 

@@ -58,18 +58,16 @@ void SnapshotCollector::RefreshOnce() {
   std::vector<std::string> errors;
   absl::Status status = model_->Refresh(&snapshot, &errors);
   snapshot.numa_balancing = ReadNumaBalancing(options_.procfs_root);
-  for (const std::string& error : errors) LogWarning("host model: ", error);
+  if (!status.ok()) errors.push_back(status.ToString());
+  std::set<std::string> now(errors.begin(), errors.end());
+  for (const std::string& error : now) {
+    if (!logged_.contains(error)) LogWarning("host model: ", error);
+  }
+  logged_ = std::move(now);
   absl::MutexLock lock(&mu_);
-  ++scans_;
-  errors_ = std::move(errors);
   latest_status_ = status;
   // A failed scan keeps the last good model.
   if (status.ok()) latest_ = std::move(snapshot);
-}
-
-std::vector<std::string> SnapshotCollector::last_errors() const {
-  absl::MutexLock lock(&mu_);
-  return errors_;
 }
 
 SnapshotCollector::SensorState SnapshotCollector::sensor_state() const {
@@ -86,8 +84,6 @@ absl::StatusOr<Snapshot> SnapshotCollector::Collect() {
                  ? absl::UnavailableError("the host model has not loaded yet")
                  : latest_status_;
     }
-    if (scans_ == last_scan_seen_) stale_ticks_.fetch_add(1);
-    last_scan_seen_ = scans_;
     snapshot = *latest_;
   }
   snapshot.now_ns = clock_();

@@ -2,11 +2,10 @@
 // scan, the slow part: numa_maps of every target) refreshes on its own
 // thread once per period, and each tick takes its latest result and merges
 // the sensors' counters into it. A scan that stalls therefore delays only
-// itself; the tick goes on with the last good model and counts it as stale.
+// itself; the tick goes on with the last good model.
 #ifndef LOCUS_AGENT_DAEMON_SNAPSHOT_COLLECTOR_H_
 #define LOCUS_AGENT_DAEMON_SNAPSHOT_COLLECTOR_H_
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -46,11 +45,6 @@ class SnapshotCollector : public SnapshotSource {
 
   absl::StatusOr<Snapshot> Collect() override;
 
-  // What went wrong in the last scan, "<path>: <why>" (the model still
-  // loaded), and scans the tick found stale.
-  std::vector<std::string> last_errors() const;
-  uint64_t stale_ticks() const { return stale_ticks_.load(); }
-
   // What the last sensor reading said about itself (sources, why NUMA data
   // is absent, drop counters); empty before the first reading.
   struct SensorState {
@@ -74,18 +68,17 @@ class SnapshotCollector : public SnapshotSource {
   SensorSource* sensors_;
   std::function<uint64_t()> clock_;
   SensorMerge merge_;  // tick thread only
+  // What the last scan logged, so that a file that stays malformed is
+  // reported once, not every second. Collector thread only.
+  std::set<std::string> logged_;
 
   mutable absl::Mutex mu_;
   std::optional<Snapshot> latest_ ABSL_GUARDED_BY(mu_);
   absl::Status latest_status_ ABSL_GUARDED_BY(mu_);
-  uint64_t scans_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::string> errors_ ABSL_GUARDED_BY(mu_);
   std::optional<TargetScanOptions> pending_targets_ ABSL_GUARDED_BY(mu_);
   std::optional<std::set<int>> pending_managed_ ABSL_GUARDED_BY(mu_);
   SensorState sensor_state_ ABSL_GUARDED_BY(mu_);
 
-  uint64_t last_scan_seen_ = 0;  // tick thread only
-  std::atomic<uint64_t> stale_ticks_{0};
   absl::Notification stop_;
   std::thread thread_;
 };

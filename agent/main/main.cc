@@ -88,9 +88,12 @@ int main(int argc, char** argv) {
   options.procfs_root = absl::GetFlag(FLAGS_procfs_root);
   options.json = absl::GetFlag(FLAGS_json);
   options.observe_seconds = absl::GetFlag(FLAGS_observe);
-  options.softirq_sample_every = absl::GetFlag(FLAGS_softirq_sample_every);
-  options.hardirq_sample_every = absl::GetFlag(FLAGS_hardirq_sample_every);
-  options.switch_sample_every = absl::GetFlag(FLAGS_switch_sample_every);
+  options.sensors.softirq_sample_every =
+      absl::GetFlag(FLAGS_softirq_sample_every);
+  options.sensors.hardirq_sample_every =
+      absl::GetFlag(FLAGS_hardirq_sample_every);
+  options.sensors.switch_sample_every =
+      absl::GetFlag(FLAGS_switch_sample_every);
   auto disabled = locus::ParseFeatureList(absl::GetFlag(FLAGS_disable_feature));
   if (!disabled.ok()) {
     std::cerr << "locusd: --disable_feature: " << disabled.status().message()
@@ -133,8 +136,6 @@ int main(int argc, char** argv) {
   daemon.sysfs_root = options.sysfs_root;
   daemon.procfs_root = options.procfs_root;
   daemon.disabled_features = options.disabled_features;
-  daemon.softirq_sample_every = options.softirq_sample_every;
-  daemon.hardirq_sample_every = options.hardirq_sample_every;
-  daemon.switch_sample_every = options.switch_sample_every;
+  daemon.sensors = options.sensors;
   return locus::RunDaemon(daemon);
 }

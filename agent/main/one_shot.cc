@@ -34,11 +34,8 @@ bool HaveCapabilities(std::ostream& err) {
 
 SensorOptions SensorOptionsFromHost(const OneShotOptions& o,
                                     std::ostream& err) {
-  SensorOptions s;
+  SensorOptions s = o.sensors;
   s.procfs_root = o.procfs_root;
-  s.softirq_sample_every = o.softirq_sample_every;
-  s.hardirq_sample_every = o.hardirq_sample_every;
-  s.switch_sample_every = o.switch_sample_every;
   s.numa_balancing = ReadNumaBalancing(o.procfs_root);
   absl::StatusOr<Topology> topo = ReadTopology(o.sysfs_root);
   if (!topo.ok()) {

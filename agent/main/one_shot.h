@@ -9,6 +9,7 @@
 #include <string>
 
 #include "agent/bpf/feature_probe.h"
+#include "agent/bpf/sensor_source.h"
 
 namespace locus {
 
@@ -18,9 +19,8 @@ struct OneShotOptions {
   std::set<Feature> disabled_features;
   bool json = false;
   double observe_seconds = 0;
-  uint32_t softirq_sample_every = 64;
-  uint32_t hardirq_sample_every = 64;
-  uint32_t switch_sample_every = 1;
+  // Sampling knobs; the roots and topology are filled in from the host.
+  SensorOptions sensors;
 };
 
 // Both return the process exit code: 0 on success, 1 when the process lacks

@@ -76,6 +76,25 @@ TEST(SensorMergeTest, FirstSightingIsABaselineThenDeltas) {
   EXPECT_EQ(second.cpus[0].softirq_ns[kSoftirqNetRx], 50'000'000u);
 }
 
+TEST(SensorMergeTest, FindsTheTargetAmongEveryTaskOnTheHost) {
+  SensorMerge merge;
+  auto reading = [](uint64_t ns, uint64_t migrations) {
+    SensorReading r = Reading(ns, Task(migrations, 0, 0, 0), 0);
+    TaskCounters before = r.tasks[0], after = r.tasks[0];
+    before.tid = 3;
+    before.migrations = 1000;
+    after.tid = 9;
+    after.migrations = 2000;
+    r.tasks = {before, r.tasks[0], after};  // ascending by tid
+    return r;
+  };
+  Snapshot first = Host();
+  merge.Merge(reading(1, 10), &first);
+  Snapshot second = Host();
+  merge.Merge(reading(2, 14), &second);
+  EXPECT_EQ(second.targets[0].threads[0].migrations, 4u);
+}
+
 TEST(SensorMergeTest, DecayedFaultsAreSplitByWhereTheThreadRuns) {
   SensorMerge merge;
   SensorReading r = Reading(1, Task(0, 0, 0, 0), 0);
