@@ -95,97 +95,86 @@ TEST_F(RestoreTest, NoJournalIsNothingToDo) {
   EXPECT_EQ(report->threads_restored + report->irqs_restored, 0);
 }
 
-// The whole path through Actuators with fakes: act, then the exit restore.
-TEST(ActuatorsTest, ApplyThenRestoreAll) {
-  TempTree tree;
-  ActuatorOptions options;
-  options.journal.path = tree.root() + "/journal";
-  KernelOps ops;
-  auto threads = std::make_unique<FakeThreadOps>();
-  auto irqs = std::make_unique<FakeIrqOps>();
-  threads->threads[5] = {1, {0, 1}, {0, 1}};
-  irqs->affinity[30] = {0, 1};
-  FakeThreadOps* t = threads.get();
-  FakeIrqOps* i = irqs.get();
-  ops.threads = std::move(threads);
-  ops.irqs = std::move(irqs);
-  ops.pages = std::make_unique<FakePageOps>();
-  ops.clock = std::make_unique<FakeClock>();
-  auto actuators = Actuators::Create(options, std::move(ops));
-  ASSERT_TRUE(actuators.ok()) << actuators.status();
+// Actuators over fake kernel ops: threads 5 and 6 and IRQ 30, all on CPUs
+// 0-1 to begin with.
+class ActuatorsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ActuatorOptions options;
+    options.journal.path = tree_.root() + "/journal";
+    auto threads = std::make_unique<FakeThreadOps>();
+    auto irqs = std::make_unique<FakeIrqOps>();
+    threads->threads[5] = {1, {0, 1}, {0, 1}};
+    threads->threads[6] = {2, {0, 1}, {0, 1}};
+    irqs->affinity[30] = {0, 1};
+    t = threads.get();
+    i = irqs.get();
+    KernelOps ops;
+    ops.threads = std::move(threads);
+    ops.irqs = std::move(irqs);
+    ops.pages = std::make_unique<FakePageOps>();
+    ops.clock = std::make_unique<FakeClock>();
+    auto created = Actuators::Create(options, std::move(ops));
+    ASSERT_TRUE(created.ok()) << created.status();
+    actuators = *std::move(created);
+  }
+
+  TempTree tree_;
+  FakeThreadOps* t = nullptr;
+  FakeIrqOps* i = nullptr;
+  std::unique_ptr<Actuators> actuators;
+};
+
+// The whole path: act, then the exit restore.
+TEST_F(ActuatorsTest, ApplyThenRestoreAll) {
   Action pin{PinThread{5, 5, 0, {1}}, "test", 0};
   Action irq{SetIrqAffinity{30, {1}}, "test", 0};
   Action pages{MigratePages{99, -1, 0, 0}, "test", 0};
-  EXPECT_EQ((*actuators)->Apply(pin).outcome, Outcome::kApplied);
-  EXPECT_EQ((*actuators)->Apply(irq).outcome, Outcome::kApplied);
-  EXPECT_EQ((*actuators)->Apply(pages).outcome, Outcome::kGone);
+  EXPECT_EQ(actuators->Apply(pin).outcome, Outcome::kApplied);
+  EXPECT_EQ(actuators->Apply(irq).outcome, Outcome::kApplied);
+  EXPECT_EQ(actuators->Apply(pages).outcome, Outcome::kGone);
   EXPECT_THAT(t->threads[5].affinity, ElementsAre(1));
-  EXPECT_TRUE((*actuators)->CheckExternalChanges().empty());
-  auto report = (*actuators)->RestoreAll();
+  EXPECT_TRUE(actuators->CheckExternalChanges().empty());
+  auto report = actuators->RestoreAll();
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->threads_restored, 1);
   EXPECT_EQ(report->irqs_restored, 1);
   EXPECT_THAT(t->threads[5].affinity, ElementsAre(0, 1));
   EXPECT_THAT(i->affinity[30], ElementsAre(0, 1));
-  EXPECT_FALSE((*actuators)->journal().HasThread(5));
+  EXPECT_FALSE(actuators->journal().HasThread(5));
   // After the restore nothing is tracked: no spurious external changes.
-  EXPECT_TRUE((*actuators)->CheckExternalChanges().empty());
+  EXPECT_TRUE(actuators->CheckExternalChanges().empty());
 }
 
-}  // namespace
-}  // namespace locus
-
-namespace locus {
-namespace {
-
-TEST(ActuatorsTest, RevertOneActionAndPerCallDryRun) {
-  TempTree tree;
-  ActuatorOptions options;
-  options.journal.path = tree.root() + "/journal";
-  KernelOps ops;
-  auto threads = std::make_unique<FakeThreadOps>();
-  auto irqs = std::make_unique<FakeIrqOps>();
-  threads->threads[5] = {1, {0, 1}, {0, 1}};
-  threads->threads[6] = {2, {0, 1}, {0, 1}};
-  irqs->affinity[30] = {0, 1};
-  FakeThreadOps* t = threads.get();
-  FakeIrqOps* i = irqs.get();
-  ops.threads = std::move(threads);
-  ops.irqs = std::move(irqs);
-  ops.pages = std::make_unique<FakePageOps>();
-  ops.clock = std::make_unique<FakeClock>();
-  auto actuators = Actuators::Create(options, std::move(ops));
-  ASSERT_TRUE(actuators.ok());
+TEST_F(ActuatorsTest, RevertOneActionAndPerCallDryRun) {
   Action pin5{PinThread{4, 5, 0, {1}}, "test", 0};
   Action pin6{PinThread{4, 6, 0, {0}}, "test", 0};
   Action irq{SetIrqAffinity{30, {1}}, "test", 0};
-  EXPECT_EQ((*actuators)->Apply(pin5, /*dry_run=*/true).outcome,
-            Outcome::kDryRun);
+  EXPECT_EQ(actuators->Apply(pin5, /*dry_run=*/true).outcome, Outcome::kDryRun);
   EXPECT_THAT(t->threads[5].affinity, ElementsAre(0, 1));
-  ASSERT_EQ((*actuators)->Apply(pin5).outcome, Outcome::kApplied);
-  ASSERT_EQ((*actuators)->Apply(pin6).outcome, Outcome::kApplied);
-  ASSERT_EQ((*actuators)->Apply(irq).outcome, Outcome::kApplied);
+  ASSERT_EQ(actuators->Apply(pin5).outcome, Outcome::kApplied);
+  ASSERT_EQ(actuators->Apply(pin6).outcome, Outcome::kApplied);
+  ASSERT_EQ(actuators->Apply(irq).outcome, Outcome::kApplied);
 
-  ASSERT_TRUE((*actuators)->Revert(pin5).ok());
+  ASSERT_TRUE(actuators->Revert(pin5).ok());
   EXPECT_THAT(t->threads[5].affinity, ElementsAre(0, 1));
   EXPECT_THAT(t->threads[6].affinity, ElementsAre(0));  // untouched
-  EXPECT_FALSE((*actuators)->journal().HasThread(5));
-  EXPECT_TRUE((*actuators)->journal().HasThread(6));
-  ASSERT_TRUE((*actuators)->Revert(irq).ok());
+  EXPECT_FALSE(actuators->journal().HasThread(5));
+  EXPECT_TRUE(actuators->journal().HasThread(6));
+  ASSERT_TRUE(actuators->Revert(irq).ok());
   EXPECT_THAT(i->affinity[30], ElementsAre(0, 1));
-  EXPECT_FALSE((*actuators)->journal().HasIrq(30));
+  EXPECT_FALSE(actuators->journal().HasIrq(30));
   // Reverting again, or a thread that is gone, is not an error.
-  EXPECT_TRUE((*actuators)->Revert(pin5).ok());
+  EXPECT_TRUE(actuators->Revert(pin5).ok());
   t->threads.erase(6);
-  EXPECT_TRUE((*actuators)->Revert(pin6).ok());
-  EXPECT_FALSE((*actuators)->journal().HasThread(6));
+  EXPECT_TRUE(actuators->Revert(pin6).ok());
+  EXPECT_FALSE(actuators->journal().HasThread(6));
   Action pages{MigratePages{4, -1, 0, 0}, "test", 0};
-  EXPECT_EQ((*actuators)->Revert(pages).code(),
-            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(actuators->Revert(pages).code(), absl::StatusCode::kUnimplemented);
   // The external-change report carries the thread's process.
-  ASSERT_EQ((*actuators)->Apply(pin5).outcome, Outcome::kApplied);
+  ASSERT_EQ(actuators->Apply(pin5).outcome, Outcome::kApplied);
   t->threads[5].affinity = {0};
-  auto changes = (*actuators)->CheckExternalChanges();
+  auto changes = actuators->CheckExternalChanges();
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].pid, 4);
   EXPECT_EQ(changes[0].id, 5);

@@ -2,41 +2,26 @@
 #ifndef LOCUS_TESTS_CORE_FAKES_H_
 #define LOCUS_TESTS_CORE_FAKES_H_
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "agent/core/ports.h"
 #include "policy/default_policy.h"
+#include "tests/common/snapshot_builder.h"
 
 namespace locus::testing {
 
 // 2 nodes x 2 CPUs; one nginx worker (pid 100, one thread) bouncing between
 // the nodes (mostly node 0) whose memory and faults are all on node 1.
 inline Snapshot MisplacedWorker(uint64_t now_ns) {
-  Snapshot s;
+  Snapshot s = MakeHost(2, 2);
   s.now_ns = now_ns;
   s.numa_balancing = true;
-  s.topology.nodes = {Node{0, {0, 1}, 8ull << 30, 6ull << 30, {10, 20}},
-                      Node{1, {2, 3}, 8ull << 30, 6ull << 30, {20, 10}}};
-  s.topology.cpu_node = {0, 0, 1, 1};
-  s.cpus.resize(4);
-  for (int cpu = 0; cpu < 4; ++cpu) s.cpus[cpu].cpu = cpu;
-  Target worker;
-  worker.pid = 100;
-  worker.comm = "nginx";
-  worker.role = TargetRole::kWorker;
-  ThreadSample thread;
-  thread.tid = 100;
-  thread.cpu = 0;
-  thread.allowed_cpus = {0, 1, 2, 3};
-  thread.runtime_ns = {500'000'000, 400'000'000};
-  thread.migrations = 10;
-  thread.cross_node_migrations = 8;
-  thread.faults = {NodeFaults{0, 0}, NodeFaults{0, 1000}};
-  worker.threads = {thread};
-  worker.resident_pages = {0, 50'000};
+  Target worker = MakeWorker(s, 100, /*run_node=*/0, /*pinned_node=*/-1,
+                             /*mem_node=*/1, /*pages=*/50'000);
+  worker.threads[0].runtime_ns = {500'000'000, 400'000'000};
+  worker.threads[0].cross_node_migrations = 8;
   s.targets = {worker};
   return s;
 }

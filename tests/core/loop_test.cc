@@ -12,12 +12,11 @@ namespace {
 using ::locus::testing::FakeExecutor;
 using ::locus::testing::FakePolicy;
 using ::locus::testing::FakeSource;
+using ::locus::testing::kSecond;
 using ::locus::testing::MisplacedWorker;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
-
-constexpr uint64_t kSecond = 1'000'000'000;
 
 struct Harness {
   explicit Harness(std::function<absl::StatusOr<Snapshot>(int)> make,

@@ -11,8 +11,6 @@ TickReport Report() {
                        Node{1, {2, 3}, 100, 40, {20, 10}}};
   s->topology.cpu_node = {0, 0, 1, 1};
   s->cpus.resize(4);
-  s->cpus[0].busy = 0.5;
-  s->cpus[1].busy = 0.25;
   Target t;
   t.pid = 42;
   t.comm = "nginx";
@@ -20,7 +18,6 @@ TickReport Report() {
   ThreadSample th;
   th.tid = 43;
   th.cpu = 2;
-  th.faults = {NodeFaults{0, 30}, NodeFaults{70, 0}};
   t.threads = {th};
   s->targets = {t};
   IrqSample irq;
@@ -45,7 +42,9 @@ TickReport Report() {
   return r;
 }
 
-TEST(MetricsConvertTest, CarriesNodesTasksIrqsAndActions) {
+// The snapshot part is metrics_builder's (tests/agent); these check what the
+// tick adds: outcomes, moved pages, hold-downs, policy, sensors, drops.
+TEST(MetricsConvertTest, CarriesWhatTheTickAdds) {
   MetricsContext context;
   context.sensors.sources.numa = "iter_task";
   context.sensors.numa_active = true;
@@ -54,17 +53,12 @@ TEST(MetricsConvertTest, CarriesNodesTasksIrqsAndActions) {
   EXPECT_EQ(m.tick(), 9u);
   EXPECT_EQ(m.mode(), v1::AGENT_MODE_DRY_RUN);
   ASSERT_EQ(m.nodes_size(), 2);
-  EXPECT_DOUBLE_EQ(m.nodes(0).cpu_busy(), 0.375);
-  EXPECT_EQ(m.nodes(0).faults_remote(), 30u);
-  EXPECT_DOUBLE_EQ(m.nodes(1).local_fault_ratio(), 1.0);
+  EXPECT_EQ(m.nodes(0).pages_migrated(), 0u);
   EXPECT_EQ(m.nodes(1).pages_migrated(), 256u);
   ASSERT_EQ(m.tasks_size(), 1);
-  EXPECT_EQ(m.tasks(0).node(), 1);
-  EXPECT_EQ(m.tasks(0).faults_local(), 70u);
-  EXPECT_EQ(m.tasks(0).role(), v1::TASK_ROLE_WORKER);
   ASSERT_EQ(m.irqs_size(), 1);
-  EXPECT_EQ(m.irqs(0).count(), 10u);
   EXPECT_TRUE(m.irqs(0).held_down());
+  EXPECT_FALSE(m.tasks(0).held_down());
   ASSERT_EQ(m.actions_size(), 2);
   EXPECT_EQ(m.actions(0).migrate_pages().moved_bytes(), 1u << 20);
   EXPECT_EQ(m.actions(1).outcome(), v1::ACTION_OUTCOME_IRQ_GONE);

@@ -6,7 +6,7 @@
 #include "benchmark/benchmark.h"
 #include "policy/decide.h"
 #include "policy/default_policy.h"
-#include "tests/policy/snapshot_builder.h"
+#include "tests/common/snapshot_builder.h"
 
 namespace locus {
 namespace {

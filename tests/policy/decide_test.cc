@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/default_policy.h"
-#include "tests/policy/snapshot_builder.h"
+#include "tests/common/snapshot_builder.h"
 
 namespace locus {
 namespace {

@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "policy/default_policy.h"
 #include "policy/validate.h"
-#include "tests/policy/snapshot_builder.h"
+#include "tests/common/snapshot_builder.h"
 
 namespace locus {
 namespace {

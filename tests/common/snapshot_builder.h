@@ -1,7 +1,7 @@
-// Builds Snapshots for the engine's tests and benchmark: N nodes of C CPUs
+// Builds Snapshots for tests and benchmarks: N nodes of C CPUs
 // (CPU c on node c / C), 10/20 distances, workers with one thread each.
-#ifndef LOCUS_TESTS_POLICY_SNAPSHOT_BUILDER_H_
-#define LOCUS_TESTS_POLICY_SNAPSHOT_BUILDER_H_
+#ifndef LOCUS_TESTS_COMMON_SNAPSHOT_BUILDER_H_
+#define LOCUS_TESTS_COMMON_SNAPSHOT_BUILDER_H_
 
 #include <cstdint>
 #include <string>
@@ -117,4 +117,4 @@ inline IrqSample MakeNicIrq(const Snapshot& s, int irq, const std::string& dev,
 
 }  // namespace locus::testing
 
-#endif  // LOCUS_TESTS_POLICY_SNAPSHOT_BUILDER_H_
+#endif  // LOCUS_TESTS_COMMON_SNAPSHOT_BUILDER_H_
