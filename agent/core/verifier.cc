@@ -9,13 +9,13 @@ namespace locus {
 void Verifier::Watch(const Action& action, const Snapshot& decided_on) {
   std::optional<double> before = Badness(action, decided_on);
   if (!before) return;
-  watches_[KeyOf(action)] = Watch_{action, *before, 0, 0, 0};
+  watches_[KeyOf(action)] = Watched{action, *before, 0, 0, 0};
 }
 
 std::vector<Verdict> Verifier::Observe(const Snapshot& snapshot) {
   std::vector<Verdict> worse;
   for (auto it = watches_.begin(); it != watches_.end();) {
-    Watch_& watch = it->second;
+    Watched& watch = it->second;
     std::optional<double> now = Badness(watch.action, snapshot);
     ++watch.ticks;
     if (now) {

@@ -47,7 +47,7 @@ class Verifier {
   size_t watching() const { return watches_.size(); }
 
  private:
-  struct Watch_ {
+  struct Watched {
     Action action;
     double before = 0;
     double sum = 0;
@@ -56,7 +56,7 @@ class Verifier {
   };
 
   VerifierOptions options_;
-  absl::flat_hash_map<EntityKey, Watch_> watches_;
+  absl::flat_hash_map<EntityKey, Watched> watches_;
 };
 
 }  // namespace locus

@@ -80,6 +80,15 @@ Snapshot Balanced(int nodes, int cpus_per_node) {
   return s;
 }
 
+// 8 nodes of 1 CPU; 20 workers all on node 0, unpinned, memory-light.
+Snapshot TwentyWorkersOnNodeZero() {
+  Snapshot s = MakeHost(8, 1);
+  for (int i = 0; i < 20; ++i) {
+    s.targets.push_back(MakeWorker(s, 200 + i, 0, -1, 0, 0));
+  }
+  return s;
+}
+
 std::vector<Scenario> Scenarios() {
   std::vector<Scenario> rows;
 
@@ -265,14 +274,7 @@ std::vector<Scenario> Scenarios() {
 
   rows.push_back(
       {"more_workers_than_cpus_eight_nodes_spread_by_cpus",
-       [] {
-         Snapshot s = MakeHost(8, 1);
-         // 20 workers all on node 0, unpinned, memory-light.
-         for (int i = 0; i < 20; ++i) {
-           s.targets.push_back(MakeWorker(s, 200 + i, 0, -1, 0, 0));
-         }
-         return s;
-       },
+       TwentyWorkersOnNodeZero,
        [](v1::Policy& p) {
          p.mutable_stability()->set_max_moves_per_tick(100);
          p.mutable_placement()->set_pin_to(v1::Placement::PIN_TO_CPU);
@@ -295,13 +297,7 @@ std::vector<Scenario> Scenarios() {
 
   rows.push_back(
       {"max_moves_per_tick_caps_the_plan",
-       [] {
-         Snapshot s = MakeHost(8, 1);
-         for (int i = 0; i < 20; ++i) {
-           s.targets.push_back(MakeWorker(s, 200 + i, 0, -1, 0, 0));
-         }
-         return s;
-       },
+       TwentyWorkersOnNodeZero,
        {},
        {},
        [](const Snapshot&, const Plan& plan) {
