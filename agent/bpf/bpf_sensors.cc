@@ -262,8 +262,8 @@ class BpfSensors : public SensorSource {
     if (!softirq_) return Errno(errno, "opening softirq.bpf.o");
     softirq_->rodata->softirq_sample_every =
         PowerOfTwoAtLeast(options_.softirq_sample_every);
-    softirq_->rodata->hardirq_sample_every =
-        PowerOfTwoAtLeast(options_.hardirq_sample_every);
+    hardirq_period_ = PowerOfTwoAtLeast(options_.hardirq_sample_every);
+    softirq_->rodata->hardirq_sample_every = hardirq_period_;
     // One element per (possible CPU, IRQ number).
     irq_map_entries_ = static_cast<size_t>(ncpus_) * LOCUS_MAX_IRQS;
     bpf_map__set_max_entries(softirq_->maps.irq_stats, irq_map_entries_);
@@ -358,10 +358,11 @@ class BpfSensors : public SensorSource {
       for (int c = 0; c < ncpus_; ++c) {
         const locus_irq_stat& st =
             irq_map_[static_cast<size_t>(c) * LOCUS_MAX_IRQS + irq];
-        ic.count_per_cpu.push_back(st.count);
-        ic.ns_per_cpu.push_back(
-            Scale(st.sampled_ns, st.count, st.sampled_count));
-        any |= st.count != 0;
+        // Hardirqs are sampled whole (locus/softirq.h): both are estimates,
+        // exact when the period is 1.
+        ic.count_per_cpu.push_back(st.sampled_count * hardirq_period_);
+        ic.ns_per_cpu.push_back(st.sampled_ns * hardirq_period_);
+        any |= st.sampled_count != 0;
       }
       if (any) r.irqs.push_back(std::move(ic));
     }
@@ -461,6 +462,7 @@ class BpfSensors : public SensorSource {
   SoftirqSkel softirq_;
   uint64_t lru_live_sched_ = 0;
   size_t irq_map_entries_ = 0;
+  uint64_t hardirq_period_ = 1;
   size_t irq_map_bytes_ = 0;
   const locus_irq_stat* irq_map_ = nullptr;
   std::map<int32_t, TaskCounters> tasks_;

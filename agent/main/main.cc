@@ -58,8 +58,10 @@ ABSL_FLAG(uint32_t, softirq_sample_every, 64,
 ABSL_FLAG(uint32_t, switch_sample_every, 1,
           "Time one context switch in N per CPU for per-CPU busy time (power "
           "of two; 1 = every switch); counts stay exact.");
-ABSL_FLAG(uint32_t, hardirq_sample_every, 64,
-          "Time one hardirq in N per CPU (power of two); counts stay exact.");
+ABSL_FLAG(uint32_t, hardirq_sample_every, 16,
+          "Sample one hardirq in N per CPU (power of two) for per-IRQ time "
+          "and counts, both estimates (exact with 1; /proc/interrupts has "
+          "the kernel's exact counts).");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
