@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,13 @@ class SensorSource {
   virtual ~SensorSource() = default;
   // Cumulative counters since the source was opened (see sensor_reading.h).
   virtual absl::StatusOr<SensorReading> Read() = 0;
+  // Limits the per-task part of the next Reads to the threads of these
+  // processes (the daemon's targets); nullopt, the default: every task.
+  // Per-CPU and per-IRQ figures are whole either way. A source that cannot
+  // read per process may return more tasks than asked.
+  virtual void SetScope(std::optional<std::vector<int32_t>> pids) {
+    (void)pids;
+  }
   virtual SensorSources sources() const = 0;
 };
 
