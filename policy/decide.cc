@@ -155,6 +155,13 @@ class Engine {
   }
   // The entity's history: dwell (a node it must stay on) and hold-down.
   void Look(EntityKey key, bool* held, int* dwell_node) const;
+  // We pinned it to its home within its dwell. The host model is refreshed
+  // on its own thread, so a snapshot may predate the pin and still show the
+  // worker where it was: it is home all the same, and pinning it again would
+  // be a second move of the same worker.
+  static bool PinnedHomeByUs(const Worker& w) {
+    return !w.held && w.dwell_node >= 0 && w.dwell_node == w.home;
+  }
 
   bool Setup(Plan& plan);
   void CollectWorkers();
@@ -468,8 +475,9 @@ void Engine::PinCandidates() {
     const Worker& w = workers_[wi];
     if (w.home < 0) continue;
     bool in_place =
-        per_cpu ? (w.pinned_cpu >= 0 && NodeOfCpu(w.pinned_cpu) == w.home)
-                : w.pinned == w.home;
+        PinnedHomeByUs(w) ||
+        (per_cpu ? (w.pinned_cpu >= 0 && NodeOfCpu(w.pinned_cpu) == w.home)
+                 : w.pinned == w.home);
     if (in_place) {
       ++converged_;
       continue;
@@ -739,6 +747,12 @@ void Engine::IrqCandidates(Plan& plan) {
         ++held_;
         continue;
       }
+      if (dwell_node == to) {
+        // Moved there by us within its dwell; the snapshot predates it (see
+        // PinnedHomeByUs). Moving it again would pick another CPU for nothing.
+        ++irqs_in_place_;
+        continue;
+      }
       if (dwell_node >= 0 && dwell_node != to) {
         ++dwelling_;
         continue;
@@ -868,7 +882,9 @@ void Engine::Select(Plan& plan) {
   std::vector<int> full_nodes;
   for (const MemoryCandidate& m : memory_) {
     const Worker& w = workers_[m.worker];
-    if (w.pinned != w.home && !pinned_now[m.worker]) continue;
+    if (w.pinned != w.home && !pinned_now[m.worker] && !PinnedHomeByUs(w)) {
+      continue;
+    }
     const uint64_t page = std::max<uint64_t>(w.target->page_size, 1);
     uint64_t bytes = std::min({m.bytes, budget, room[w.home]});
     bytes -= bytes % page;

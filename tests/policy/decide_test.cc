@@ -527,6 +527,54 @@ std::vector<Scenario> Scenarios() {
                     EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
                   }});
 
+  // The host model is refreshed on its own thread: the snapshot after a move
+  // may still show the entity where it was. What we moved within its dwell
+  // to where the plan wants it is in place, not moved a second time.
+  rows.push_back(
+      {"snapshot_older_than_our_pin_does_not_pin_again",
+       [] {
+         Snapshot s = MakeHost(2, 2);
+         s.targets.push_back(MakeWorker(s, 100, 0, 0, 0, 0));
+         // Pinned to node 1 a second ago; the model still has it
+         // unpinned on node 0.
+         s.targets.push_back(MakeWorker(s, 101, 0, -1, 0, 0));
+         return s;
+       },
+       {},
+       [](const Snapshot& s) {
+         History h;
+         h.entities[{EntityKind::kTask, 101}] = {s.now_ns - 1 * kSecond, 1, 0};
+         return h;
+       },
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_TRUE(Pins(plan).empty()) << Reasons(plan);
+         EXPECT_TRUE(HasNote(plan, "converged: 2 of 2 workers"))
+             << Reasons(plan);
+       }});
+
+  rows.push_back(
+      {"snapshot_older_than_our_irq_move_does_not_move_it_again",
+       [] {
+         Snapshot s = Balanced(2, 2);
+         s.targets[1].threads[0].net_rx_softirq_ns = 9'000'000;
+         // Moved to CPU 2 a second ago; the model still shows it
+         // on node 0's CPUs, where its last interrupts landed.
+         s.irqs.push_back(MakeNicIrq(s, 40, "eth0", 0, 0, {0, 1}));
+         return s;
+       },
+       [](v1::Policy& p) {
+         p.mutable_placement()->set_enabled(false);
+         p.mutable_memory()->set_enabled(false);
+       },
+       [](const Snapshot& s) {
+         History h;
+         h.entities[{EntityKind::kIrq, 40}] = {s.now_ns - 1 * kSecond, 1, 0};
+         return h;
+       },
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_TRUE(Irqs(plan).empty()) << Reasons(plan);
+       }});
+
   return rows;
 }
 
