@@ -11,7 +11,7 @@ build=${LOCUS_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j"$(nproc)"
 
-labels=(unit privileged)
+labels=(unit privileged lab)
 failed=0
 for label in "${labels[@]}"; do
   echo "=== ctest -L ${label}"
