@@ -91,6 +91,7 @@ struct Candidate {
   double run_off = 0;   // pin: share of runtime off the node
   double remote = -1;   // pin: share of faults remote; -1: no faults
   int irq_reason = -1;  // index in irq_reasons_ (IRQs are few)
+  int from = -1;        // node index it leaves; -1: several or unknown
 };
 
 struct MemoryCandidate {
@@ -162,6 +163,17 @@ class Engine {
   static bool PinnedHomeByUs(const Worker& w) {
     return !w.held && w.dwell_node >= 0 && w.dwell_node == w.home;
   }
+  // Moving the entity to node index `to` would take it straight back to the
+  // node our last move took it from, less than hold_down_s ago. A signal that
+  // flips (NET_RX charged to whichever worker shares the IRQ's CPUs, a
+  // consumer split that ties) would otherwise move it back and forth, one
+  // dwell apart; a move that was wrong is for the verifier to revert.
+  bool WouldReturn(EntityKey key, int to) const {
+    const EntityHistory* entry = h_.Find(key);
+    return entry != nullptr && entry->left_node >= 0 &&
+           NodeIndexOfId(entry->left_node) == to &&
+           s_.now_ns < entry->last_move_ns + hold_ns_;
+  }
 
   bool Setup(Plan& plan);
   void CollectWorkers();
@@ -177,6 +189,7 @@ class Engine {
   const History& h_;
   int nodes_ = 0;
   uint64_t dwell_ns_ = 0;
+  uint64_t hold_ns_ = 0;
   double min_gain_ = 0;
   std::vector<int> index_of_id_;
   std::vector<int> cpu_index_;
@@ -189,6 +202,7 @@ class Engine {
   std::vector<MemoryCandidate> memory_;
   int converged_ = 0;
   int dwelling_ = 0;
+  int returning_ = 0;
   int held_ = 0;
   int below_gain_ = 0;
   int irqs_in_place_ = 0;
@@ -210,6 +224,7 @@ bool Engine::Setup(Plan& plan) {
   const Topology& topology = s_.topology;
   nodes_ = static_cast<int>(topology.nodes.size());
   dwell_ns_ = uint64_t{p_.stability().dwell_s()} * kNsPerSec;
+  hold_ns_ = uint64_t{p_.stability().hold_down_s()} * kNsPerSec;
   min_gain_ = p_.stability().min_gain();
   for (int i = 0; i < nodes_; ++i) {
     int id = topology.nodes[i].id;
@@ -490,6 +505,12 @@ void Engine::PinCandidates() {
       ++dwelling_;
       continue;
     }
+    // (Only while the policy still allows the node it is on.)
+    if (w.pinned >= 0 && !worker_cpus_[w.pinned].empty() &&
+        WouldReturn({EntityKind::kTask, w.target->pid}, w.home)) {
+      ++returning_;
+      continue;
+    }
     double run_off = 0;
     if (w.total_run > 0) {
       run_off = double(w.total_run - Run(wi, w.home)) / w.total_run;
@@ -519,6 +540,7 @@ void Engine::PinCandidates() {
                 -1,
                 -1};
     c.run_off = run_off;
+    c.from = w.pinned;
     if (faults > 0) c.remote = double(w.remote_faults) / faults;
     if (per_cpu) {
       int best = -1;
@@ -757,6 +779,11 @@ void Engine::IrqCandidates(Plan& plan) {
         ++dwelling_;
         continue;
       }
+      if (from >= 0 && !irq_cpus_[from].empty() &&
+          WouldReturn({EntityKind::kIrq, irq.irq}, to)) {
+        ++returning_;
+        continue;
+      }
       double gain;
       if (from >= 0) {
         gain = (mismatch(from, on_node[from]) + mismatch(to, on_node[to]) -
@@ -793,6 +820,7 @@ void Engine::IrqCandidates(Plan& plan) {
                   0,
                   -1,
                   static_cast<int>(irq_reasons_.size())};
+      c.from = from;
       double off_share = 1 - handled[q][to];
       irq_reasons_.push_back(absl::StrCat(
           "irq ", irq.irq, " (", irq.net_device, " queue ", irq.queue,
@@ -848,6 +876,7 @@ void Engine::Select(Plan& plan) {
         a.op = PinThread{w.target->pid, thread.tid, Id(c.node), cpus};
         a.reason = reason;
         a.expected_gain = c.gain;
+        a.from_node = c.from >= 0 ? Id(c.from) : -1;
         pins.push_back(std::move(a));
       }
     } else {
@@ -855,6 +884,7 @@ void Engine::Select(Plan& plan) {
       a.op = SetIrqAffinity{s_.irqs[c.index].irq, {c.cpu}};
       a.reason = std::move(irq_reasons_[c.irq_reason]);
       a.expected_gain = c.gain;
+      a.from_node = c.from >= 0 ? Id(c.from) : -1;
       irqs.push_back(std::move(a));
     }
   }
@@ -952,6 +982,13 @@ void Engine::Select(Plan& plan) {
   if (held_ > 0) {
     plan.notes.push_back(
         absl::StrCat(held_, " entity(ies) held down after a revert"));
+  }
+  if (returning_ > 0) {
+    plan.notes.push_back(
+        absl::StrCat(returning_,
+                     " entity(ies) not moved back to the node we took them "
+                     "from less than hold_down_s (",
+                     p_.stability().hold_down_s(), " s) ago"));
   }
   if (plan.actions.empty()) {
     plan.notes.push_back(
