@@ -105,11 +105,20 @@ def pages(pid):
 
 def xnode(path, pids):
     """sched_migrate_task events in a tracefs dump whose source and
-    destination CPUs are on different nodes, per pid."""
+    destination CPUs are on different nodes, per pid. A move that leaves a
+    node the pid may no longer run on (its first wakeup after a pin) is the
+    pin taking effect, not the scheduler moving it: counted apart (joined)."""
     node_of_cpu = cpu_nodes()
     wanted = {int(p) for p in pids}
+    allowed = {}
+    for pid in wanted:
+        try:
+            allowed[pid] = {node_of_cpu[c] for c in os.sched_getaffinity(pid)}
+        except OSError:
+            allowed[pid] = set(node_of_cpu.values())
     cross = defaultdict(int)
     within = defaultdict(int)
+    joined = 0
     pattern = re.compile(r"sched_migrate_task:.*?\bpid=(\d+)\b.*?"
                          r"\borig_cpu=(\d+)\s+dest_cpu=(\d+)")
     for line in read(path).splitlines():
@@ -119,11 +128,14 @@ def xnode(path, pids):
         pid, orig, dest = (int(x) for x in m.groups())
         if pid not in wanted:
             continue
-        if node_of_cpu.get(orig) != node_of_cpu.get(dest):
-            cross[pid] += 1
-        else:
+        if node_of_cpu.get(orig) == node_of_cpu.get(dest):
             within[pid] += 1
+        elif node_of_cpu.get(orig) not in allowed[pid]:
+            joined += 1
+        else:
+            cross[pid] += 1
     print(f"cross={sum(cross.values())} within={sum(within.values())} "
+          f"joined={joined} "
           "per_pid=" + (",".join(f"{p}:{cross[p]}" for p in sorted(wanted)) or "-"))
 
 

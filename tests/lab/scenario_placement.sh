@@ -78,7 +78,9 @@ memory_600mb() {
 
 T=/sys/kernel/tracing
 # xnode_window SECONDS PIDS...: cross-node migrations of PIDS over SECONDS,
-# from sched:sched_migrate_task (the kernel's, not Locus's, count).
+# from sched:sched_migrate_task (the kernel's, not Locus's, count). A worker
+# asleep when it was pinned leaves its old CPU at its next wakeup: labtool
+# counts that apart ("joined"), it is the pin taking effect.
 xnode_window() {
   local seconds=$1
   shift
@@ -114,9 +116,6 @@ threads() {
   wait_until 30 all_confined "${workers[@]}" ||
     fail "workers not all pinned to a node within 30 s" || return 1
   log "every worker pinned to one node $(since "$start") s after enforce"
-  # A sleeping worker leaves its old CPU at its next wakeup: that migration is
-  # the pin's, not the scheduler's bouncing.
-  sleep 2
   after=$(xnode_window 15 "${workers[@]}")
   log "with Locus, 15 s under load: $after"
   load_stop
