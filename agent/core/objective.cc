@@ -104,6 +104,15 @@ std::optional<double> Badness(const Action& action, const Snapshot& snapshot) {
   return irq ? IrqBadness(*irq, snapshot) : std::nullopt;
 }
 
+std::optional<double> MemoryOffPinNode(const Action& action,
+                                       const Snapshot& snapshot) {
+  const auto* pin = std::get_if<PinThread>(&action.op);
+  if (pin == nullptr) return std::nullopt;
+  const Target* target = FindTarget(snapshot, pin->pid);
+  return target ? MemoryBadness(*target, snapshot.topology, pin->node)
+                : std::nullopt;
+}
+
 bool HasEntity(const Action& action, const Snapshot& snapshot) {
   if (const auto* set = std::get_if<SetIrqAffinity>(&action.op)) {
     return FindIrq(snapshot, set->irq) != nullptr;

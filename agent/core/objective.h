@@ -22,6 +22,11 @@ inline constexpr uint64_t kMinFaultsToJudge = 16;
 // gone or the tick carries nothing to judge by.
 std::optional<double> Badness(const Action& action, const Snapshot& snapshot);
 
+// PinThread only: the share of the worker's resident pages off the node it
+// was pinned to; nullopt for other actions or when unknown.
+std::optional<double> MemoryOffPinNode(const Action& action,
+                                       const Snapshot& snapshot);
+
 // Whether the process or IRQ the action moves is in the snapshot.
 bool HasEntity(const Action& action, const Snapshot& snapshot);
 

@@ -9,7 +9,15 @@ namespace locus {
 void Verifier::Watch(const Action& action, const Snapshot& decided_on) {
   std::optional<double> before = Badness(action, decided_on);
   if (!before) return;
-  watches_[KeyOf(action)] = Watched{action, *before, 0, 0, 0};
+  watches_[KeyOf(action)] =
+      Watched{action, *before, 0, 0, 0, MemoryOffPinNode(action, decided_on)};
+}
+
+bool Verifier::MemoryFollowed(const Watched& watch,
+                              const Snapshot& snapshot) const {
+  std::optional<double> now = MemoryOffPinNode(watch.action, snapshot);
+  return watch.memory_before && now &&
+         *now <= *watch.memory_before - options_.worse_by;
 }
 
 std::vector<Verdict> Verifier::Observe(const Snapshot& snapshot) {
@@ -33,7 +41,8 @@ std::vector<Verdict> Verifier::Observe(const Snapshot& snapshot) {
     }
     if (done) {
       double after = watch.sum / watch.seen;
-      if (after > watch.before + options_.worse_by) {
+      if (after > watch.before + options_.worse_by &&
+          !MemoryFollowed(watch, snapshot)) {
         worse.push_back(Verdict{watch.action, watch.before, after});
       }
     }

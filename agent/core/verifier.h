@@ -4,6 +4,7 @@
 #ifndef LOCUS_AGENT_CORE_VERIFIER_H_
 #define LOCUS_AGENT_CORE_VERIFIER_H_
 
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -53,7 +54,13 @@ class Verifier {
     double sum = 0;
     int seen = 0;   // ticks with a measurement
     int ticks = 0;  // ticks since the action
+    // A pin: its worker's resident pages off the pin's node when decided.
+    std::optional<double> memory_before;
   };
+  // A pin whose worker's memory came after it during the window (its pages
+  // off the new node fell by worse_by or more): faults on memory not there
+  // yet are remote until it is, so they do not make the pin a mistake.
+  bool MemoryFollowed(const Watched& watch, const Snapshot& snapshot) const;
 
   VerifierOptions options_;
   absl::flat_hash_map<EntityKey, Watched> watches_;

@@ -38,6 +38,23 @@ TEST(VerifierTest, HandsBackAnActionThatHurtAfterItsWindow) {
   EXPECT_DOUBLE_EQ(worse[0].after, 0.6);
 }
 
+// A worker pinned to node 1 with most of its memory still on node 0: its
+// faults turn remote at once, and its pages come over during the window
+// (the policy's MigratePages, or the kernel's NUMA balancing). The pin is
+// kept: what was remote is on its way.
+TEST(VerifierTest, PinWhoseMemoryFollowsIsKept) {
+  Verifier v({3, 0.1});
+  Snapshot before = WithFaults(800, 200);
+  before.targets[0].resident_pages = {40'000, 10'000};  // 80% off node 1
+  v.Watch(Pin(), before);
+  for (uint64_t on_node_1 : {20'000, 30'000, 40'000}) {
+    Snapshot after = WithFaults(300, 700);
+    after.targets[0].resident_pages = {50'000 - on_node_1, on_node_1};
+    EXPECT_TRUE(v.Observe(after).empty()) << on_node_1;
+  }
+  EXPECT_EQ(v.watching(), 0u);
+}
+
 TEST(VerifierTest, NoiseWithinTheThresholdIsNotARevert) {
   Verifier v({2, 0.1});
   v.Watch(Pin(), WithFaults(800, 200));
