@@ -53,21 +53,33 @@ std::optional<double> MemoryBadness(const Target& target,
   return 1.0 - *local;
 }
 
-// The node where the targets spend most of their runtime: the consumers of
-// the host's network traffic.
+// The node of the host's network traffic consumers: where the targets'
+// NET_RX softirq time was spent (the weight Decide steers IRQs by), or, with
+// none, where the targets spend most of their runtime. Judging by runtime
+// alone reverted IRQ moves made for NET_RX whenever workers were spread over
+// nodes and the busier node was not the one taking the traffic.
 std::optional<int> ConsumerNode(const Snapshot& snapshot) {
-  std::vector<uint64_t> runtime(snapshot.topology.nodes.size(), 0);
+  const size_t nodes = snapshot.topology.nodes.size();
+  std::vector<uint64_t> net_rx(nodes, 0), runtime(nodes, 0);
   for (const Target& target : snapshot.targets) {
     for (const ThreadSample& thread : target.threads) {
-      for (size_t i = 0; i < thread.runtime_ns.size() && i < runtime.size();
-           ++i) {
+      size_t busiest = 0;
+      for (size_t i = 0; i < thread.runtime_ns.size() && i < nodes; ++i) {
         runtime[i] += thread.runtime_ns[i];
+        if (thread.runtime_ns[i] > thread.runtime_ns[busiest]) busiest = i;
+      }
+      if (!thread.runtime_ns.empty() && busiest < nodes) {
+        net_rx[busiest] += thread.net_rx_softirq_ns;
       }
     }
   }
-  auto best = std::max_element(runtime.begin(), runtime.end());
-  if (best == runtime.end() || *best == 0) return std::nullopt;
-  return snapshot.topology.nodes[best - runtime.begin()].id;
+  for (const std::vector<uint64_t>* weight : {&net_rx, &runtime}) {
+    auto best = std::max_element(weight->begin(), weight->end());
+    if (best != weight->end() && *best > 0) {
+      return snapshot.topology.nodes[best - weight->begin()].id;
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<double> IrqBadness(const IrqSample& irq,

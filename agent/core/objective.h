@@ -18,7 +18,8 @@ inline constexpr uint64_t kMinFaultsToJudge = 16;
 // with too few faults, the share of its threads' migrations that crossed a
 // node. MigratePages: the share of the process's resident pages off the
 // target node. SetIrqAffinity: the share of the IRQ's interrupts served off
-// the node where the targets consuming it run. nullopt when the entity is
+// the node where the targets consuming it run (by their NET_RX softirq time,
+// else their runtime). nullopt when the entity is
 // gone or the tick carries nothing to judge by.
 std::optional<double> Badness(const Action& action, const Snapshot& snapshot);
 

@@ -55,6 +55,31 @@ TEST(VerifierTest, PinWhoseMemoryFollowsIsKept) {
   EXPECT_EQ(v.watching(), 0u);
 }
 
+// The IRQ went to node 0, where the worker taking its traffic (NET_RX)
+// runs; the other worker, on node 1, is busier. Judged by where the traffic
+// is consumed, the move helped.
+TEST(VerifierTest, IrqIsJudgedWhereItsTrafficIsConsumed) {
+  using ::locus::testing::MakeHost;
+  using ::locus::testing::MakeNicIrq;
+  using ::locus::testing::MakeWorker;
+  auto snapshot = [](int irq_cpu) {
+    Snapshot s = MakeHost(2, 2);
+    Target taker = MakeWorker(s, 100, 0, 0, 0);
+    taker.threads[0].runtime_ns = {100'000'000, 0};
+    taker.threads[0].net_rx_softirq_ns = 9'000'000;
+    Target busy = MakeWorker(s, 101, 1, 1, 1);
+    busy.threads[0].runtime_ns = {0, 900'000'000};
+    s.targets = {taker, busy};
+    s.irqs = {MakeNicIrq(s, 40, "eth0", 0, 0, {irq_cpu}, 1000)};
+    return s;
+  };
+  Verifier v({2, 0.1});
+  v.Watch(Action{SetIrqAffinity{40, {0}}, "to the consumer", 0.5}, snapshot(2));
+  EXPECT_TRUE(v.Observe(snapshot(0)).empty());
+  EXPECT_TRUE(v.Observe(snapshot(0)).empty());
+  EXPECT_EQ(v.watching(), 0u);
+}
+
 TEST(VerifierTest, NoiseWithinTheThresholdIsNotARevert) {
   Verifier v({2, 0.1});
   v.Watch(Pin(), WithFaults(800, 200));
