@@ -64,7 +64,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --forward) forwards+=("$2"); shift 2 ;;
-    --share) shares+=("$(realpath "$2")"); shift 2 ;;
+    --share) mkdir -p "$2" && shares+=("$(realpath "$2")"); shift 2 ;;
     --append) append="$append $2"; shift 2 ;;
     --keep) keep=1; shift ;;
     --) shift; break ;;

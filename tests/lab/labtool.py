@@ -9,6 +9,8 @@
   labtool.py adoption FILE PID..  in that output, the first tick listing each
                               PID among the agent's tasks and the first tick
                               that pinned it
+  labtool.py pintick          the first tick of an applied pin in the
+                              `locusctl explain TID --json` on stdin
 
 Each prints `key=value` words a shell can read. Only the standard library:
 the guests run this machine's Debian python3.
@@ -213,6 +215,7 @@ def adoption(path, pids):
     """Per pid, the tick it first appears among the agent's tasks and the
     tick of its first applied pin (none: never pinned in the file)."""
     seen, pinned, times = {}, {}, {}
+    dropped = 0
     for line in read(path).splitlines():
         if not line.startswith("{"):
             continue
@@ -221,17 +224,27 @@ def adoption(path, pids):
         times[tick] = m.get("time", "")
         for task in m.get("tasks", []):
             seen.setdefault(int(task.get("pid", 0)), tick)
+        dropped = int(m.get("drops", {}).get("subscriber_dropped_total", 0))
         for action in m.get("actions", []):
             p = action.get("pin_thread")
             if p and action.get("outcome") == "ACTION_OUTCOME_APPLIED":
                 pinned.setdefault(int(p["pid"]), tick)
-    words = []
+    words = [f"dropped={dropped if times else '-'}"]
     for pid in (int(p) for p in pids):
         s, p = seen.get(pid), pinned.get(pid)
         words.append(f"{pid}:seen={s if s is not None else '-'}"
                      f",pinned={p if p is not None else '-'}"
                      f",ticks={p - s if s is not None and p is not None else '-'}")
     print(" ".join(words))
+
+
+def pintick():
+    """The first tick whose decision applied a pin, from explain's JSON (the
+    agent's own record, which a slow metrics subscriber cannot miss)."""
+    ticks = [int(d.get("tick", 0)) for d in json.load(sys.stdin).get("decisions", [])
+             if "pin_thread" in d.get("action", {})
+             and d["action"].get("outcome") == "ACTION_OUTCOME_APPLIED"]
+    print(min(ticks) if ticks else "-")
 
 
 def main(argv):
@@ -243,6 +256,8 @@ def main(argv):
         get(argv[1])
     elif len(argv) == 2 and argv[0] == "moves":
         moves(argv[1])
+    elif argv == ["pintick"]:
+        pintick()
     elif len(argv) >= 2 and argv[0] == "adoption":
         adoption(argv[1], argv[2:])
     else:

@@ -131,13 +131,14 @@ reload() {
   adoption=$(tool adoption "$WORK/reload.jsonl" "${new_workers[@]}")
   log "agent's ticks per new worker (first listed, pinned): $adoption"
   local word seen_tick pinned_tick
-  for w in "${new_workers[@]}"; do log "new worker $w on node $(confined_node "$w")"; done
   for word in $adoption; do
+    [[ "$word" == dropped=* ]] && continue
     w=${word%%:*}
     seen_tick=${word#*seen=}
     seen_tick=${seen_tick%%,*}
-    pinned_tick=${word#*pinned=}
-    pinned_tick=${pinned_tick%%,*}
+    # When it was pinned: from the agent's own record of its decisions.
+    pinned_tick=$(ctl explain "$w" --json | tool pintick)
+    log "new worker $w on node $(confined_node "$w"): first listed at tick $seen_tick, pinned at tick $pinned_tick"
     [ "$seen_tick" != - ] || fail "new worker $w never among the agent's tasks" || return 1
     [ "$pinned_tick" = - ] && continue
     # The worker that had to leave its master's node: pinned by the tick

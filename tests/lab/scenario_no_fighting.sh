@@ -52,6 +52,7 @@ no_fighting() {
   locusd_start --mode=dry_run || return 1
   ctl watch --json --count="$WINDOW" >"$WORK/watch.jsonl" 2>"$WORK/watch.err" &
   local watch_pid=$!
+  wait_until 30 test -s "$WORK/watch.jsonl" || fail "no metrics from locusctl watch" || return 1
   ctl mode enforce >/dev/null || fail "locusctl mode enforce" || return 1
   sensors_up || return 1
   local numa_ok
@@ -71,7 +72,7 @@ no_fighting() {
   ticks=$(grep -c '^{' "$WORK/watch.jsonl")
   moves=$(tool moves "$WORK/watch.jsonl")
   observed=$(flips "$WORK/samples.txt")
-  log "$ticks ticks; Locus's moves: $moves"
+  log "$ticks ticks (subscriber drops: $(tail -n 1 "$WORK/watch.jsonl" | tool get drops.subscriber_dropped_total)); Locus's moves: $moves"
   log "observed placements (every second, by anyone): $observed"
   log "kernel NUMA balancing: $(grep -E '^numa_(pages_migrated|hint_faults) ' /proc/vmstat | tr '\n' ' ')"
   [ "$ticks" -ge $((WINDOW * 3 / 4)) ] || fail "only $ticks ticks in ${WINDOW} s" || return 1
