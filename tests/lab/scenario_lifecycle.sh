@@ -130,14 +130,18 @@ reload() {
   local adoption moved="" ticks
   adoption=$(tool adoption "$WORK/reload.jsonl" "${new_workers[@]}")
   log "agent's ticks per new worker (first listed, pinned): $adoption"
-  local word seen_tick pinned_tick
+  local word seen_tick pinned_tick dropped=0
   for word in $adoption; do
-    [[ "$word" == dropped=* ]] && continue
+    [[ "$word" == dropped=* ]] && dropped=${word#dropped=} && continue
     w=${word%%:*}
     seen_tick=${word#*seen=}
     seen_tick=${seen_tick%%,*}
-    # When it was pinned: from the agent's own record of its decisions.
-    pinned_tick=$(ctl explain "$w" --json | tool pintick)
+    pinned_tick=${word#*pinned=}
+    pinned_tick=${pinned_tick%%,*}
+    # Messages the stream dropped: the agent's own record of its decisions.
+    if [ "$pinned_tick" = - ] && [ "$dropped" != 0 ]; then
+      pinned_tick=$(ctl explain "$w" --json | tool pintick)
+    fi
     log "new worker $w on node $(confined_node "$w"): first listed at tick $seen_tick, pinned at tick $pinned_tick"
     [ "$seen_tick" != - ] || fail "new worker $w never among the agent's tasks" || return 1
     [ "$pinned_tick" = - ] && continue
