@@ -245,10 +245,14 @@ int RunDaemon(const DaemonOptions& options) {
   model_options.paths = HostPaths{options.sysfs_root, options.procfs_root};
   // Threads are read the cheap way: their CPU from the sensors when they
   // run, their affinity with sched_getaffinity(2) rather than status files.
+  // Without a scheduler sensor (none loaded, or every source forced off) the
+  // CPU comes from /proc.
   std::unique_ptr<ThreadOps> scan_threads = MakeKernelThreadOps(
       options.procfs_root, ActuatorOptions{}.cgroup_root, options.sysfs_root);
   TargetScanOptions scan;
-  scan.read_thread_cpu = sensors == nullptr;
+  scan.read_thread_cpu =
+      sensors == nullptr ||
+      sensors->sources().sched == SourceName(TraceSource::kNone);
   scan.read_affinity = [threads = scan_threads.get()](int32_t tid,
                                                       std::vector<int>* cpus) {
     return threads->GetAffinity(tid, cpus);
@@ -319,6 +323,7 @@ int RunDaemon(const DaemonOptions& options) {
   };
   hooks.probe = [&] { return probe; };
   hooks.journal_entries = [&] { return executor.journal_entries(); };
+  hooks.journal_error = [&] { return executor.journal_error(); };
   DaemonController controller(&loop, hooks, options.tick);
   controller_ptr = &controller;
 
