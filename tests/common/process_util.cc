@@ -43,6 +43,17 @@ int Stop(pid_t pid, int signal) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
+IdleChild::IdleChild() {
+  pid_ = fork();
+  if (pid_ == 0) {
+    for (;;) pause();
+  }
+}
+
+IdleChild::~IdleChild() {
+  if (pid_ > 0) Stop(pid_, SIGKILL);
+}
+
 std::vector<int> ThreadAffinity(pid_t tid) {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -23,6 +23,20 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log);
 // Sends `signal` and reaps: the exit code, or -signal when killed by one.
 int Stop(pid_t pid, int signal);
 
+// A forked child that only waits (one thread); killed and reaped when this
+// goes away.
+class IdleChild {
+ public:
+  IdleChild();
+  ~IdleChild();
+  IdleChild(const IdleChild&) = delete;
+  IdleChild& operator=(const IdleChild&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
 // The kernel's CPU mask of one thread (sched_getaffinity); empty when the
 // thread is gone.
 std::vector<int> ThreadAffinity(pid_t tid);

@@ -40,16 +40,10 @@ class LocusdAccessTest : public ::testing::Test {
   // locusctl as `who` (setpriv arguments; empty: root).
   ProcessResult Ctl(const std::vector<std::string>& who,
                     const std::vector<std::string>& args) {
-    std::vector<std::string> argv;
-    if (!who.empty()) {
-      argv = {"/usr/bin/setpriv"};
-      argv.insert(argv.end(), who.begin(), who.end());
-      argv.push_back("--");
-    }
-    argv.push_back(LOCUSCTL_PATH);
-    argv.push_back("--socket=" + daemon_.socket());
+    std::vector<std::string> argv = {LOCUSCTL_PATH,
+                                     "--socket=" + daemon_.socket()};
     argv.insert(argv.end(), args.begin(), args.end());
-    return RunProcess(argv);
+    return RunProcessAs(who, argv);
   }
 
   TempDir dir_;

@@ -33,9 +33,9 @@
 #include "agent/host/file_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/real_kernel_test.h"
 #include "tests/common/locusd_process.h"
 #include "tests/common/process_util.h"
-#include "tests/host/temp_tree.h"
 
 namespace locus {
 namespace {
@@ -153,16 +153,27 @@ class CpusetCgroup {
   std::vector<pid_t> added_;
 };
 
-class ActFaultTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root";
-    online_ = OnlineCpus();
-    if (online_.size() < 2) GTEST_SKIP() << "needs 2 online CPUs";
-    options_.journal.path = tree_.root() + "/lib/locus/journal";
+// IRQs whose affinity is every online CPU: the ones a test may move to one
+// CPU and back.
+std::vector<int> IrqsOnEveryCpu(const std::vector<int>& online) {
+  std::vector<int> irqs;
+  auto names = ListDirectory("/proc/irq");
+  if (!names.ok()) return irqs;
+  for (const std::string& name : *names) {
+    int irq = 0;
+    std::vector<int> cpus;
+    if (absl::SimpleAtoi(name, &irq) &&
+        MakeProcIrqOps("/proc")->ReadAffinity(irq, &cpus) == 0 &&
+        cpus == online) {
+      irqs.push_back(irq);
+    }
   }
+  return irqs;
+}
 
-  // Actuators over the real kernel, the calls wrapped in hooks_.
+class ActFaultTest : public RealKernelTest {
+ protected:
+  // Actuators over the real kernel, the calls wrapped in hooks.
   std::unique_ptr<Actuators> Make() {
     KernelOps ops = MakeKernelOps(options_);
     auto threads = std::make_unique<HookedThreadOps>(std::move(ops.threads));
@@ -171,9 +182,7 @@ class ActFaultTest : public ::testing::Test {
     irqs_ = irqs.get();
     ops.threads = std::move(threads);
     ops.irqs = std::move(irqs);
-    auto actuators = Actuators::Create(options_, std::move(ops));
-    EXPECT_TRUE(actuators.ok()) << actuators.status();
-    return actuators.ok() ? *std::move(actuators) : nullptr;
+    return MakeWith(std::move(ops));
   }
 
   // What a restart would restore: the journal on disk, replayed.
@@ -183,9 +192,6 @@ class ActFaultTest : public ::testing::Test {
     return contents.ok() ? *contents : JournalContents{};
   }
 
-  TempTree tree_;
-  ActuatorOptions options_;
-  std::vector<int> online_;
   HookedThreadOps* threads_ = nullptr;
   HookedIrqOps* irqs_ = nullptr;
 };
@@ -240,15 +246,8 @@ TEST_F(ActFaultTest, ThreadExitsBetweenDecisionAndAction) {
 TEST_F(ActFaultTest, CpusetForbidsTheChosenCpus) {
   CpusetCgroup cgroup;
   if (!cgroup.why_not().empty()) GTEST_SKIP() << cgroup.why_not();
-  pid_t child = fork();
-  if (child == 0) {
-    pause();
-    _exit(0);
-  }
-  struct Reap {
-    pid_t pid;
-    ~Reap() { Stop(pid, SIGKILL); }
-  } reap{child};
+  IdleChild idle;
+  const pid_t child = idle.pid();
   ASSERT_TRUE(cgroup.Add(child));
   ASSERT_THAT(ThreadAffinity(child), ElementsAre(0));
   auto actuators = Make();
@@ -303,19 +302,10 @@ TEST_F(ActFaultTest, IrqDisappears) {
 // (virtio-blk and NVMe queues, for instance). Found by asking: IRQs that
 // accept the change are put back at once.
 TEST_F(ActFaultTest, KernelManagedIrqIsLeftAloneForGood) {
-  auto names = ListDirectory("/proc/irq");
-  ASSERT_TRUE(names.ok());
   auto actuators = Make();
   ASSERT_NE(actuators, nullptr);
   std::string seen;
-  for (const std::string& name : *names) {
-    int irq = 0;
-    std::vector<int> before;
-    if (!absl::SimpleAtoi(name, &irq) ||
-        MakeProcIrqOps("/proc")->ReadAffinity(irq, &before) != 0 ||
-        before != online_) {
-      continue;
-    }
+  for (int irq : IrqsOnEveryCpu(online_)) {
     const Action move{SetIrqAffinity{irq, {online_.back()}}, "test", 0};
     ActionResult result = actuators->Apply(move);
     absl::StrAppend(&seen, irq, ": ", OutcomeName(result.outcome), "; ");
@@ -327,7 +317,7 @@ TEST_F(ActFaultTest, KernelManagedIrqIsLeftAloneForGood) {
     EXPECT_THAT(result.message, HasSubstr("kernel-managed"));
     std::vector<int> after;
     ASSERT_EQ(MakeProcIrqOps("/proc")->ReadAffinity(irq, &after), 0);
-    EXPECT_EQ(after, before);
+    EXPECT_EQ(after, online_);
     EXPECT_THAT(actuators->journal().contents().irqs, IsEmpty());
     EXPECT_THAT(OnDisk().irqs, IsEmpty());
     EXPECT_EQ(actuators->unmanageable_irqs().count(irq), 1u);
@@ -356,15 +346,8 @@ TEST_F(ActFaultTest, FullThenReadOnlyJournalRefusesToAct) {
     std::string block(4096, 'x');
     for (int i = 0; i < 64 && fill; ++i) fill << block << std::flush;
   }
-  pid_t child = fork();
-  if (child == 0) {
-    pause();
-    _exit(0);
-  }
-  struct Reap {
-    pid_t pid;
-    ~Reap() { Stop(pid, SIGKILL); }
-  } reap{child};
+  IdleChild idle;
+  const pid_t child = idle.pid();
   options_.journal.path = mnt + "/journal";
   const std::vector<int> before = ThreadAffinity(child);
   const Action pin{PinThread{child, child, 1, {1}}, "test", 0};
@@ -396,16 +379,7 @@ TEST_F(ActFaultTest, FullThenReadOnlyJournalRefusesToAct) {
 // An IRQ this machine lets Locus move (one whose affinity is every online
 // CPU), or -1.
 int SettableIrq(const std::vector<int>& online, Actuators& probe) {
-  auto names = ListDirectory("/proc/irq");
-  if (!names.ok()) return -1;
-  for (const std::string& name : *names) {
-    int irq = 0;
-    std::vector<int> cpus;
-    if (!absl::SimpleAtoi(name, &irq) ||
-        MakeProcIrqOps("/proc")->ReadAffinity(irq, &cpus) != 0 ||
-        cpus != online) {
-      continue;
-    }
+  for (int irq : IrqsOnEveryCpu(online)) {
     const Action move{SetIrqAffinity{irq, {online.back()}}, "probe", 0};
     if (probe.Apply(move).outcome == Outcome::kApplied &&
         probe.Revert(move).ok()) {
@@ -443,12 +417,15 @@ TEST_F(ActFaultTest, Kill9WhileMovingThreadsAndAnIrqRestoresExactly) {
   constexpr int kRounds = 30;
   for (int round = 0; round < kRounds; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round, ", seed ", seed));
+    int started[2];
+    ASSERT_EQ(pipe(started), 0);
     pid_t agent = fork();
     ASSERT_GE(agent, 0);
     if (agent == 0) {
       std::mt19937 child_rng(seed + round);
       auto actuators = Actuators::Create(options_, MakeKernelOps(options_));
       if (!actuators.ok()) _exit(1);
+      (void)!write(started[1], "x", 1);
       for (;;) {
         for (const auto& [tid, cpus] : original) {
           (*actuators)
@@ -464,9 +441,13 @@ TEST_F(ActFaultTest, Kill9WhileMovingThreadsAndAnIrqRestoresExactly) {
         }
       }
     }
-    // After the agent is up (a few ms), then anywhere in its moves.
-    std::this_thread::sleep_for(
-        std::chrono::microseconds(5000 + rng() % 30000));
+    // Once the agent is up, anywhere in its moves (the first ones wait for
+    // the journal's fdatasync: milliseconds to tens of them here).
+    char byte;
+    close(started[1]);
+    ASSERT_EQ(read(started[0], &byte, 1), 1);
+    close(started[0]);
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 100000));
     ASSERT_EQ(Stop(agent, SIGKILL), -SIGKILL);
     if (AffinityOfAll(family.workers()) != original) ++moved_at_kill;
 
