@@ -11,7 +11,8 @@ build=${LOCUS_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j"$(nproc)"
 
-labels=(unit privileged)
+# fault: root, real kernel, one test at a time (~2 min on 2 CPUs).
+labels=(unit privileged fault)
 failed=0
 for label in "${labels[@]}"; do
   echo "=== ctest -L ${label}"

@@ -20,9 +20,9 @@ class ThreadOps {
   // sched_getaffinity / sched_setaffinity on one thread.
   virtual int GetAffinity(int32_t tid, std::vector<int>* cpus) = 0;
   virtual int SetAffinity(int32_t tid, const std::vector<int>& cpus) = 0;
-  // Start time (field 22 of /proc/TID/stat, clock ticks since boot): with the
-  // TID it names a thread uniquely, so a recycled TID is never mistaken for
-  // the thread Locus journaled.
+  // Start time (field 22 of /proc/TID/task/TID/stat, clock ticks since
+  // boot): with the TID it names a thread uniquely, so a recycled TID is
+  // never mistaken for the thread Locus journaled.
   virtual int StartTime(int32_t tid, uint64_t* start_time) = 0;
   // CPUs the thread's cpuset allows (cgroup v2 cpuset.cpus.effective, v1
   // cpuset.effective_cpus), or every online CPU when no cpuset applies.
