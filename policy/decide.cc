@@ -21,8 +21,9 @@ constexpr uint64_t kNsPerSec = 1'000'000'000;
 
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 std::string MiB(uint64_t bytes) {
-  return absl::StrFormat(bytes < 10 * kMiB ? "%.1f MiB" : "%.0f MiB",
-                         bytes / kMiB);
+  // Two calls: the format must be a constant for StrFormat's check.
+  if (bytes < 10 * kMiB) return absl::StrFormat("%.1f MiB", bytes / kMiB);
+  return absl::StrFormat("%.0f MiB", bytes / kMiB);
 }
 std::string Ms(uint64_t ns) { return absl::StrFormat("%.1f ms", ns / 1e6); }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "agent/host/proc_parse.h"  // MemRange
+
 namespace locus {
 
 class ThreadOps {
@@ -35,12 +37,6 @@ class IrqOps {
   // /proc/irq/N/smp_affinity_list.
   virtual int ReadAffinity(int irq, std::vector<int>* cpus) = 0;
   virtual int WriteAffinity(int irq, const std::vector<int>& cpus) = 0;
-};
-
-// An address range of a process worth migrating (private writable memory).
-struct MemRange {
-  uint64_t start = 0;
-  uint64_t end = 0;  // exclusive
 };
 
 class PageOps {

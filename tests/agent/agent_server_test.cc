@@ -15,6 +15,7 @@
 #include "agent/ctl/agent_client.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/common/sanitizers.h"
 
 namespace locus {
 namespace {
