@@ -27,9 +27,12 @@ std::string MiB(uint64_t bytes) {
 }
 std::string Ms(uint64_t ns) { return absl::StrFormat("%.1f ms", ns / 1e6); }
 
-// Splits `total` items over weights by largest remainder; ties go to the
-// lower index so the split is deterministic.
-std::vector<int> Apportion(int total, const std::vector<double>& weights) {
+// Splits `total` items over weights by largest remainder. Equal remainders
+// go to the index with the larger `prefer` (when given: how many items would
+// rather be there, so an even split moves nothing it need not), then to the
+// lower index, so the split is deterministic.
+std::vector<int> Apportion(int total, const std::vector<double>& weights,
+                           const std::vector<int>& prefer = {}) {
   std::vector<int> out(weights.size(), 0);
   double sum = 0;
   for (double w : weights) sum += w;
@@ -40,11 +43,18 @@ std::vector<int> Apportion(int total, const std::vector<double>& weights) {
     double exact = total * weights[i] / sum;
     out[i] = static_cast<int>(std::floor(exact));
     given += out[i];
-    remainders.push_back({exact - out[i], static_cast<int>(i)});
+    // Rounded so that remainders equal but for floating-point noise tie.
+    double remainder = std::round((exact - out[i]) * 1e9) / 1e9;
+    remainders.push_back({remainder, static_cast<int>(i)});
   }
-  std::stable_sort(
-      remainders.begin(), remainders.end(),
-      [](const auto& a, const auto& b) { return a.first > b.first; });
+  auto preferred = [&](int i) {
+    return i < static_cast<int>(prefer.size()) ? prefer[i] : 0;
+  };
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [&](const auto& a, const auto& b) {
+                     if (a.first != b.first) return a.first > b.first;
+                     return preferred(a.second) > preferred(b.second);
+                   });
   for (int i = 0; given < total; ++i, ++given) {
     ++out[remainders[i % remainders.size()].second];
   }
@@ -82,6 +92,7 @@ struct Candidate {
   double run_off = 0;   // pin: share of runtime off the node
   double remote = -1;   // pin: share of faults remote; -1: no faults
   int irq_reason = -1;  // index in irq_reasons_ (IRQs are few)
+  int from = -1;        // node index it leaves; -1: several or unknown
 };
 
 struct MemoryCandidate {
@@ -90,6 +101,7 @@ struct MemoryCandidate {
   uint64_t bytes;
   uint64_t faults;    // judged on faults when > 0, else on pages
   uint64_t off_home;  // faults off the home node
+  bool finishing;     // a migration under way, carried on below the threshold
 };
 
 class Engine {
@@ -145,6 +157,24 @@ class Engine {
   }
   // The entity's history: dwell (a node it must stay on) and hold-down.
   void Look(EntityKey key, bool* held, int* dwell_node) const;
+  // We pinned it to its home within its dwell. The host model is refreshed
+  // on its own thread, so a snapshot may predate the pin and still show the
+  // worker where it was: it is home all the same, and pinning it again would
+  // be a second move of the same worker.
+  static bool PinnedHomeByUs(const Worker& w) {
+    return !w.held && w.dwell_node >= 0 && w.dwell_node == w.home;
+  }
+  // Moving the entity to node index `to` would take it straight back to the
+  // node our last move took it from, less than hold_down_s ago. A signal that
+  // flips (NET_RX charged to whichever worker shares the IRQ's CPUs, a
+  // consumer split that ties) would otherwise move it back and forth, one
+  // dwell apart; a move that was wrong is for the verifier to revert.
+  bool WouldReturn(EntityKey key, int to) const {
+    const EntityHistory* entry = h_.Find(key);
+    return entry != nullptr && entry->left_node >= 0 &&
+           NodeIndexOfId(entry->left_node) == to &&
+           s_.now_ns < entry->last_move_ns + hold_ns_;
+  }
 
   bool Setup(Plan& plan);
   void CollectWorkers();
@@ -160,6 +190,7 @@ class Engine {
   const History& h_;
   int nodes_ = 0;
   uint64_t dwell_ns_ = 0;
+  uint64_t hold_ns_ = 0;
   double min_gain_ = 0;
   std::vector<int> index_of_id_;
   std::vector<int> cpu_index_;
@@ -172,6 +203,7 @@ class Engine {
   std::vector<MemoryCandidate> memory_;
   int converged_ = 0;
   int dwelling_ = 0;
+  int returning_ = 0;
   int held_ = 0;
   int below_gain_ = 0;
   int irqs_in_place_ = 0;
@@ -193,6 +225,7 @@ bool Engine::Setup(Plan& plan) {
   const Topology& topology = s_.topology;
   nodes_ = static_cast<int>(topology.nodes.size());
   dwell_ns_ = uint64_t{p_.stability().dwell_s()} * kNsPerSec;
+  hold_ns_ = uint64_t{p_.stability().hold_down_s()} * kNsPerSec;
   min_gain_ = p_.stability().min_gain();
   for (int i = 0; i < nodes_; ++i) {
     int id = topology.nodes[i].id;
@@ -346,8 +379,12 @@ std::vector<int> Engine::Quotas(Plan& plan) const {
   const int total = static_cast<int>(workers_.size());
   std::vector<double> cpus(nodes_);
   for (int n = 0; n < nodes_; ++n) cpus[n] = worker_cpus_[n].size();
+  std::vector<int> prefer(nodes_, 0);
+  for (const Worker& w : workers_) {
+    if (w.pref >= 0) ++prefer[w.pref];
+  }
   if (p_.placement().strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
-    return Apportion(total, cpus);
+    return Apportion(total, cpus, prefer);
   }
   // near_nic: the named NIC's node, else that of the NIC with most queues.
   int nic_node = -1;
@@ -379,7 +416,7 @@ std::vector<int> Engine::Quotas(Plan& plan) const {
         absl::StrCat("near_nic: no NIC with a known node",
                      nic.empty() ? "" : absl::StrCat(" (", nic, ")"),
                      " and usable CPUs; spreading workers instead"));
-    return Apportion(total, cpus);
+    return Apportion(total, cpus, prefer);
   }
   std::vector<int> order;
   for (int n = 0; n < nodes_; ++n) {
@@ -454,8 +491,9 @@ void Engine::PinCandidates() {
     const Worker& w = workers_[wi];
     if (w.home < 0) continue;
     bool in_place =
-        per_cpu ? (w.pinned_cpu >= 0 && NodeOfCpu(w.pinned_cpu) == w.home)
-                : w.pinned == w.home;
+        PinnedHomeByUs(w) ||
+        (per_cpu ? (w.pinned_cpu >= 0 && NodeOfCpu(w.pinned_cpu) == w.home)
+                 : w.pinned == w.home);
     if (in_place) {
       ++converged_;
       continue;
@@ -466,6 +504,12 @@ void Engine::PinCandidates() {
     }
     if (w.dwell_node >= 0 && w.dwell_node != w.home) {
       ++dwelling_;
+      continue;
+    }
+    // (Only while the policy still allows the node it is on.)
+    if (w.pinned >= 0 && !worker_cpus_[w.pinned].empty() &&
+        WouldReturn({EntityKind::kTask, w.target->pid}, w.home)) {
+      ++returning_;
       continue;
     }
     double run_off = 0;
@@ -497,6 +541,7 @@ void Engine::PinCandidates() {
                 -1,
                 -1};
     c.run_off = run_off;
+    c.from = w.pinned;
     if (faults > 0) c.remote = double(w.remote_faults) / faults;
     if (per_cpu) {
       int best = -1;
@@ -559,16 +604,24 @@ void Engine::MemoryCandidates() {
     const uint64_t faults = w.faults;
     const uint64_t off_home = faults - Faults(wi, w.home);
     const uint64_t pages_off = w.total_pages - Pages(w, w.home);
-    const bool by_faults = faults > 0 && faults >= p_.memory().min_faults();
+    if (pages_off == 0) continue;
+    // The threshold starts a migration; it does not stop one half way. Pages
+    // moved home within the dwell time, whose last pass still found pages
+    // to move, keep following until a pass finds none (RecordSettled).
+    const EntityHistory* entry = h_.Find({EntityKind::kMemory, w.target->pid});
+    const bool finishing =
+        dwell_node == w.home && entry != nullptr && !entry->settled;
+    const bool by_faults =
+        !finishing && faults > 0 && faults >= p_.memory().min_faults();
     double share = by_faults ? double(off_home) / faults
                              : double(pages_off) / w.total_pages;
-    if (pages_off == 0 || share < p_.memory().remote_threshold() ||
-        share < min_gain_) {
+    if (!finishing &&
+        (share < p_.memory().remote_threshold() || share < min_gain_)) {
       continue;
     }
     memory_.push_back({static_cast<int>(wi), share,
                        pages_off * w.target->page_size, by_faults ? faults : 0,
-                       off_home});
+                       off_home, finishing});
   }
 }
 
@@ -717,8 +770,19 @@ void Engine::IrqCandidates(Plan& plan) {
         ++held_;
         continue;
       }
+      if (dwell_node == to) {
+        // Moved there by us within its dwell; the snapshot predates it (see
+        // PinnedHomeByUs). Moving it again would pick another CPU for nothing.
+        ++irqs_in_place_;
+        continue;
+      }
       if (dwell_node >= 0 && dwell_node != to) {
         ++dwelling_;
+        continue;
+      }
+      if (from >= 0 && !irq_cpus_[from].empty() &&
+          WouldReturn({EntityKind::kIrq, irq.irq}, to)) {
+        ++returning_;
         continue;
       }
       double gain;
@@ -757,6 +821,7 @@ void Engine::IrqCandidates(Plan& plan) {
                   0,
                   -1,
                   static_cast<int>(irq_reasons_.size())};
+      c.from = from;
       double off_share = 1 - handled[q][to];
       irq_reasons_.push_back(absl::StrCat(
           "irq ", irq.irq, " (", irq.net_device, " queue ", irq.queue,
@@ -812,6 +877,7 @@ void Engine::Select(Plan& plan) {
         a.op = PinThread{w.target->pid, thread.tid, Id(c.node), cpus};
         a.reason = reason;
         a.expected_gain = c.gain;
+        a.from_node = c.from >= 0 ? Id(c.from) : -1;
         pins.push_back(std::move(a));
       }
     } else {
@@ -819,6 +885,7 @@ void Engine::Select(Plan& plan) {
       a.op = SetIrqAffinity{s_.irqs[c.index].irq, {c.cpu}};
       a.reason = std::move(irq_reasons_[c.irq_reason]);
       a.expected_gain = c.gain;
+      a.from_node = c.from >= 0 ? Id(c.from) : -1;
       irqs.push_back(std::move(a));
     }
   }
@@ -846,7 +913,9 @@ void Engine::Select(Plan& plan) {
   std::vector<int> full_nodes;
   for (const MemoryCandidate& m : memory_) {
     const Worker& w = workers_[m.worker];
-    if (w.pinned != w.home && !pinned_now[m.worker]) continue;
+    if (w.pinned != w.home && !pinned_now[m.worker] && !PinnedHomeByUs(w)) {
+      continue;
+    }
     const uint64_t page = std::max<uint64_t>(w.target->page_size, 1);
     uint64_t bytes = std::min({m.bytes, budget, room[w.home]});
     bytes -= bytes % page;
@@ -872,10 +941,12 @@ void Engine::Select(Plan& plan) {
     }
     Action a;
     a.op = MigratePages{w.target->pid, -1, Id(w.home), bytes};
-    std::string basis = m.faults > 0
-                            ? absl::StrCat(Pct(m.gain), " of NUMA faults (",
-                                           m.off_home, " of ", m.faults, ")")
-                            : absl::StrCat(Pct(m.gain), " of resident pages");
+    std::string basis =
+        m.faults > 0  ? absl::StrCat(Pct(m.gain), " of NUMA faults (",
+                                     m.off_home, " of ", m.faults, ")")
+        : m.finishing ? absl::StrCat("migration under way, ", Pct(m.gain),
+                                     " of resident pages still")
+                      : absl::StrCat(Pct(m.gain), " of resident pages");
     a.reason =
         absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ",
                      basis, " off home node ", Id(w.home), " -> migrate ",
@@ -912,6 +983,13 @@ void Engine::Select(Plan& plan) {
   if (held_ > 0) {
     plan.notes.push_back(
         absl::StrCat(held_, " entity(ies) held down after a revert"));
+  }
+  if (returning_ > 0) {
+    plan.notes.push_back(
+        absl::StrCat(returning_,
+                     " entity(ies) not moved back to the node we took them "
+                     "from less than hold_down_s (",
+                     p_.stability().hold_down_s(), " s) ago"));
   }
   if (plan.actions.empty()) {
     plan.notes.push_back(

@@ -41,13 +41,20 @@ void RecordApplied(History& history, const Action& action,
                    const Topology& topology, uint64_t now_ns) {
   EntityHistory& entry = history.entities[KeyOf(action)];
   entry.last_move_ns = now_ns;
+  entry.settled = false;
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     entry.node = pin->node;
+    entry.left_node = action.from_node;
   } else if (const auto* migrate = std::get_if<MigratePages>(&action.op)) {
     entry.node = migrate->to_node;
   } else if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
     entry.node = NodeOfCpus(topology, irq->cpus);
+    entry.left_node = action.from_node;
   }
+}
+
+void RecordSettled(History& history, const Action& action) {
+  history.entities[KeyOf(action)].settled = true;
 }
 
 void HoldDown(History& history, const Action& action, uint64_t until_ns) {

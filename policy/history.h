@@ -35,6 +35,10 @@ struct EntityHistory {
   uint64_t last_move_ns = 0;   // 0 = never moved
   int node = -1;               // node it was last moved to
   uint64_t held_until_ns = 0;  // no moves before this time (after a revert)
+  int left_node = -1;          // node our last move took it from; -1 unknown
+  // Memory only: the last migration found nothing left to move, so none is
+  // under way (RecordSettled); a move clears it.
+  bool settled = false;
 };
 
 struct History {
@@ -49,9 +53,14 @@ struct History {
 
 // Records an action the actuators applied at `now_ns`: a PinThread makes its
 // node the worker's home, a MigratePages records where memory went, a
-// SetIrqAffinity the IRQ's new node (looked up in `topology`).
+// SetIrqAffinity the IRQ's new node (looked up in `topology`); pins and IRQ
+// moves also keep the node they left (Action::from_node).
 void RecordApplied(History& history, const Action& action,
                    const Topology& topology, uint64_t now_ns);
+
+// After a MigratePages whose whole pass found nothing to move: its memory
+// is settled. Nothing moved, so its last move (and dwell) stays as it was.
+void RecordSettled(History& history, const Action& action);
 
 // After `action` was reverted: leave its entity alone until `until_ns` and
 // forget the home it had given (the worker is back where it was). A reverted

@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 ./tests/check_format.sh
 
 build=${LOCUS_BUILD_DIR:-build}
-# fault: root, real kernel, one test at a time (~2 min on 2 CPUs); fuzz: only
-# in the sanitizer tree below.
-labels=(unit privileged fault fuzz)
+# fault and lab: root, one test at a time (fault ~2 min, lab: QEMU guests);
+# fuzz: only in the sanitizer tree below.
+labels=(unit privileged fault lab fuzz)
 failed=0
 
 # build_and_test DIR [CMAKE_ARG...]: configures and builds DIR, runs each label
