@@ -47,13 +47,16 @@ no_fighting() {
   policy
   nginx_start 2 numactl --cpunodebind=1 || return 1
   load $((WINDOW + 120)) "http://$LAB_HOST_ADDR:$LAB_FWD_80/"
-  locusd_start || return 1
+  # Started in dry_run, enforcing once the stream is recorded: every move
+  # the agent makes falls in the window.
+  locusd_start --mode=dry_run || return 1
+  ctl watch --json --count="$WINDOW" >"$WORK/watch.jsonl" 2>"$WORK/watch.err" &
+  local watch_pid=$!
+  ctl mode enforce >/dev/null || fail "locusctl mode enforce" || return 1
   sensors_up || return 1
   local numa_ok
   numa_ok=$(ctl status --json | tool get sensors.ok | awk '{ print $2 }')
   [ "$numa_ok" = True ] || fail "NUMA-fault sensor down with numa_balancing=1" || return 1
-  ctl watch --json --count="$WINDOW" >"$WORK/watch.jsonl" 2>"$WORK/watch.err" &
-  local watch_pid=$!
   sample_placement "$WORK/samples.txt" &
   local sampler_pid=$!
   log "watching ${WINDOW} s with numa_balancing=1 and irqbalance (pid $irqbalance_pid) running"
