@@ -79,8 +79,10 @@ class Daemon:
         argv = argv_prefix + [f"--socket={self.socket}",
                               f"--journal={tmp}/journal", "--mode=dry_run"]
         self.log = open(os.path.join(tmp, "locusd.log"), "w+")
+        # The quick start builds into LOCUS_BUILD_DIR: this test's build.
+        env = dict(os.environ, LOCUS_BUILD_DIR=BUILD)
         self.proc = subprocess.Popen(argv, cwd=SRC, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, env=env)
         self.up = wait_for(self.socket, self.proc, 600)
 
     def stop(self):
