@@ -1,0 +1,84 @@
+#include "tests/lab/memhog_args.h"
+
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+
+namespace locus {
+
+const char kMemhogUsage[] =
+    "usage: lab_memhog --mb=N --touch_node=A --run_node=B [--report_ms=200]\n"
+    "First-touches N MiB on node A's CPUs, prints 'ready', then keeps\n"
+    "reading and writing it from node B's CPUs, printing 'passes K' every\n"
+    "report_ms (0: never).\n";
+
+namespace {
+
+// Largest --mb accepted: far beyond any lab guest, small enough that
+// mb << 20 cannot overflow.
+constexpr uint64_t kMaxMb = 1ull << 30;
+
+absl::Status Invalid(absl::string_view flag, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", why));
+}
+
+absl::Status ParseInt(absl::string_view flag, absl::string_view text,
+                      int64_t min, int64_t max, int64_t* out) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) {
+    return Invalid(flag, absl::StrCat("not an integer: '", text, "'"));
+  }
+  if (value < min || value > max) {
+    return Invalid(flag,
+                   absl::StrCat(value, " is outside [", min, ", ", max, "]"));
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<MemhogOptions> ParseMemhogArgs(
+    const std::vector<std::string>& args) {
+  MemhogOptions options;
+  bool have_mb = false, have_touch = false, have_run = false;
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  for (const std::string& arg : args) {
+    if (arg.rfind("--", 0) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected argument '", arg, "'"));
+    }
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(arg.substr(2), absl::MaxSplits('=', 1));
+    const std::string& name = kv.first;
+    if (arg.find('=') == std::string::npos) {
+      return Invalid(name, "needs a value (--name=value)");
+    }
+    int64_t value = 0;
+    if (name == "mb") {
+      RETURN_IF_ERROR(ParseInt(name, kv.second, 1, kMaxMb, &value));
+      options.mb = static_cast<uint64_t>(value);
+      have_mb = true;
+    } else if (name == "touch_node" || name == "run_node") {
+      RETURN_IF_ERROR(ParseInt(name, kv.second, 0, kIntMax, &value));
+      (name == "touch_node" ? options.touch_node : options.run_node) =
+          static_cast<int>(value);
+      (name == "touch_node" ? have_touch : have_run) = true;
+    } else if (name == "report_ms") {
+      RETURN_IF_ERROR(ParseInt(name, kv.second, 0, kIntMax, &value));
+      options.report_ms = static_cast<int>(value);
+    } else {
+      return Invalid(name, "unknown flag");
+    }
+  }
+  if (!have_mb) return Invalid("mb", "required");
+  if (!have_touch) return Invalid("touch_node", "required");
+  if (!have_run) return Invalid("run_node", "required");
+  return options;
+}
+
+}  // namespace locus

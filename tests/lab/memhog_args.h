@@ -1,0 +1,30 @@
+// lab_memhog's command line, parsed into a value so that usage errors are
+// testable without running the worker.
+#ifndef LOCUS_TESTS_LAB_MEMHOG_ARGS_H_
+#define LOCUS_TESTS_LAB_MEMHOG_ARGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace locus {
+
+struct MemhogOptions {
+  uint64_t mb = 0;      // --mb: memory to first-touch, MiB (required)
+  int touch_node = -1;  // --touch_node: node whose CPUs first-touch it
+  int run_node = -1;    // --run_node: node whose CPUs then use it
+  int report_ms = 200;  // --report_ms: progress line period; 0: none
+};
+
+// `args` excludes argv[0]. Flags are --name=value; INVALID_ARGUMENT names
+// the offending flag.
+absl::StatusOr<MemhogOptions> ParseMemhogArgs(
+    const std::vector<std::string>& args);
+
+extern const char kMemhogUsage[];
+
+}  // namespace locus
+
+#endif  // LOCUS_TESTS_LAB_MEMHOG_ARGS_H_

@@ -1,0 +1,140 @@
+// lab_memhog: the synthetic worker of the lab's misplaced-memory scenario.
+// It first-touches --mb MiB from --touch_node's CPUs (checking with
+// move_pages(2) that the pages really are there), prints "ready", then moves
+// itself to --run_node's CPUs and keeps reading and writing every page, so
+// that the kernel's NUMA balancing sees hinting faults on them. It measures
+// nothing about placement: the benchmark reads that from outside
+// (/proc/PID/numa_maps), the same way for every workload and every tool.
+#include <numa.h>
+#include <numaif.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/lab/memhog_args.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Share of first-touched pages that must be on the touch node: anything
+// less means the placement the scenario starts from is not the one asked.
+constexpr double kMinTouchShare = 0.99;
+
+bool RunOnNode(int node) {
+  if (numa_run_on_node(node) != 0) {
+    std::fprintf(stderr, "lab_memhog: cannot run on node %d: %s\n", node,
+                 std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// Pages of [base, base + pages * page_size) on `node`, by move_pages queries.
+long PagesOnNode(char* base, size_t pages, size_t page_size, int node) {
+  constexpr size_t kBatch = 4096;
+  std::vector<void*> addrs(kBatch);
+  std::vector<int> status(kBatch);
+  long on_node = 0;
+  for (size_t first = 0; first < pages; first += kBatch) {
+    size_t n = std::min(kBatch, pages - first);
+    for (size_t i = 0; i < n; ++i) addrs[i] = base + (first + i) * page_size;
+    if (move_pages(0, n, addrs.data(), nullptr, status.data(), 0) != 0) {
+      std::fprintf(stderr, "lab_memhog: move_pages query: %s\n",
+                   std::strerror(errno));
+      return -1;
+    }
+    for (size_t i = 0; i < n; ++i) on_node += status[i] == node;
+  }
+  return on_node;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto options = locus::ParseMemhogArgs({argv + 1, argv + argc});
+  if (!options.ok()) {
+    std::fprintf(stderr, "lab_memhog: %s\n%s",
+                 std::string(options.status().message()).c_str(),
+                 locus::kMemhogUsage);
+    return 2;
+  }
+  if (numa_available() < 0) {
+    std::fprintf(stderr, "lab_memhog: the kernel has no NUMA support\n");
+    return 1;
+  }
+  for (int node : {options->touch_node, options->run_node}) {
+    if (node > numa_max_node() || numa_node_size64(node, nullptr) <= 0) {
+      std::fprintf(stderr, "lab_memhog: no node %d with memory (max %d)\n",
+                   node, numa_max_node());
+      return 1;
+    }
+  }
+
+  const size_t page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = options->mb << 20;
+  const size_t pages = bytes / page_size;
+  if (!RunOnNode(options->touch_node)) return 1;
+  // The thread's memory policy binds the first touch to the node even if
+  // the scheduler briefly runs us elsewhere; it is reset to the default
+  // afterwards, because a task policy other than the default would exempt
+  // the pages from NUMA balancing (mpol_misplaced) and skew the comparison.
+  struct bitmask* touch_mask = numa_allocate_nodemask();
+  numa_bitmask_setbit(touch_mask, options->touch_node);
+  numa_set_membind(touch_mask);
+  numa_free_nodemask(touch_mask);
+  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) {
+    std::fprintf(stderr, "lab_memhog: mmap %zu bytes: %s\n", bytes,
+                 std::strerror(errno));
+    return 1;
+  }
+  char* base = static_cast<char*>(mapping);
+  std::memset(base, 1, bytes);
+  if (set_mempolicy(MPOL_DEFAULT, nullptr, 0) != 0) {
+    std::fprintf(stderr, "lab_memhog: set_mempolicy: %s\n",
+                 std::strerror(errno));
+    return 1;
+  }
+  long on_touch = PagesOnNode(base, pages, page_size, options->touch_node);
+  if (on_touch < 0) return 1;
+  if (on_touch < static_cast<long>(kMinTouchShare * pages)) {
+    std::fprintf(stderr, "lab_memhog: only %ld of %zu pages on node %d\n",
+                 on_touch, pages, options->touch_node);
+    return 1;
+  }
+  std::fprintf(stderr, "lab_memhog: %ld of %zu pages on node %d\n", on_touch,
+               pages, options->touch_node);
+  if (!RunOnNode(options->run_node)) return 1;
+  std::printf("ready\n");
+  std::fflush(stdout);
+
+  // One read-modify-write per page per pass: every page is referenced in
+  // every pass, which is what hinting faults need; no cache line is worked
+  // on more than that, so a pass stays short even under emulation.
+  const auto period = std::chrono::milliseconds(options->report_ms);
+  auto next_report = Clock::now() + period;
+  uint64_t passes = 0;
+  for (;;) {
+    for (size_t i = 0; i < pages; ++i) {
+      volatile char* p = base + i * page_size;
+      *p = static_cast<char>(*p + 1);
+    }
+    ++passes;
+    if (options->report_ms == 0) continue;
+    auto now = Clock::now();
+    if (now >= next_report) {
+      std::printf("passes %llu\n", static_cast<unsigned long long>(passes));
+      std::fflush(stdout);
+      next_report = now + period;
+    }
+  }
+}
