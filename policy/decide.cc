@@ -26,9 +26,12 @@ std::string MiB(uint64_t bytes) {
 }
 std::string Ms(uint64_t ns) { return absl::StrFormat("%.1f ms", ns / 1e6); }
 
-// Splits `total` items over weights by largest remainder; ties go to the
-// lower index so the split is deterministic.
-std::vector<int> Apportion(int total, const std::vector<double>& weights) {
+// Splits `total` items over weights by largest remainder. Equal remainders
+// go to the index with the larger `prefer` (when given: how many items would
+// rather be there, so an even split moves nothing it need not), then to the
+// lower index, so the split is deterministic.
+std::vector<int> Apportion(int total, const std::vector<double>& weights,
+                           const std::vector<int>& prefer = {}) {
   std::vector<int> out(weights.size(), 0);
   double sum = 0;
   for (double w : weights) sum += w;
@@ -39,11 +42,18 @@ std::vector<int> Apportion(int total, const std::vector<double>& weights) {
     double exact = total * weights[i] / sum;
     out[i] = static_cast<int>(std::floor(exact));
     given += out[i];
-    remainders.push_back({exact - out[i], static_cast<int>(i)});
+    // Rounded so that remainders equal but for floating-point noise tie.
+    double remainder = std::round((exact - out[i]) * 1e9) / 1e9;
+    remainders.push_back({remainder, static_cast<int>(i)});
   }
-  std::stable_sort(
-      remainders.begin(), remainders.end(),
-      [](const auto& a, const auto& b) { return a.first > b.first; });
+  auto preferred = [&](int i) {
+    return i < static_cast<int>(prefer.size()) ? prefer[i] : 0;
+  };
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [&](const auto& a, const auto& b) {
+                     if (a.first != b.first) return a.first > b.first;
+                     return preferred(a.second) > preferred(b.second);
+                   });
   for (int i = 0; given < total; ++i, ++given) {
     ++out[remainders[i % remainders.size()].second];
   }
@@ -89,6 +99,7 @@ struct MemoryCandidate {
   uint64_t bytes;
   uint64_t faults;    // judged on faults when > 0, else on pages
   uint64_t off_home;  // faults off the home node
+  bool finishing;     // a migration under way, carried on below the threshold
 };
 
 class Engine {
@@ -345,8 +356,12 @@ std::vector<int> Engine::Quotas(Plan& plan) const {
   const int total = static_cast<int>(workers_.size());
   std::vector<double> cpus(nodes_);
   for (int n = 0; n < nodes_; ++n) cpus[n] = worker_cpus_[n].size();
+  std::vector<int> prefer(nodes_, 0);
+  for (const Worker& w : workers_) {
+    if (w.pref >= 0) ++prefer[w.pref];
+  }
   if (p_.placement().strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
-    return Apportion(total, cpus);
+    return Apportion(total, cpus, prefer);
   }
   // near_nic: the named NIC's node, else that of the NIC with most queues.
   int nic_node = -1;
@@ -378,7 +393,7 @@ std::vector<int> Engine::Quotas(Plan& plan) const {
         absl::StrCat("near_nic: no NIC with a known node",
                      nic.empty() ? "" : absl::StrCat(" (", nic, ")"),
                      " and usable CPUs; spreading workers instead"));
-    return Apportion(total, cpus);
+    return Apportion(total, cpus, prefer);
   }
   std::vector<int> order;
   for (int n = 0; n < nodes_; ++n) {
@@ -558,16 +573,24 @@ void Engine::MemoryCandidates() {
     const uint64_t faults = w.faults;
     const uint64_t off_home = faults - Faults(wi, w.home);
     const uint64_t pages_off = w.total_pages - Pages(w, w.home);
-    const bool by_faults = faults > 0 && faults >= p_.memory().min_faults();
+    if (pages_off == 0) continue;
+    // The threshold starts a migration; it does not stop one half way. Pages
+    // moved home within the dwell time, whose last pass still found pages
+    // to move, keep following until a pass finds none (RecordSettled).
+    const EntityHistory* entry = h_.Find({EntityKind::kMemory, w.target->pid});
+    const bool finishing =
+        dwell_node == w.home && entry != nullptr && !entry->settled;
+    const bool by_faults =
+        !finishing && faults > 0 && faults >= p_.memory().min_faults();
     double share = by_faults ? double(off_home) / faults
                              : double(pages_off) / w.total_pages;
-    if (pages_off == 0 || share < p_.memory().remote_threshold() ||
-        share < min_gain_) {
+    if (!finishing &&
+        (share < p_.memory().remote_threshold() || share < min_gain_)) {
       continue;
     }
     memory_.push_back({static_cast<int>(wi), share,
                        pages_off * w.target->page_size, by_faults ? faults : 0,
-                       off_home});
+                       off_home, finishing});
   }
 }
 
@@ -871,10 +894,12 @@ void Engine::Select(Plan& plan) {
     }
     Action a;
     a.op = MigratePages{w.target->pid, -1, Id(w.home), bytes};
-    std::string basis = m.faults > 0
-                            ? absl::StrCat(Pct(m.gain), " of NUMA faults (",
-                                           m.off_home, " of ", m.faults, ")")
-                            : absl::StrCat(Pct(m.gain), " of resident pages");
+    std::string basis =
+        m.faults > 0  ? absl::StrCat(Pct(m.gain), " of NUMA faults (",
+                                     m.off_home, " of ", m.faults, ")")
+        : m.finishing ? absl::StrCat("migration under way, ", Pct(m.gain),
+                                     " of resident pages still")
+                      : absl::StrCat(Pct(m.gain), " of resident pages");
     a.reason =
         absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ",
                      basis, " off home node ", Id(w.home), " -> migrate ",

@@ -41,6 +41,7 @@ void RecordApplied(History& history, const Action& action,
                    const Topology& topology, uint64_t now_ns) {
   EntityHistory& entry = history.entities[KeyOf(action)];
   entry.last_move_ns = now_ns;
+  entry.settled = false;
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     entry.node = pin->node;
   } else if (const auto* migrate = std::get_if<MigratePages>(&action.op)) {
@@ -48,6 +49,10 @@ void RecordApplied(History& history, const Action& action,
   } else if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
     entry.node = NodeOfCpus(topology, irq->cpus);
   }
+}
+
+void RecordSettled(History& history, const Action& action) {
+  history.entities[KeyOf(action)].settled = true;
 }
 
 void HoldDown(History& history, const Action& action, uint64_t until_ns) {

@@ -35,6 +35,9 @@ struct EntityHistory {
   uint64_t last_move_ns = 0;   // 0 = never moved
   int node = -1;               // node it was last moved to
   uint64_t held_until_ns = 0;  // no moves before this time (after a revert)
+  // Memory only: the last migration found nothing left to move, so none is
+  // under way (RecordSettled); a move clears it.
+  bool settled = false;
 };
 
 struct History {
@@ -52,6 +55,10 @@ struct History {
 // SetIrqAffinity the IRQ's new node (looked up in `topology`).
 void RecordApplied(History& history, const Action& action,
                    const Topology& topology, uint64_t now_ns);
+
+// After a MigratePages whose whole pass found nothing to move: its memory
+// is settled. Nothing moved, so its last move (and dwell) stays as it was.
+void RecordSettled(History& history, const Action& action);
 
 // After `action` was reverted: leave its entity alone until `until_ns` and
 // forget the home it had given (the worker is back where it was). A reverted

@@ -93,7 +93,9 @@ class FakePageOps : public PageOps {
   uint64_t ns_per_call = 0;
   int query_calls = 0;
   int move_calls = 0;
+  int ranges_calls = 0;
   size_t largest_call = 0;
+  size_t largest_move = 0;
   std::map<uint64_t, int> move_errors;  // address -> -errno on move
 
   int MovePages(int32_t pid, size_t count, void** pages, const int* nodes,
@@ -102,6 +104,7 @@ class FakePageOps : public PageOps {
     if (it == processes.end()) return ESRCH;
     nodes == nullptr ? ++query_calls : ++move_calls;
     largest_call = std::max(largest_call, count);
+    if (nodes != nullptr) largest_move = std::max(largest_move, count);
     if (clock_ns != nullptr) *clock_ns += ns_per_call;
     for (size_t i = 0; i < count; ++i) {
       uint64_t addr = reinterpret_cast<uint64_t>(pages[i]);
@@ -122,6 +125,7 @@ class FakePageOps : public PageOps {
     return 0;
   }
   int Ranges(int32_t pid, std::vector<MemRange>* ranges) override {
+    ++ranges_calls;
     auto it = processes.find(pid);
     if (it == processes.end()) return ESRCH;
     *ranges = it->second.ranges;

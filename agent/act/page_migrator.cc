@@ -31,10 +31,19 @@ uint64_t NextChunk(const std::vector<MemRange>& ranges, uint64_t cursor,
 
 }  // namespace
 
+MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
+                                     uint64_t tick_ns) {
+  MigrationOptions options;
+  options.max_bytes_per_sec = uint64_t{budget_mb_per_s} << 20;
+  options.time_budget_ns = tick_ns / 2;
+  return options;
+}
+
 PageMigrator::PageMigrator(PageOps* ops, Clock* clock, MigrationOptions options,
                            bool dry_run)
     : ops_(ops), clock_(clock), options_(options), dry_run_(dry_run) {
   if (options_.chunk_pages == 0) options_.chunk_pages = 1;
+  if (options_.move_batch_pages == 0) options_.move_batch_pages = 1;
   tokens_ = static_cast<double>(options_.max_bytes_per_sec);
   last_refill_ns_ = clock_->NowNs();
 }
@@ -52,11 +61,15 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   if (move.to_node < 0) {
     return MakeResult(Outcome::kError, absl::StrCat(who, ": no target node"));
   }
-  std::vector<MemRange> ranges;
-  if (int err = ops_->Ranges(move.pid, &ranges); err != 0) {
-    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                      absl::StrCat(who, ": maps: ", std::strerror(err)));
+  Pass& pass = passes_[move.pid];
+  if (pass.cursor == 0 || pass.ranges.empty()) {
+    if (int err = ops_->Ranges(move.pid, &pass.ranges); err != 0) {
+      passes_.erase(move.pid);
+      return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                        absl::StrCat(who, ": maps: ", std::strerror(err)));
+    }
   }
+  const std::vector<MemRange>& ranges = pass.ranges;
   Refill();
   const uint64_t page_size = ops_->PageSize();
   uint64_t budget = static_cast<uint64_t>(tokens_);
@@ -64,17 +77,44 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   const uint64_t budget_pages = budget / page_size;
 
   const uint64_t start_ns = clock_->NowNs();
-  uint64_t cursor = cursor_[move.pid];
+  uint64_t cursor = pass.cursor;
   const bool from_start = cursor == 0;
   uint64_t scanned = 0, candidates = 0, moved = 0, failed = 0;
   bool wrapped = false;
   std::string stop = "budget";
   std::vector<void*> pages;
   std::vector<int> status;
-  std::vector<void*> to_move;
-  std::vector<int> nodes;
+  std::vector<void*> to_move;      // the batch: found, not moved yet
+  uint64_t batch_cursor = cursor;  // where the batch's first chunk started
+  std::vector<int> nodes, moved_status;
+  // Moves the batch; 0 or the errno of the call.
+  auto flush = [&]() -> int {
+    if (dry_run || to_move.empty()) return 0;
+    nodes.assign(to_move.size(), move.to_node);
+    moved_status.assign(to_move.size(), 0);
+    if (int err = ops_->MovePages(move.pid, to_move.size(), to_move.data(),
+                                  nodes.data(), moved_status.data());
+        err != 0 && err != ENOENT) {
+      return err;
+    }
+    for (int s : moved_status) {
+      if (s == move.to_node) {
+        ++moved;
+      } else {
+        ++failed;  // -EBUSY, -ENOMEM, ...: retried on a later pass
+      }
+    }
+    to_move.clear();
+    return 0;
+  };
+  auto move_error = [&](int err) {
+    pass.cursor = batch_cursor;
+    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
+                      absl::StrCat(who, ": move_pages to node ", move.to_node,
+                                   ": ", std::strerror(err)));
+  };
   while (true) {
-    if (!dry_run && moved >= budget_pages) {
+    if (!dry_run && moved + to_move.size() >= budget_pages) {
       stop = absl::StrCat("rate limit ", options_.max_bytes_per_sec >> 20,
                           " MiB/s");
       if (move.max_bytes > 0 && budget == move.max_bytes) stop = "max_bytes";
@@ -97,7 +137,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
     if (int err = ops_->MovePages(move.pid, pages.size(), pages.data(), nullptr,
                                   status.data());
         err != 0) {
-      cursor_[move.pid] = cursor;
+      pass.cursor = batch_cursor;  // the unmoved batch is found again
       Outcome outcome = err == ESRCH   ? Outcome::kGone
                         : err == EPERM ? Outcome::kForbidden
                                        : Outcome::kError;
@@ -105,7 +145,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
           outcome, absl::StrCat(who, ": move_pages: ", std::strerror(err)));
     }
     scanned += pages.size();
-    to_move.clear();
+    if (to_move.empty()) batch_cursor = cursor;
     uint64_t resume = next;  // where the next chunk starts
     for (size_t i = 0; i < pages.size(); ++i) {
       int node = status[i];
@@ -115,26 +155,12 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
         resume = reinterpret_cast<uint64_t>(pages[i]);
         break;
       }
+      ++candidates;
+      if (dry_run) continue;
       to_move.push_back(pages[i]);
-    }
-    candidates += to_move.size();
-    if (!dry_run && !to_move.empty()) {
-      nodes.assign(to_move.size(), move.to_node);
-      status.assign(to_move.size(), 0);
-      if (int err = ops_->MovePages(move.pid, to_move.size(), to_move.data(),
-                                    nodes.data(), status.data());
-          err != 0 && err != ENOENT) {
-        cursor_[move.pid] = cursor;
-        return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                          absl::StrCat(who, ": move_pages to node ",
-                                       move.to_node, ": ", std::strerror(err)));
-      }
-      for (int s : status) {
-        if (s == move.to_node) {
-          ++moved;
-        } else {
-          ++failed;  // -EBUSY, -ENOMEM, ...: retried on a later pass
-        }
+      if (to_move.size() >= options_.move_batch_pages) {
+        if (int err = flush(); err != 0) return move_error(err);
+        batch_cursor = reinterpret_cast<uint64_t>(pages[i]) + page_size;
       }
     }
     if (next == 0 && resume == 0) {
@@ -145,7 +171,9 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
     }
     cursor = resume;
   }
-  cursor_[move.pid] = cursor;
+  if (int err = flush(); err != 0) return move_error(err);
+  pass.cursor = cursor;
+  if (cursor == 0) pass.ranges.clear();  // read afresh for the next pass
   if (!dry_run) tokens_ -= static_cast<double>(moved * page_size);
   const uint64_t elapsed = clock_->NowNs() - start_ns;
 
@@ -166,6 +194,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
     // Nothing found: after a whole pass the process is done; mid-pass the
     // next tick carries on from the cursor.
     result.outcome = Outcome::kUnchanged;
+    result.nothing_left = wrapped && from_start;
     result.message = absl::StrCat(
         who, ": nothing to move to node ", move.to_node, " (", scanned,
         " pages scanned", wrapped && from_start ? ", pass complete" : "",

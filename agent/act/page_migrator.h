@@ -1,13 +1,14 @@
-// Page migration with move_pages(2), a bounded amount per tick: a chunk of
-// pages per call, a time budget per Apply and a MB/s token bucket, resuming
-// where the last tick stopped. numad's whole-process migrate_pages(2) can
-// stall a large worker for seconds; this never holds one for more than a
-// chunk at a time.
+// Page migration with move_pages(2), a bounded amount per tick: pages are
+// looked up a chunk per call and moved a batch per call, within a time
+// budget per Apply and a MB/s token bucket, resuming where the last tick
+// stopped. numad's whole-process migrate_pages(2) can stall a large worker
+// for seconds; this never holds one for more than a batch at a time.
 #ifndef LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 #define LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/act/kernel_ops.h"
@@ -18,9 +19,24 @@ namespace locus {
 
 struct MigrationOptions {
   uint64_t max_bytes_per_sec = 256ull << 20;  // token bucket rate and burst
-  uint64_t time_budget_ns = 20'000'000;       // per Apply call
-  size_t chunk_pages = 256;                   // pages per move_pages call
+  // Per Apply call, checked between move_pages calls. The daemon gives half
+  // its tick (MigrationOptionsFor).
+  uint64_t time_budget_ns = 20'000'000;
+  size_t chunk_pages = 256;  // pages per query (move_pages without nodes)
+  // Pages per moving move_pages call, gathered over several queries. Each
+  // moving call has a fixed cost on top of its pages (the kernel drains the
+  // LRU caches of every CPU and waits for an expedited RCU grace period), so
+  // moving a query's worth at a time spends most of the budget on that; the
+  // kernel still migrates a batch page by page (or 2 MiB at a time), so the
+  // worker never waits on more than those.
+  size_t move_batch_pages = 4096;
 };
+
+// The options the daemon runs with: the policy's migration budget as the
+// token bucket, and half of each tick as the time budget, so that a tick
+// that migrates still leaves time for the rest of the loop.
+MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
+                                     uint64_t tick_ns);
 
 class PageMigrator {
  public:
@@ -51,7 +67,16 @@ class PageMigrator {
   bool dry_run_;
   double tokens_ = 0;  // bytes
   uint64_t last_refill_ns_ = 0;
-  std::map<int32_t, uint64_t> cursor_;  // pid -> next address to look at
+  // Where a process's pass stands: the next address to look at, and the
+  // ranges it walks. The ranges are read when a pass starts and kept until
+  // it completes: reading them costs a page-table walk (numa_maps), as much
+  // as a few chunks of moves for a large process; a range that goes away
+  // mid-pass only has its pages reported absent.
+  struct Pass {
+    uint64_t cursor = 0;
+    std::vector<MemRange> ranges;
+  };
+  std::map<int32_t, Pass> passes_;
 };
 
 }  // namespace locus

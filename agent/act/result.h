@@ -53,10 +53,13 @@ struct ActionResult {
   // Page migration only.
   uint64_t pages_moved = 0;
   uint64_t bytes_moved = 0;
+  // A whole pass over the process found no page to move: its memory is
+  // where it was asked to be, as far as it can be moved.
+  bool nothing_left = false;
 };
 
 inline ActionResult MakeResult(Outcome outcome, std::string message) {
-  return ActionResult{outcome, std::move(message), 0, 0};
+  return ActionResult{outcome, std::move(message), 0, 0, false};
 }
 
 }  // namespace locus

@@ -123,7 +123,14 @@ TickReport Loop::Tick() {
           verifier_.Watch(action, snap);
           break;
         case Outcome::kUnchanged:
-          RecordApplied(history_, action, snap.topology, snap.now_ns);
+          if (std::holds_alternative<MigratePages>(action.op)) {
+            // Finding nothing to move is not a move: the memory's dwell
+            // runs from its last real one. A whole pass that found nothing
+            // ends the migration under way (Decide stops finishing it).
+            if (result.nothing_left) RecordSettled(history_, action);
+          } else {
+            RecordApplied(history_, action, snap.topology, snap.now_ns);
+          }
           break;
         case Outcome::kDryRun:
         case Outcome::kGone:

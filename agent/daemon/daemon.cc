@@ -263,8 +263,9 @@ int RunDaemon(const DaemonOptions& options) {
   actuator_options.journal.path = options.journal_path;
   actuator_options.sysfs_root = options.sysfs_root;
   actuator_options.procfs_root = options.procfs_root;
-  actuator_options.migration.max_bytes_per_sec =
-      static_cast<uint64_t>(policy.policy->memory().budget_mb_per_s()) << 20;
+  actuator_options.migration =
+      MigrationOptionsFor(policy.policy->memory().budget_mb_per_s(),
+                          absl::ToInt64Nanoseconds(options.tick));
   absl::StatusOr<std::unique_ptr<Actuators>> actuators =
       Actuators::Create(actuator_options, MakeKernelOps(actuator_options));
   if (!actuators.ok()) {

@@ -47,6 +47,7 @@ class PageMigratorTest : public ::testing::Test {
 TEST_F(PageMigratorTest, MovesEverythingInBoundedChunks) {
   MigrationOptions options;
   options.chunk_pages = 64;
+  options.move_batch_pages = 64;
   PageMigrator migrator(&ops_, &clock_, options, false);
   ActionResult result = migrator.Apply(Move(0));
   EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
@@ -56,6 +57,62 @@ TEST_F(PageMigratorTest, MovesEverythingInBoundedChunks) {
   EXPECT_LE(ops_.largest_call, 64u);
   // The next pass finds nothing left.
   EXPECT_EQ(migrator.Apply(Move(0)).outcome, Outcome::kUnchanged);
+}
+
+TEST_F(PageMigratorTest, MovesInBatchesGatheredOverQueries) {
+  MigrationOptions options;
+  options.chunk_pages = 64;        // 1100 pages: 18 queries
+  options.move_batch_pages = 256;  // 900 to move: 4 moves, not one per query
+  PageMigrator migrator(&ops_, &clock_, options, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.pages_moved, 900u) << result.message;
+  EXPECT_EQ(ops_.query_calls, 18);
+  EXPECT_EQ(ops_.move_calls, 4);
+  EXPECT_LE(ops_.largest_move, 256u);
+  EXPECT_EQ(OnNode(0), 1000);
+}
+
+TEST_F(PageMigratorTest, TimeBudgetMovesWhatWasFound) {
+  MigrationOptions options;
+  options.chunk_pages = 10;
+  options.move_batch_pages = 1000;
+  options.time_budget_ns = 5'000'000;
+  ops_.ns_per_call = 1'000'000;
+  PageMigrator migrator(&ops_, &clock_, options, false);
+  // Five queries fill the time budget; what they found is moved at once.
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(ops_.query_calls, 5);
+  EXPECT_EQ(ops_.move_calls, 1);
+  EXPECT_EQ(result.pages_moved, 45u) << result.message;
+  // The next tick resumes after them.
+  clock_.now_ns += 1'000'000'000;
+  EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 45u);
+  EXPECT_EQ(OnNode(0), 100 + 90);
+}
+
+TEST_F(PageMigratorTest, RangesAreReadOncePerPass) {
+  MigrationOptions options;
+  options.max_bytes_per_sec = 100 * kPage;
+  PageMigrator migrator(&ops_, &clock_, options, false);
+  uint64_t moved = 0;
+  int applies = 0;
+  for (; applies < 20 && moved < 900; ++applies) {
+    clock_.now_ns += 1'000'000'000;
+    moved += migrator.Apply(Move(0)).pages_moved;
+  }
+  EXPECT_EQ(moved, 900u);
+  EXPECT_EQ(applies, 9);
+  EXPECT_EQ(ops_.ranges_calls, 1);
+  // That pass is complete: the next Apply starts a new one.
+  clock_.now_ns += 1'000'000'000;
+  EXPECT_EQ(migrator.Apply(Move(0)).outcome, Outcome::kUnchanged);
+  EXPECT_EQ(ops_.ranges_calls, 2);
+}
+
+TEST(MigrationOptionsTest, PolicyBudgetAndHalfTheTick) {
+  MigrationOptions options = MigrationOptionsFor(512, 250'000'000);
+  EXPECT_EQ(options.max_bytes_per_sec, 512ull << 20);
+  EXPECT_EQ(options.time_budget_ns, 125'000'000u);
 }
 
 TEST_F(PageMigratorTest, RateLimitSpreadsOverTicksAndResumes) {

@@ -146,6 +146,46 @@ TEST(LoopTest, BacksOffWhatSomeoneElseChanged) {
   EXPECT_THAT(h.loop.ExplainTask(100)[0].what, HasSubstr("backed off"));
 }
 
+// 2 nodes x 2 CPUs; one worker confined to node 0 with `home_share` of its
+// pages there and the rest on node 1.
+Snapshot PinnedWorkerMemory(uint64_t now_ns, double home_share) {
+  Snapshot s = ::locus::testing::MakeHost(2, 2);
+  s.now_ns = now_ns;
+  Target worker = ::locus::testing::MakeWorker(s, 100, 0, 0, 1, 50'000);
+  worker.resident_pages = {static_cast<uint64_t>(50'000 * home_share),
+                           static_cast<uint64_t>(50'000 * (1 - home_share))};
+  ::locus::testing::SetFaultsFromPages(worker, 0);
+  s.targets = {worker};
+  return s;
+}
+
+int Migrations(const TickReport& report) {
+  int n = 0;
+  for (const Action& a : report.plan.actions) {
+    n += std::holds_alternative<MigratePages>(a.op);
+  }
+  return n;
+}
+
+TEST(LoopTest, AMigrationUnderWayRunsUntilAPassFindsNothing) {
+  // All remote at first; then 80% home, below the threshold (50% remote)
+  // that starts a migration, but not done.
+  Harness h([](int n) {
+    return PinnedWorkerMemory((n + 1) * kSecond, n == 0 ? 0.0 : 0.8);
+  });
+  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
+  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
+  // A tick that found nothing mid-pass: the pass goes on.
+  h.executor.outcome = Outcome::kUnchanged;
+  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
+  // A whole pass found nothing: the memory is settled, and 20% remote is
+  // below the threshold.
+  h.executor.nothing_left = true;
+  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
+  EXPECT_EQ(Migrations(h.loop.Tick()), 0);
+  EXPECT_EQ(Migrations(h.loop.Tick()), 0);
+}
+
 TEST(LoopTest, CountsOverruns) {
   LoopOptions options;
   options.tick = absl::Milliseconds(500);

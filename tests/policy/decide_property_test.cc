@@ -219,8 +219,21 @@ std::string Describe(const Plan& plan) {
   return absl::StrJoin(lines, "\n");
 }
 
-// The plan's budgets, checked against the snapshot it was made from.
-void CheckBudgets(const Snapshot& s, const v1::Policy& p, const Plan& plan) {
+// Whether `a` carries on a migration under way: pages moved to the same node
+// within the dwell time, not settled since. Those are the rest of a move that
+// passed min_gain when it started, so they may each gain less.
+bool Finishing(const Snapshot& s, const v1::Policy& p, const History& h,
+               const Action& a) {
+  const auto* m = std::get_if<MigratePages>(&a.op);
+  const EntityHistory* e = m ? h.Find(KeyOf(a)) : nullptr;
+  return e != nullptr && !e->settled && e->node == m->to_node &&
+         s.now_ns < e->last_move_ns + p.stability().dwell_s() * kSecond;
+}
+
+// The plan's budgets, checked against the snapshot it was made from (and the
+// history it was decided with).
+void CheckBudgets(const Snapshot& s, const v1::Policy& p, const History& h,
+                  const Plan& plan) {
   std::set<EntityKey, bool (*)(const EntityKey&, const EntityKey&)> moved(
       [](const EntityKey& a, const EntityKey& b) {
         return std::make_pair(a.kind, a.id) < std::make_pair(b.kind, b.id);
@@ -238,7 +251,9 @@ void CheckBudgets(const Snapshot& s, const v1::Policy& p, const Plan& plan) {
   for (const Action& a : plan.actions) {
     moved.insert(KeyOf(a));
     EXPECT_FALSE(a.reason.empty());
-    EXPECT_GE(a.expected_gain, p.stability().min_gain());
+    if (!Finishing(s, p, h, a)) {
+      EXPECT_GE(a.expected_gain, p.stability().min_gain()) << a.reason;
+    }
     if (const auto* pin = std::get_if<PinThread>(&a.op)) {
       EXPECT_TRUE(targeted.count(pin->pid)) << a.reason;
       ASSERT_FALSE(pin->cpus.empty());
@@ -289,6 +304,9 @@ int NodeOf(const Snapshot& s, const Action& a) {
 }
 
 TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
+  // Enough for the slowest generated case: GiBs of pages off home moved
+  // all the way home at 1 MiB/s.
+  constexpr int kMaxTicks = 10000;
   int converged_with_moves = 0;
   for (int seed = 1; seed <= kCases; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
@@ -303,11 +321,11 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
     int tick = 0;
     int moves = 0;
     // Until quiet for longer than the dwell time: then nothing is waiting.
-    for (; tick < 2000 &&
+    for (; tick < kMaxTicks &&
            quiet <= static_cast<int>(policy.stability().dwell_s()) + 1;
          ++tick) {
       Plan plan = Decide(s, policy, history);
-      CheckBudgets(s, policy, plan);
+      CheckBudgets(s, policy, history, plan);
       if (::testing::Test::HasFailure()) return;
       for (const Action& a : plan.actions) {
         EntityKey key = KeyOf(a);
@@ -325,7 +343,8 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
       moves += static_cast<int>(plan.actions.size());
       s.now_ns += s.tick_ns;
     }
-    ASSERT_LT(tick, 2000) << "no convergence";
+    ASSERT_LT(tick, kMaxTicks)
+        << "no convergence: " << Describe(Decide(s, policy, history));
     if (moves > 0) ++converged_with_moves;
 
     // Converged: empty plan, with the history and without it.

@@ -151,6 +151,69 @@ std::vector<Scenario> Scenarios() {
                    "(budget 256 MiB/s, expected gain 100%)");
        }});
 
+  rows.push_back({"one_worker_keeps_its_node_when_the_split_is_even",
+                  [] {
+                    // One worker, two nodes of 2 CPUs: either node is its
+                    // fair share, so the one it is confined to stays.
+                    Snapshot s = MakeHost(2, 2);
+                    s.targets.push_back(MakeWorker(s, 100, 1, 1, 1));
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+                  }});
+
+  // Worker 101 confined to node 1 with 80% of its pages there: 20% remote
+  // is below the threshold that starts a migration.
+  auto mostly_home = [] {
+    Snapshot s = Balanced(2, 4);
+    Target w = MakeWorker(s, 101, 1, 1, 1, 25'600);
+    w.resident_pages = {5'120, 20'480};
+    testing::SetFaultsFromPages(w, 1);
+    s.targets[1] = w;
+    return s;
+  };
+  auto memory_moved = [](bool settled) {
+    return [settled](const Snapshot& s) {
+      History h;
+      EntityHistory& e = h.entities[{EntityKind::kMemory, 101}];
+      e.last_move_ns = s.now_ns - kSecond;
+      e.node = 1;
+      e.settled = settled;
+      return h;
+    };
+  };
+  rows.push_back(
+      {"migration_under_way_finishes_below_the_threshold",
+       mostly_home,
+       {},
+       memory_moved(false),
+       [](const Snapshot&, const Plan& plan) {
+         ASSERT_EQ(Migrations(plan).size(), 1u) << Reasons(plan);
+         EXPECT_EQ(Migrations(plan)[0].to_node, 1);
+         EXPECT_EQ(Migrations(plan)[0].max_bytes, 20 * kMiB);
+         EXPECT_EQ(plan.actions[0].reason,
+                   "worker 101 (nginx) migration under way, 20% of resident "
+                   "pages still off home node 1 -> migrate 20 MiB of 20 MiB "
+                   "to node 1 (budget 256 MiB/s, expected gain 20%)");
+       }});
+  rows.push_back({"settled_memory_below_the_threshold_stays",
+                  mostly_home,
+                  {},
+                  memory_moved(true),
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Migrations(plan).empty()) << Reasons(plan);
+                  }});
+  rows.push_back({"below_the_threshold_without_a_migration_stays",
+                  mostly_home,
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Migrations(plan).empty()) << Reasons(plan);
+                  }});
+
   rows.push_back(
       {"misplaced_memory_within_budget",
        [] {
