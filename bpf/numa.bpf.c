@@ -33,7 +33,14 @@ struct {
 SEC("fentry/task_numa_fault")
 int BPF_PROG(fault_fentry, int last_cpupid, int mem_node, int pages,
              int flags) {
-  if (mem_node < 0 || mem_node >= LOCUS_MAX_NODES) {
+  /* One register, checked and then used: left to itself clang bounds a
+   * sign-extended copy of the argument and indexes with another, and the
+   * verifier (6.1, 6.12) rejects the program ("makes map_value pointer be out
+   * of bounds"). Zero-extended once, before the barrier, so a negative
+   * node fails the same check. */
+  __u64 node = (__u32)mem_node;
+  barrier_var(node);
+  if (node >= LOCUS_MAX_NODES) {
     LOCUS_COUNT(drops, LOCUS_NUMA_DROP_NODE);
     return 0;
   }
@@ -53,9 +60,9 @@ int BPF_PROG(fault_fentry, int last_cpupid, int mem_node, int pages,
     }
   }
   if (flags & LOCUS_TNF_FAULT_LOCAL)
-    __sync_fetch_and_add(&t->local_pages[mem_node], pages);
+    __sync_fetch_and_add(&t->local_pages[node], pages);
   else
-    __sync_fetch_and_add(&t->remote_pages[mem_node], pages);
+    __sync_fetch_and_add(&t->remote_pages[node], pages);
   return 0;
 }
 
