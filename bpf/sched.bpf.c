@@ -55,11 +55,14 @@ static __always_inline __u32 node_of(int cpu) {
   return slot < 0 ? 0 : cpu_node[slot];
 }
 
-/* SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE: the classes whose se keeps
- * prev_sum_exec_runtime at pick time. */
-static __always_inline bool fair_policy(unsigned int policy) {
-  return policy == 0 || policy == 3 || policy == 5;
-}
+/* Fair-class tasks (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE) have prio >=
+ * MAX_RT_PRIO; RT and deadline tasks, and fair ones boosted by priority
+ * inheritance (which then run in the RT class), below. Only the fair class
+ * keeps prev_sum_exec_runtime at pick time. prio shares a cache line with
+ * fields the context switch has just touched, unlike policy or pid. (Tasks of
+ * a sched_ext scheduler, 6.12+, also have fair prios: their busy time would
+ * be overstated.) */
+#define LOCUS_MAX_RT_PRIO 100
 
 /* Counts a switch on this CPU; returns its slot when this one is sampled
  * (then the caller reads prev), else NULL. */
@@ -70,17 +73,16 @@ static __always_inline struct locus_sched_cpu *count_switch(void) {
     return 0;
   }
   struct locus_sched_cpu *c = &cpu_slots[slot];
-  c->switches++;
-  if (++c->tick & (switch_sample_every - 1)) return 0;
+  if (++c->switches & (switch_sample_every - 1)) return 0;
   c->sampled_switches++;
   return c;
 }
 
-static __always_inline void time_switch(struct locus_sched_cpu *c, __u32 pid,
-                                        unsigned int policy, __u64 sum,
-                                        __u64 prev_sum) {
-  if (pid == 0) return; /* idle */
-  if (fair_policy(policy))
+/* The idle task needs no test: its se is zeroed at init and never
+ * accounted, so its slice reads as 0. */
+static __always_inline void time_switch(struct locus_sched_cpu *c, int prio,
+                                        __u64 sum, __u64 prev_sum) {
+  if (prio >= LOCUS_MAX_RT_PRIO)
     c->sampled_busy_ns += sum - prev_sum;
   else
     c->sampled_untimed++;
@@ -90,7 +92,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev) {
   struct locus_sched_cpu *c = count_switch();
   if (c)
-    time_switch(c, prev->pid, prev->policy, prev->se.sum_exec_runtime,
+    time_switch(c, prev->prio, prev->se.sum_exec_runtime,
                 prev->se.prev_sum_exec_runtime);
   return 0;
 }
@@ -149,7 +151,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev) {
   struct locus_sched_cpu *c = count_switch();
   if (c)
-    time_switch(c, BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, policy),
+    time_switch(c, BPF_CORE_READ(prev, prio),
                 BPF_CORE_READ(prev, se.sum_exec_runtime),
                 BPF_CORE_READ(prev, se.prev_sum_exec_runtime));
   return 0;

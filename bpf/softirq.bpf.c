@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Softirq and hardirq sensor.
  *  - per CPU and vector: softirq count (every event) and time (sampled);
- *  - per IRQ and CPU: hardirq count (every event) and time (sampled);
+ *  - per IRQ and CPU: hardirq count and time, both sampled (see
+ *    locus/softirq.h);
  *  - per task: softirq time charged to the task current when a sampled
  *    softirq ran (the one it interrupted, or ksoftirqd).
  * Every event costs one per-CPU slot update in a global array; only one in
  * `*_sample_every` reads the clock (the dominant cost here) and touches
- * per-task state, so the cost per event stays flat as the rate grows.
+ * per-IRQ or per-task state, so the cost per event stays flat as the rate
+ * grows.
  * tp_btf programs keep per-task state in task storage + iter/task; raw_tp
  * programs in a tid-keyed LRU hash. */
 // clang-format off
@@ -55,9 +57,8 @@ struct {
   __type(value, __u64);
 } drops SEC(".maps");
 
-static __always_inline struct locus_softirq_cpu *this_cpu_slot(__u32 *cpu) {
-  *cpu = bpf_get_smp_processor_id();
-  int slot = locus_cpu_slot(*cpu);
+static __always_inline struct locus_softirq_cpu *this_cpu_slot(void) {
+  int slot = locus_cpu_slot(bpf_get_smp_processor_id());
   if (slot < 0) {
     LOCUS_COUNT(drops, LOCUS_SOFTIRQ_DROP_CPU);
     return 0;
@@ -66,8 +67,7 @@ static __always_inline struct locus_softirq_cpu *this_cpu_slot(__u32 *cpu) {
 }
 
 static __always_inline void softirq_entry(void) {
-  __u32 cpu;
-  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
+  struct locus_softirq_cpu *c = this_cpu_slot();
   if (!c) return;
   if ((++c->softirq_tick & (softirq_sample_every - 1)) == 0)
     c->softirq_start_ns = bpf_ktime_get_ns();
@@ -76,8 +76,7 @@ static __always_inline void softirq_entry(void) {
 /* Counts the softirq that just ended; returns its duration scaled by the
  * sampling period when it was sampled, else 0. */
 static __always_inline __u64 softirq_exit(unsigned int vec) {
-  __u32 cpu;
-  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
+  struct locus_softirq_cpu *c = this_cpu_slot();
   if (!c || vec >= LOCUS_NR_SOFTIRQS) return 0;
   c->count[vec]++;
   if (!c->softirq_start_ns) return 0;
@@ -99,31 +98,25 @@ static __always_inline void charge(struct locus_softirq_task *t,
 }
 
 static __always_inline void hardirq_entry(void) {
-  __u32 cpu;
-  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
-  if (!c) return;
-  if ((++c->hardirq_tick & (hardirq_sample_every - 1)) == 0)
+  struct locus_softirq_cpu *c = this_cpu_slot();
+  if (c && (++c->hardirq_tick & (hardirq_sample_every - 1)) == 0)
     c->hardirq_start_ns = bpf_ktime_get_ns();
 }
 
 static __always_inline void hardirq_exit(int irq) {
-  __u32 cpu;
-  struct locus_softirq_cpu *c = this_cpu_slot(&cpu);
-  if (!c) return;
-  __u64 start = c->hardirq_start_ns;
+  struct locus_softirq_cpu *c = this_cpu_slot();
+  if (!c || !c->hardirq_start_ns) return; /* not sampled: the common case */
+  __u64 delta = bpf_ktime_get_ns() - c->hardirq_start_ns;
   c->hardirq_start_ns = 0;
   if ((__u32)irq >= LOCUS_MAX_IRQS) {
     LOCUS_COUNT(drops, LOCUS_SOFTIRQ_DROP_IRQ);
     return;
   }
-  __u32 key = cpu * LOCUS_MAX_IRQS + irq;
+  __u32 key = bpf_get_smp_processor_id() * LOCUS_MAX_IRQS + irq;
   struct locus_irq_stat *s = bpf_map_lookup_elem(&irq_stats, &key);
   if (!s) return; /* cpu beyond the map's possible CPUs */
-  s->count++;
-  if (start) {
-    s->sampled_ns += bpf_ktime_get_ns() - start;
-    s->sampled_count++;
-  }
+  s->sampled_ns += delta;
+  s->sampled_count++;
 }
 
 SEC("tp_btf/softirq_entry")

@@ -15,6 +15,12 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev nginx-light wrk numactl procps util-linux iproute2
   # deploy: man pages, unit checks, manifest checks
   scdoc systemd python3-yaml man-db
+  # fuzzing and sanitizers: clang's libFuzzer, ASan and UBSan runtimes
+  libclang-rt-14-dev
+  # multi-NUMA lab: guests under QEMU booting Debian's 6.1 and 6.12 kernels on this
+  # machine's root; the tools Locus is compared with; the benchmark's plot
+  qemu-system-x86 linux-image-amd64 linux-image-6.12-amd64 busybox-static irqbalance numad
+  gnuplot-nox
 )
 
 missing=()

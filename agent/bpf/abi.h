@@ -31,7 +31,7 @@ static_assert(sizeof(locus_sched_task) == 56 + 8 * LOCUS_MAX_NODES);
 static_assert(sizeof(locus_sched_task_state) == 16 + 8 * LOCUS_MAX_NODES);
 // Per-CPU slots are whole cache lines, so CPUs never share one.
 static_assert(sizeof(locus_sched_cpu) == 64);
-static_assert(offsetof(locus_sched_cpu, tick) == 32);
+static_assert(offsetof(locus_sched_cpu, sampled_untimed) == 24);
 static_assert(sizeof(locus_softirq_cpu) % 64 == 0);
 
 static_assert(offsetof(locus_numa_fentry_task, local_pages) == 24);
@@ -54,7 +54,7 @@ static_assert(offsetof(locus_softirq_cpu, sampled_ns) ==
 static_assert(offsetof(locus_softirq_cpu, sampled_count) ==
               24 + 16 * LOCUS_NR_SOFTIRQS);
 static_assert(sizeof(locus_softirq_cpu) == 24 + 24 * LOCUS_NR_SOFTIRQS + 56);
-static_assert(sizeof(locus_irq_stat) == 24);
+static_assert(sizeof(locus_irq_stat) == 16);
 static_assert(offsetof(locus_softirq_task, net_rx_ns) == 24);
 static_assert(sizeof(locus_softirq_task) == 40);
 

@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -42,6 +45,11 @@ struct SkelPtr {
 using SchedSkel = SkelPtr<sched_bpf, sched_bpf__destroy>;
 using NumaSkel = SkelPtr<numa_bpf, numa_bpf__destroy>;
 using SoftirqSkel = SkelPtr<softirq_bpf, softirq_bpf__destroy>;
+
+struct LinkDeleter {
+  void operator()(bpf_link* link) const { bpf_link__destroy(link); }
+};
+using LinkPtr = std::unique_ptr<bpf_link, LinkDeleter>;
 
 absl::Status Errno(int err, absl::string_view what) {
   err = err < 0 ? -err : err;
@@ -192,15 +200,64 @@ class BpfSensors : public SensorSource {
     r.cpus.resize(ncpus_);
     for (int c = 0; c < ncpus_; ++c) r.cpus[c].cpu = c;
     tasks_.clear();
+    PruneScopedLinks();
     RETURN_IF_ERROR(ReadSched(r));
     RETURN_IF_ERROR(ReadSoftirq(r));
     if (numa_active_) RETURN_IF_ERROR(ReadNuma(r));
-    for (auto& [tid, t] : tasks_) r.tasks.push_back(std::move(t));
+    for (auto& [tid, t] : tasks_) {
+      if (scope_ && !std::binary_search(scope_->begin(), scope_->end(), t.pid))
+        continue;  // from a source that reads every task
+      r.tasks.push_back(std::move(t));
+    }
     tasks_.clear();
     return r;
   }
 
+  void SetScope(std::optional<std::vector<int32_t>> pids) override {
+    if (pids) std::sort(pids->begin(), pids->end());
+    scope_ = std::move(pids);
+  }
+
  private:
+  // Runs task iterator `prog`: over the threads of each process in scope
+  // through a link of its own (kept while the process stays in scope), or
+  // over every task through `all`. Walking every task costs a pid lookup
+  // each, thousands per read on a busy host, for the few threads wanted.
+  template <typename Record>
+  absl::Status ReadTaskIter(bpf_program* prog, bpf_link* all,
+                            const std::function<void(const Record&)>& fn) {
+    if (!scope_ || !scoped_iterators_) return ReadIter<Record>(all, fn);
+    for (int32_t pid : *scope_) {
+      auto [it, added] = pid_links_.try_emplace({prog, pid});
+      if (added) {
+        union bpf_iter_link_info info = {};
+        info.task.pid = static_cast<__u32>(pid);
+        LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info,
+                    .link_info_len = sizeof(info));
+        it->second.reset(bpf_program__attach_iter(prog, &opts));
+        if (!it->second) {
+          int err = errno;
+          pid_links_.erase(it);
+          if (err == ESRCH || err == ENOENT) continue;  // gone
+          // Kernels before 6.1 take no pid: walk every task from now on.
+          scoped_iterators_ = false;
+          pid_links_.clear();
+          return ReadIter<Record>(all, fn);
+        }
+      }
+      RETURN_IF_ERROR(ReadIter<Record>(it->second.get(), fn));
+    }
+    return absl::OkStatus();
+  }
+
+  // Drops the per-process links of processes no longer in scope.
+  void PruneScopedLinks() {
+    std::erase_if(pid_links_, [&](const auto& entry) {
+      return !scope_ || !std::binary_search(scope_->begin(), scope_->end(),
+                                            entry.first.second);
+    });
+  }
+
   TaskCounters& Task(uint32_t tid, uint32_t pid,
                      const char (&comm)[LOCUS_COMM_LEN]) {
     auto [it, inserted] = tasks_.try_emplace(static_cast<int32_t>(tid));
@@ -262,8 +319,8 @@ class BpfSensors : public SensorSource {
     if (!softirq_) return Errno(errno, "opening softirq.bpf.o");
     softirq_->rodata->softirq_sample_every =
         PowerOfTwoAtLeast(options_.softirq_sample_every);
-    softirq_->rodata->hardirq_sample_every =
-        PowerOfTwoAtLeast(options_.hardirq_sample_every);
+    hardirq_period_ = PowerOfTwoAtLeast(options_.hardirq_sample_every);
+    softirq_->rodata->hardirq_sample_every = hardirq_period_;
     // One element per (possible CPU, IRQ number).
     irq_map_entries_ = static_cast<size_t>(ncpus_) * LOCUS_MAX_IRQS;
     bpf_map__set_max_entries(softirq_->maps.irq_stats, irq_map_entries_);
@@ -302,8 +359,8 @@ class BpfSensors : public SensorSource {
   absl::Status ReadSched(SensorReading& r) {
     if (!sched_) return absl::OkStatus();
     if (plan_.sched == TraceSource::kTpBtf) {
-      RETURN_IF_ERROR(ReadIter<locus_sched_task>(
-          sched_->links.dump_sched,
+      RETURN_IF_ERROR(ReadTaskIter<locus_sched_task>(
+          sched_->progs.dump_sched, sched_->links.dump_sched,
           [&](const locus_sched_task& s) { AddSchedTask(s); }));
     } else {
       uint64_t live = ForEachEntry<uint32_t, locus_sched_task>(
@@ -358,17 +415,18 @@ class BpfSensors : public SensorSource {
       for (int c = 0; c < ncpus_; ++c) {
         const locus_irq_stat& st =
             irq_map_[static_cast<size_t>(c) * LOCUS_MAX_IRQS + irq];
-        ic.count_per_cpu.push_back(st.count);
-        ic.ns_per_cpu.push_back(
-            Scale(st.sampled_ns, st.count, st.sampled_count));
-        any |= st.count != 0;
+        // Hardirqs are sampled whole (locus/softirq.h): both are estimates,
+        // exact when the period is 1.
+        ic.count_per_cpu.push_back(st.sampled_count * hardirq_period_);
+        ic.ns_per_cpu.push_back(st.sampled_ns * hardirq_period_);
+        any |= st.sampled_count != 0;
       }
       if (any) r.irqs.push_back(std::move(ic));
     }
     uint64_t live = 0;
     if (plan_.softirq == TraceSource::kTpBtf) {
-      RETURN_IF_ERROR(ReadIter<locus_softirq_task>(
-          softirq_->links.dump_softirq,
+      RETURN_IF_ERROR(ReadTaskIter<locus_softirq_task>(
+          softirq_->progs.dump_softirq, softirq_->links.dump_softirq,
           [&](const locus_softirq_task& s) { AddSoftirqTask(s); }));
     } else {
       live = ForEachEntry<uint32_t, locus_softirq_task>(
@@ -417,8 +475,9 @@ class BpfSensors : public SensorSource {
       }
       case NumaSource::kIterTask:
         r.numa_kind = NumaFaultKind::kKernelDecayed;
-        return ReadIter<locus_numa_iter_task>(
-            numa_->links.dump_numa, [&](const locus_numa_iter_task& s) {
+        return ReadTaskIter<locus_numa_iter_task>(
+            numa_->progs.dump_numa, numa_->links.dump_numa,
+            [&](const locus_numa_iter_task& s) {
               TaskCounters& t = Task(s.tid, s.pid, s.comm);
               t.numa_faults.assign(num_nodes_, {});
               for (int n = 0; n < num_nodes_; ++n)
@@ -461,9 +520,13 @@ class BpfSensors : public SensorSource {
   SoftirqSkel softirq_;
   uint64_t lru_live_sched_ = 0;
   size_t irq_map_entries_ = 0;
+  uint64_t hardirq_period_ = 1;
   size_t irq_map_bytes_ = 0;
   const locus_irq_stat* irq_map_ = nullptr;
   std::map<int32_t, TaskCounters> tasks_;
+  std::optional<std::vector<int32_t>> scope_;  // sorted
+  bool scoped_iterators_ = true;
+  std::map<std::pair<bpf_program*, int32_t>, LinkPtr> pid_links_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,15 @@ struct SensorOptions {
   bool numa_balancing = false;
   // Root of procfs for the /proc/PID/task/TID/sched fallback.
   std::string procfs_root = "/proc";
-  // Time one softirq (hardirq) in this many per CPU and scale up; counts
-  // stay exact. Rounded up to a power of two. Sampled softirqs are also the
-  // ones charged to the interrupted task.
+  // Time one softirq in this many per CPU and scale up; counts stay exact.
+  // Rounded up to a power of two. Sampled softirqs are also the ones charged
+  // to the interrupted task.
   uint32_t softirq_sample_every = 64;
-  uint32_t hardirq_sample_every = 64;
+  // Sample one hardirq in this many per CPU: per-IRQ time and count are
+  // both estimates (exact with 1). The kernel counts them exactly in
+  // /proc/interrupts; counting every one here would touch a cold cache line
+  // per event on a rare hook.
+  uint32_t hardirq_sample_every = 16;
   // Time one context switch in this many per CPU for busy_ns (counts stay
   // exact). Default 1, every switch: slice lengths are heavy-tailed, and at
   // a few hundred switches/s sampling 1 in 8 was measured 35% off; raise it
@@ -52,6 +57,13 @@ class SensorSource {
   virtual ~SensorSource() = default;
   // Cumulative counters since the source was opened (see sensor_reading.h).
   virtual absl::StatusOr<SensorReading> Read() = 0;
+  // Limits the per-task part of the next Reads to the threads of these
+  // processes (the daemon's targets); nullopt, the default: every task.
+  // Per-CPU and per-IRQ figures are whole either way. A source that cannot
+  // read per process may return more tasks than asked.
+  virtual void SetScope(std::optional<std::vector<int32_t>> pids) {
+    (void)pids;
+  }
   virtual SensorSources sources() const = 0;
 };
 

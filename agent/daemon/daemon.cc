@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <thread>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -117,6 +119,20 @@ bool CheckCapabilities() {
            "processes' CPU affinity and moves their pages (CAP_SYS_NICE, "
            "CAP_SYS_PTRACE); run it as root or under its systemd unit");
   return false;
+}
+
+// The processes whose threads or memory this tick changed (or reverted).
+std::set<int32_t> ProcessesActedOn(const TickReport& report) {
+  std::set<int32_t> pids;
+  auto add = [&](const Action& action) {
+    if (const auto* pin = std::get_if<PinThread>(&action.op))
+      pids.insert(pin->pid);
+    if (const auto* move = std::get_if<MigratePages>(&action.op))
+      pids.insert(move->pid);
+  };
+  for (const ActionRecord& record : report.actions) add(record.action);
+  for (const RevertRecord& revert : report.reverts) add(revert.verdict.action);
+  return pids;
 }
 
 void LogRestore(const RestoreReport& report) {
@@ -249,6 +265,11 @@ int RunDaemon(const DaemonOptions& options) {
       options.procfs_root, ActuatorOptions{}.cgroup_root, options.sysfs_root);
   TargetScanOptions scan;
   scan.read_thread_cpu = sensors == nullptr;
+  // Thread lists and numa_maps are re-read every few scans, and at once for
+  // a new process, a changed thread count, a process acted on or one whose
+  // threads moved to other nodes (the collector marks those): at steady
+  // state they are most of a scan's cost and rarely change.
+  scan.refresh_every = 5;
   scan.read_affinity = [threads = scan_threads.get()](int32_t tid,
                                                       std::vector<int>* cpus) {
     return threads->GetAffinity(tid, cpus);
@@ -296,6 +317,7 @@ int RunDaemon(const DaemonOptions& options) {
       collector.SetTargets(TargetsOf(*report.policy.policy, scan));
     }
     collector.SetManagedIrqs(executor.unmanageable_irqs());
+    collector.MarkStale(ProcessesActedOn(report));
     if (watchdog) sd_notify(0, "WATCHDOG=1");
     size_t targets = report.snapshot ? report.snapshot->targets.size() : 0;
     sd_notify(

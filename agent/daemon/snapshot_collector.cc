@@ -42,9 +42,16 @@ void SnapshotCollector::SetManagedIrqs(std::set<int> irqs) {
   pending_managed_ = std::move(irqs);
 }
 
+void SnapshotCollector::MarkStale(const std::set<int32_t>& pids) {
+  absl::MutexLock lock(&mu_);
+  pending_stale_.insert(pids.begin(), pids.end());
+}
+
 void SnapshotCollector::RefreshOnce() {
   {
     absl::MutexLock lock(&mu_);
+    model_->MarkStale(pending_stale_);
+    pending_stale_.clear();
     if (pending_targets_) {
       model_->set_targets(*std::move(pending_targets_));
       pending_targets_.reset();
@@ -70,6 +77,34 @@ void SnapshotCollector::RefreshOnce() {
   if (status.ok()) latest_ = std::move(snapshot);
 }
 
+void SnapshotCollector::MarkMovedStale(const Snapshot& snapshot) {
+  std::vector<int> node_of_cpu;
+  for (size_t n = 0; n < snapshot.topology.nodes.size(); ++n) {
+    for (int cpu : snapshot.topology.nodes[n].cpus) {
+      if (cpu >= static_cast<int>(node_of_cpu.size()))
+        node_of_cpu.resize(cpu + 1, -1);
+      node_of_cpu[cpu] = static_cast<int>(n);
+    }
+  }
+  std::map<int32_t, uint64_t> now;
+  std::set<int32_t> moved;
+  for (const Target& target : snapshot.targets) {
+    uint64_t mask = 0;
+    for (const ThreadSample& thread : target.threads) {
+      if (thread.cpu >= 0 &&
+          thread.cpu < static_cast<int>(node_of_cpu.size()) &&
+          node_of_cpu[thread.cpu] >= 0)
+        mask |= uint64_t{1} << (node_of_cpu[thread.cpu] % 64);
+    }
+    now[target.pid] = mask;
+    auto it = thread_nodes_.find(target.pid);
+    if (it != thread_nodes_.end() && it->second != mask)
+      moved.insert(target.pid);
+  }
+  thread_nodes_ = std::move(now);
+  if (!moved.empty()) MarkStale(moved);
+}
+
 SnapshotCollector::SensorState SnapshotCollector::sensor_state() const {
   absl::MutexLock lock(&mu_);
   return sensor_state_;
@@ -89,6 +124,11 @@ absl::StatusOr<Snapshot> SnapshotCollector::Collect() {
   snapshot.now_ns = clock_();
   snapshot.tick_ns = absl::ToInt64Nanoseconds(options_.period);
   if (sensors_ != nullptr) {
+    // Only the targets' threads are merged: read no others.
+    std::vector<int32_t> pids;
+    pids.reserve(snapshot.targets.size());
+    for (const Target& target : snapshot.targets) pids.push_back(target.pid);
+    sensors_->SetScope(std::move(pids));
     absl::StatusOr<SensorReading> reading = sensors_->Read();
     if (!reading.ok()) {
       // The model alone still makes a snapshot: decisions on placement and
@@ -96,6 +136,7 @@ absl::StatusOr<Snapshot> SnapshotCollector::Collect() {
       LogWarning("reading the sensors failed: ", reading.status().ToString());
     } else {
       merge_.Merge(*reading, &snapshot);
+      MarkMovedStale(snapshot);
       absl::MutexLock lock(&mu_);
       sensor_state_ = SensorState{reading->sources, reading->numa_active,
                                   reading->numa_status, reading->drops};

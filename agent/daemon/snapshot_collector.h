@@ -59,15 +59,24 @@ class SnapshotCollector : public SnapshotSource {
   // kernel-managed. Both take effect at the next scan.
   void SetTargets(TargetScanOptions targets);
   void SetManagedIrqs(std::set<int> irqs);
+  // Processes the agent just acted on: the next scan re-reads their threads
+  // and memory instead of reusing them.
+  void MarkStale(const std::set<int32_t>& pids);
 
  private:
   void RefreshOnce();
+  // Marks stale the targets whose threads run on other nodes than at the
+  // last tick (the sensors tell where each thread ran).
+  void MarkMovedStale(const Snapshot& snapshot);
 
   CollectorOptions options_;
   std::unique_ptr<HostModel> model_;  // collector thread only
   SensorSource* sensors_;
   std::function<uint64_t()> clock_;
   SensorMerge merge_;  // tick thread only
+  // Per target process, the nodes its threads ran on at the last tick: a
+  // change marks it stale (its memory may now be remote). Tick thread only.
+  std::map<int32_t, uint64_t> thread_nodes_;
   // What the last scan logged, so that a file that stays malformed is
   // reported once, not every second. Collector thread only.
   std::set<std::string> logged_;
@@ -77,6 +86,7 @@ class SnapshotCollector : public SnapshotSource {
   absl::Status latest_status_ ABSL_GUARDED_BY(mu_);
   std::optional<TargetScanOptions> pending_targets_ ABSL_GUARDED_BY(mu_);
   std::optional<std::set<int>> pending_managed_ ABSL_GUARDED_BY(mu_);
+  std::set<int32_t> pending_stale_ ABSL_GUARDED_BY(mu_);
   SensorState sensor_state_ ABSL_GUARDED_BY(mu_);
 
   absl::Notification stop_;

@@ -15,7 +15,8 @@ absl::Status HostModel::Refresh(Snapshot* snapshot,
   snapshot->topology = *std::move(topology);
 
   absl::StatusOr<std::vector<Target>> targets =
-      ScanTargets(options_.paths, options_.targets, snapshot->topology, errors);
+      ScanTargets(options_.paths, options_.targets, snapshot->topology, errors,
+                  &scan_cache_);
   if (!targets.ok()) return targets.status();
   snapshot->targets = *std::move(targets);
 

@@ -41,9 +41,16 @@ class HostModel {
   // IRQs the IRQ actuator found kernel-managed (EIO): reported as managed.
   void SetManagedIrqs(std::set<int> irqs) { managed_ = std::move(irqs); }
 
+  // Processes whose threads and memory the next Refresh must re-read rather
+  // than reuse (see TargetScanOptions::refresh_every).
+  void MarkStale(const std::set<int32_t>& pids) {
+    scan_cache_.stale.insert(pids.begin(), pids.end());
+  }
+
  private:
   HostModelOptions options_;
   std::set<int> managed_;
+  TargetScanCache scan_cache_;
   std::vector<IrqSample> previous_irqs_;  // totals at the last Refresh
   bool have_previous_ = false;
 };

@@ -34,10 +34,11 @@ absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text) {
         absl::StrCat("only ", f.size() + 2, " fields, want 39 (truncated?)"));
   }
   if (f[0].size() != 1 || !absl::SimpleAtoi(f[1], &stat.ppid) ||
+      !absl::SimpleAtoi(f[20 - 3], &stat.num_threads) ||
       !absl::SimpleAtoi(f[22 - 3], &stat.start_time) ||
       !absl::SimpleAtoi(f[39 - 3], &stat.processor)) {
     return absl::InvalidArgumentError(
-        "bad state, ppid, starttime or processor");
+        "bad state, ppid, num_threads, starttime or processor");
   }
   stat.state = f[0][0];
   return stat;

@@ -19,6 +19,7 @@ struct ProcStat {
   std::string comm;  // without the parentheses; may contain spaces or ')'
   char state = '?';
   int32_t ppid = 0;
+  int num_threads = 0;      // field 20
   uint64_t start_time = 0;  // field 22, clock ticks since boot
   int processor = -1;       // field 39, CPU it last ran on
 };

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -147,6 +148,24 @@ void ReadThreads(const std::string& proc_dir, const TargetScanOptions& options,
             });
 }
 
+void ReadResidentPages(const std::string& dir, const Topology& topology,
+                       uint64_t page_size, Target* target,
+                       std::vector<std::string>* errors) {
+  const std::string maps_path = JoinPath(dir, "numa_maps");
+  auto text = ReadTextFile(maps_path);
+  if (!text.ok()) {
+    if (!Vanished(text.status()))
+      errors->push_back(std::string(text.status().message()));
+    return;
+  }
+  auto pages = ParseNumaMaps(*text, topology, page_size);
+  if (!pages.ok()) {
+    errors->push_back(absl::StrCat(maps_path, ": ", pages.status().message()));
+    return;
+  }
+  target->resident_pages = *std::move(pages);
+}
+
 }  // namespace
 
 TargetSelector NginxSelector() {
@@ -157,15 +176,35 @@ TargetSelector NginxSelector() {
 
 absl::StatusOr<std::vector<Target>> ScanTargets(
     const HostPaths& paths, const TargetScanOptions& options,
-    const Topology& topology, std::vector<std::string>* errors) {
+    const Topology& topology, std::vector<std::string>* errors,
+    TargetScanCache* cache) {
   const TargetSelector& sel = options.selector;
+  if (cache != nullptr) {
+    ++cache->scan;  // scan numbers start at 1: 0 marks "never read"
+    if (cache->nodes != topology.nodes.size()) {
+      cache->entries.clear();
+      cache->nodes = topology.nodes.size();
+    }
+  }
   auto names = ListDirectory(paths.procfs_root);
   if (!names.ok()) return names.status();
 
+  // Only comm can select most processes, and their comm file costs the
+  // kernel far less to format than stat: it alone rules them out.
+  const bool comm_only = sel.exe_paths.empty() && sel.cgroup_paths.empty() &&
+                         sel.systemd_units.empty();
   std::map<int32_t, Candidate> selected;
   for (const std::string& name : *names) {
     if (!IsNumber(name)) continue;
     const std::string dir = JoinPath(paths.procfs_root, name);
+    if (comm_only) {
+      auto comm = ReadTextFile(JoinPath(dir, "comm"));
+      if (comm.ok() &&
+          !Contains(sel.comms,
+                    std::string(absl::StripTrailingAsciiWhitespace(*comm)))) {
+        continue;
+      }
+    }
     std::optional<ProcStat> stat = ReadStat(dir, errors);
     if (!stat) continue;
     if (stat->state == 'Z') continue;  // zombies have no threads to place
@@ -221,25 +260,57 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
       }
     }
     const std::string dir = JoinPath(paths.procfs_root, absl::StrCat(pid));
+    TargetScanCache::Entry* cached = nullptr;
+    bool fresh = false;  // the cache's entry is this very process
+    if (cache != nullptr) {
+      cached = &cache->entries[pid];
+      fresh = cached->start_time == candidate.stat.start_time &&
+              !cache->stale.contains(pid);
+      if (!fresh) {
+        *cached = TargetScanCache::Entry{};
+        cached->start_time = candidate.stat.start_time;
+      }
+    }
+    // Whether the part `read_at` stamps was read recently enough to reuse.
+    auto recent = [&](uint64_t TargetScanCache::Entry::*read_at) {
+      const int every = std::max(1, options.refresh_every);
+      return fresh && cached->*read_at > 0 &&
+             cache->scan - cached->*read_at < static_cast<uint64_t>(every);
+    };
     if (options.read_threads) {
-      ReadThreads(dir, options, &target, errors);
+      if (!options.read_thread_cpu &&
+          recent(&TargetScanCache::Entry::threads_scan) &&
+          cached->num_threads == candidate.stat.num_threads) {
+        target.threads = cached->threads;
+      } else {
+        ReadThreads(dir, options, &target, errors);
+        if (cached != nullptr) {
+          cached->threads = target.threads;
+          cached->num_threads = candidate.stat.num_threads;
+          cached->threads_scan = cache->scan;
+        }
+      }
     }
     if (options.read_numa_maps) {
-      const std::string maps_path = JoinPath(dir, "numa_maps");
-      auto text = ReadTextFile(maps_path);
-      if (text.ok()) {
-        auto pages = ParseNumaMaps(*text, topology, page_size);
-        if (pages.ok()) {
-          target.resident_pages = *std::move(pages);
-        } else {
-          errors->push_back(
-              absl::StrCat(maps_path, ": ", pages.status().message()));
+      if (recent(&TargetScanCache::Entry::numa_scan)) {
+        target.resident_pages = cached->resident_pages;
+      } else {
+        ReadResidentPages(dir, topology, page_size, &target, errors);
+        if (cached != nullptr) {
+          cached->resident_pages = target.resident_pages;
+          cached->numa_scan = cache->scan;
         }
-      } else if (!Vanished(text.status())) {
-        errors->push_back(std::string(text.status().message()));
       }
     }
     targets.push_back(std::move(target));
+  }
+  if (cache != nullptr) {
+    // Processes no longer selected (exited, deselected, draining) are
+    // forgotten.
+    std::erase_if(cache->entries, [&](const auto& entry) {
+      return !selected.contains(entry.first);
+    });
+    cache->stale.clear();
   }
   return targets;
 }

@@ -7,7 +7,10 @@
 #ifndef LOCUS_AGENT_HOST_TARGETS_H_
 #define LOCUS_AGENT_HOST_TARGETS_H_
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,15 +48,45 @@ struct TargetScanOptions {
   // Workers that are draining after a reload ("nginx: worker process is
   // shutting down") are left out: they are about to exit.
   bool skip_draining = true;
+  // With a cache, a process's thread list (with affinities) and numa_maps
+  // are re-read at least every this many scans, and sooner when the process
+  // is new, its thread count changed, or it was marked stale. 1: every
+  // scan. Thread lists are never reused when read_thread_cpu is on (a
+  // thread's CPU changes all the time).
+  int refresh_every = 1;
+};
+
+// What scans may reuse from earlier ones: per selected process, its thread
+// list and numa_maps and the scan that read them. numa_maps walks every
+// page of a process and a thread list costs a syscall per thread, the two
+// dominant costs of a scan, while both change rarely at steady state.
+struct TargetScanCache {
+  struct Entry {
+    uint64_t start_time = 0;  // tells a reused pid from the old process
+    int num_threads = 0;
+    uint64_t threads_scan = 0;
+    uint64_t numa_scan = 0;
+    std::vector<ThreadSample> threads;
+    std::vector<uint64_t> resident_pages;
+  };
+  uint64_t scan = 0;  // scans so far
+  size_t nodes = 0;   // resident_pages are per node: a new topology resets
+  std::map<int32_t, Entry> entries;
+  // Processes to re-read fully at the next scan: ones the agent just acted
+  // on, or whose threads moved to other nodes. Cleared by the scan.
+  std::set<int32_t> stale;
 };
 
 // Scans <procfs_root>/[0-9]*. A process or thread that vanishes mid-scan is
 // skipped quietly (that is normal); a malformed or truncated file is
 // reported in `errors` as "<path>: <why>" and only that item is skipped (or
 // left without that part). Fails only when procfs_root cannot be listed.
+// With `cache` (may be null), parts fresh enough are taken from it and it is
+// updated for the next scan.
 absl::StatusOr<std::vector<Target>> ScanTargets(
     const HostPaths& paths, const TargetScanOptions& options,
-    const Topology& topology, std::vector<std::string>* errors);
+    const Topology& topology, std::vector<std::string>* errors,
+    TargetScanCache* cache = nullptr);
 
 }  // namespace locus
 

@@ -5,7 +5,8 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "absl/flags/internal/parse.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -58,8 +59,10 @@ ABSL_FLAG(uint32_t, softirq_sample_every, 64,
 ABSL_FLAG(uint32_t, switch_sample_every, 1,
           "Time one context switch in N per CPU for per-CPU busy time (power "
           "of two; 1 = every switch); counts stay exact.");
-ABSL_FLAG(uint32_t, hardirq_sample_every, 64,
-          "Time one hardirq in N per CPU (power of two); counts stay exact.");
+ABSL_FLAG(uint32_t, hardirq_sample_every, 16,
+          "Sample one hardirq in N per CPU (power of two) for per-IRQ time "
+          "and counts, both estimates (exact with 1; /proc/interrupts has "
+          "the kernel's exact counts).");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -81,7 +84,16 @@ int main(int argc, char** argv) {
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  // absl exits 1 after --help; asking for help is not a failure, so the
+  // usage flags are handled here (ParseCommandLine minus that exit code).
+  absl::flags_internal::ParseCommandLineImpl(
+      argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
+      absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
+      absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
+  if (absl::flags_internal::HandleUsageFlags(
+          std::cout, absl::ProgramUsageMessage()) >= 0) {
+    return 0;
+  }
 
   locus::OneShotOptions options;
   options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);

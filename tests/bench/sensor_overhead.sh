@@ -3,13 +3,17 @@
 #   tests/bench/sensor_overhead.sh [BUILD_DIR]
 #
 # 1. Per-program cost, measured by the kernel itself (kernel.bpf_stats_enabled=1:
-#    run_time_ns / run_cnt per program) while nginx serves `wrk -t2 -c50` on
+#    run_time_ns / run_cnt per program) while nginx serves `wrk -t1 -c50` on
 #    loopback, with the sensors (locusd --observe) and empty programs on the
 #    same hooks (locus_bench_empty) loaded side by side in the same run.
 #    Target: each sensor program <= 2x the empty one on its hook.
 # 2. nginx requests/s with the sensors loaded vs not, alternating runs, median
 #    of each (single runs vary +-20% here). bpf_stats is off for this part so
 #    only the sensors' own cost is in it. Target: on/off >= 0.99.
+#
+# nginx runs one worker pinned to the last CPU and wrk one thread pinned to
+# CPU 0: with both free to float over the 2 CPUs here, run-to-run spread
+# (+-20%) drowns a 1% effect even in the median of many pairs.
 #
 # Env: WRK_SECONDS (default 4), PAIRS (default 10; 0 skips part 2),
 #      PORT (default 18080),
@@ -43,7 +47,8 @@ trap cleanup EXIT
 mkdir -p "$work/html" "$work/logs"
 head -c 612 /dev/zero | tr '\0' 'x' > "$work/html/index.html"
 cat > "$work/nginx.conf" <<CONF
-worker_processes 2;
+worker_processes 1;
+worker_cpu_affinity $(python3 -c "print('1' + '0' * ($(nproc) - 1))");
 pid $work/nginx.pid;
 error_log $work/logs/error.log warn;
 events { worker_connections 1024; }
@@ -59,7 +64,8 @@ nginx -p "$work" -c "$work/nginx.conf"
 for _ in $(seq 50); do [ -s "$work/nginx.pid" ] && break; sleep 0.1; done
 
 rps() {  # one wrk run, prints requests/s
-  wrk -t2 -c50 -d"${secs}s" "http://127.0.0.1:$port/" | awk '/^Requests\/sec:/ {print $2}'
+  taskset -c 0 wrk -t1 -c50 -d"${secs}s" "http://127.0.0.1:$port/" |
+    awk '/^Requests\/sec:/ {print $2}'
 }
 
 start_sensors() {
@@ -77,7 +83,7 @@ stop_sensors() {
   kill "$sensors_pid"; wait "$sensors_pid" 2>/dev/null || true
 }
 
-echo "== per-program cost (bpf_stats, wrk -t2 -c50 -d${secs}s, sensors + empty programs side by side)"
+echo "== per-program cost (bpf_stats, wrk -t1 -c50 -d${secs}s, sensors + empty programs side by side)"
 # Programs on one hook run in attach order and the first pays for the cold
 # caches (here that alone moves a program from ~30 to ~300 ns/event), so the
 # sensors are sandwiched between two sets of empty programs: one attached

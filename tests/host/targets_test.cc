@@ -216,6 +216,82 @@ TEST_F(TargetsTest, ReloadIsSeenInOneScan) {
   EXPECT_EQ(by_pid[500].threads[1].tid, 500);
 }
 
+// A cached scan reuses a process's threads and numa_maps until they are
+// `refresh_every` scans old, its thread count changes, it is marked stale or
+// its pid is reused; every other part is read afresh.
+TEST_F(TargetsTest, CacheReusesThreadsAndPagesUntilStaleOrOld) {
+  if (getpagesize() != 4096) GTEST_SKIP() << "fixtures assume 4 KiB pages";
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanOptions options;
+  options.read_thread_cpu = false;
+  options.refresh_every = 3;
+  TargetScanCache cache;
+  std::vector<std::string> errors;
+  auto scan = [&] {
+    auto targets = ScanTargets(paths, options, topology_, &errors, &cache);
+    EXPECT_TRUE(targets.ok());
+    return ByPid(targets.ok() ? *targets : std::vector<Target>{});
+  };
+  auto moved_pages = [&] {  // all of 101's heap moves to node 1
+    tree.Write("proc/101/numa_maps",
+               "55d0c9000000 default heap anon=1000 dirty=1000 N1=1000 "
+               "kernelpagesize_kB=4\n");
+  };
+  EXPECT_THAT(scan()[101].resident_pages, ElementsAre(503, 1212));
+  moved_pages();
+  EXPECT_THAT(scan()[101].resident_pages, ElementsAre(503, 1212))
+      << "one scan old: reused";
+  cache.stale.insert(101);
+  EXPECT_THAT(scan()[101].resident_pages, ElementsAre(0, 1000))
+      << "stale: read again";
+  tree.Write("proc/101/numa_maps", "");
+  scan();
+  EXPECT_THAT(scan()[101].resident_pages, ElementsAre(0, 1000));
+  EXPECT_THAT(scan()[101].resident_pages, ElementsAre(0, 0))
+      << "three scans old: read again";
+
+  // A second thread: the count in stat changes, so the list is read again.
+  const size_t threads = scan()[101].threads.size();
+  std::filesystem::create_directories(tree.root() + "/proc/101/task/120");
+  std::filesystem::copy(tree.root() + "/proc/101/task/101/stat",
+                        tree.root() + "/proc/101/task/120/stat");
+  std::filesystem::copy(tree.root() + "/proc/101/task/101/status",
+                        tree.root() + "/proc/101/task/120/status");
+  EXPECT_EQ(scan()[101].threads.size(), threads) << "same count: reused";
+  std::ifstream in(tree.root() + "/proc/101/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  const std::string one_thread = " 20 0 1 0 1101 ";
+  ASSERT_NE(stat.find(one_thread), std::string::npos);
+  stat.replace(stat.find(one_thread), one_thread.size(), " 20 0 2 0 1101 ");
+  tree.Write("proc/101/stat", stat);
+  EXPECT_EQ(scan()[101].threads.size(), threads + 1);
+
+  // The pid reused by another process (a new start time): nothing reused.
+  moved_pages();
+  stat.replace(stat.find(" 20 0 2 0 1101 "), 15, " 20 0 2 0 9999 ");
+  tree.Write("proc/101/stat", stat);
+  EXPECT_THAT(scan()[101].resident_pages, ElementsAre(0, 1000));
+  EXPECT_THAT(errors, Not(Contains(HasSubstr("/101/"))));
+}
+
+// Without a cache, or with refresh_every 1, every scan reads everything.
+TEST_F(TargetsTest, NoReuseByDefault) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanCache cache;
+  std::vector<std::string> errors;
+  ASSERT_TRUE(
+      ScanTargets(paths, TargetScanOptions{}, topology_, &errors, &cache).ok());
+  tree.Write("proc/101/numa_maps", "");
+  auto targets =
+      ScanTargets(paths, TargetScanOptions{}, topology_, &errors, &cache);
+  ASSERT_TRUE(targets.ok());
+  EXPECT_THAT(ByPid(*targets)[101].resident_pages, ElementsAre(0, 0));
+}
+
 TEST(TargetsLiveTest, ThisProcessBySelector) {
   HostPaths paths;
   auto topology = ReadTopology(paths.sysfs_root);

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -224,6 +225,35 @@ TEST_P(CountTest, AffinityMovesAreMigrations) {
   for (uint64_t ns : t->runtime_ns) runtime += ns;
   EXPECT_GT(runtime, 0u);
   EXPECT_TRUE(t->cpu == 0 || t->cpu == 1) << t->cpu;
+}
+
+// Scoped to this process, a reading holds its threads (the mover among
+// them, with its migrations) and no other process's; the scope is then
+// lifted and every task is back.
+TEST_P(CountTest, ScopedReadHoldsOnlyThatProcess) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  std::unique_ptr<SensorSource> s = Open(GetParam());
+  ASSERT_NE(s, nullptr);
+  s->SetScope(std::vector<int32_t>{getpid()});
+  constexpr int kMoves = 10;
+  MoverResult m = MoveBetweenCpus(*s, kMoves);
+  ASSERT_TRUE(m.reading.ok()) << m.reading.status();
+  const TaskCounters* t = FindTask(*m.reading, m.tid);
+  ASSERT_NE(t, nullptr) << "tid " << m.tid << " not reported";
+  EXPECT_GE(t->migrations, static_cast<uint64_t>(kMoves - 1));
+  for (const TaskCounters& task : m.reading->tasks) {
+    EXPECT_EQ(task.pid, getpid()) << "tid " << task.tid << " " << task.comm;
+  }
+  s->SetScope(std::nullopt);
+  absl::StatusOr<SensorReading> all = s->Read();
+  ASSERT_TRUE(all.ok()) << all.status();
+  // With tp_btf the iterator lists every task; the raw_tp LRU only movers.
+  if (std::string(GetParam()).empty()) {
+    EXPECT_TRUE(std::any_of(
+        all->tasks.begin(), all->tasks.end(),
+        [](const TaskCounters& task) { return task.pid != getpid(); }))
+        << "no other process without a scope";
+  }
 }
 
 // The same moves with a CPU->node map that puts CPU 0 and CPU 1 on different

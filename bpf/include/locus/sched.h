@@ -54,12 +54,10 @@ struct locus_sched_cpu {
    * prev_sum_exec_runtime at switch-out (the kernel's clock, no timestamp
    * taken here). Idle contributes 0. */
   __u64 sampled_busy_ns;
-  /* Sampled switch-outs of RT/DL/ext tasks, whose slice that formula does
-   * not give: counted, not timed. */
+  /* Sampled switch-outs of RT/DL tasks, whose slice that formula does not
+   * give: counted, not timed. */
   __u64 sampled_untimed;
-  __u32 tick; /* private: sampling counter */
-  __u32 pad0;
-  __u64 pad[3];
+  __u64 pad[4];
 };
 
 /* Drop counters (per-CPU array indexed by these; off the hot paths). */

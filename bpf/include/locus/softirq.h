@@ -2,11 +2,18 @@
  * hardirq count and time per IRQ and CPU, and softirq time charged to the
  * interrupted task.
  *
- * Cost model: counts are exact (every event increments a per-CPU slot of a
- * global array: no map lookup, no timestamp). Time is sampled, because
- * reading the clock costs more than everything else on these hooks and their
- * rate grows with load: one event in `*_sample_every` per CPU is timed, and
- * the agent scales: ns ~= sampled_ns * count / sampled_count. */
+ * Cost model: softirq counts are exact (every event increments a per-CPU
+ * slot of a global array: no helper call, no timestamp). Time is sampled,
+ * because reading the clock costs more than everything else on these hooks
+ * and their rate grows with load: one event in `*_sample_every` per CPU is
+ * timed, and the agent scales: ns ~= sampled_ns * count / sampled_count.
+ * Hardirqs are sampled whole: the hooks touch only the CPU's slot, which the
+ * softirq hooks keep in cache, and one hardirq in `hardirq_sample_every` per
+ * CPU updates its IRQ's element (timed and counted there); the agent
+ * estimates counts as sampled_count * hardirq_sample_every. Exact per-IRQ
+ * counts are the kernel's own, in /proc/interrupts, which the host model
+ * reads; touching a per-IRQ element on every hardirq would mean a cold cache
+ * line on every event of a rare hook. */
 #ifndef LOCUS_BPF_SOFTIRQ_H_
 #define LOCUS_BPF_SOFTIRQ_H_
 
@@ -33,10 +40,9 @@ struct locus_softirq_cpu {
   __u64 pad[7];
 };
 
-/* Per IRQ and CPU: array map element at cpu * LOCUS_MAX_IRQS + irq.
- * Cumulative since load. */
+/* Per IRQ and CPU: array map element at cpu * LOCUS_MAX_IRQS + irq, updated
+ * by sampled hardirqs only. Cumulative since load. */
 struct locus_irq_stat {
-  __u64 count;
   __u64 sampled_ns;
   __u64 sampled_count;
 };
@@ -54,7 +60,7 @@ struct locus_softirq_task {
 };
 
 enum locus_softirq_drop {
-  LOCUS_SOFTIRQ_DROP_IRQ = 0,     /* irq >= LOCUS_MAX_IRQS */
+  LOCUS_SOFTIRQ_DROP_IRQ = 0,     /* a sampled irq >= LOCUS_MAX_IRQS */
   LOCUS_SOFTIRQ_DROP_STORAGE = 1, /* per-task storage/map could not be had */
   LOCUS_SOFTIRQ_DROP_CPU = 2,     /* cpu >= LOCUS_MAX_CPUS */
   LOCUS_SOFTIRQ_LRU_INSERTS = 3,
