@@ -97,7 +97,13 @@ start_workload() {
   case $workload in
     memhog*)
       local mb=${workload#memhog} line
-      coproc MEMHOG { exec "$memhog" --mb="$mb" --touch_node=1 --run_node=0 --report_ms=0; }
+      # Confined to node 1 from exec: a tool that sees it before it binds
+      # itself must not take its first instant for its placement (Locus
+      # would pin it, then back off when lab_memhog rebinds itself).
+      coproc MEMHOG {
+        exec taskset -c "$node1_cpus" "$memhog" --mb="$mb" --touch_node=1 \
+          --run_node=0 --report_ms=0
+      }
       workload_pids+=("$MEMHOG_PID")
       start_sampler --pids="$MEMHOG_PID"
       read -r -t 600 line <&"${MEMHOG[0]}"

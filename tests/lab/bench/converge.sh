@@ -22,10 +22,13 @@
 #              >= 95 % local ("never" within the run)
 #   final      local share, mean over the last 3 s
 #   MiB moved  pages migrated during the run (pgmigrate_success, whole guest)
+#   AutoNUMA   of which by NUMA balancing (numa_pages_migrated)
 #   pins, irq  affinity changes of the workload's threads / the NIC IRQ seen
-#   after95    moves per entity per minute after t95: affinity changes plus
-#              sample intervals in which pages were migrated; entities are
-#              the memhog process, or the 2 nginx workers and the IRQ
+#   settled    moves per entity per minute over the run's last 10 s, when 95 %
+#              was reached before them ("-" otherwise): affinity changes,
+#              plus (memhog) sample intervals in which its pages on its node
+#              changed in number; entities: the memhog process, or the 2
+#              nginx workers and the NIC's queue IRQs
 #
 # Env: BENCH_KERNELS ("6.1"; e.g. "6.1 6.12"), BENCH_WORKLOADS
 # ("memhog200 memhog600 nginx"), BENCH_TOOLS ("none autonuma numad irqbalance
@@ -37,8 +40,8 @@ repo=$(cd "$(dirname "$0")/../../.." && pwd)
 summarize() {
   local out=$1 kernel_dir kernel csv
   {
-    printf '%-6s %-10s %-15s %7s %6s %9s %5s %4s %8s\n' kernel workload tool \
-      t95 final "MiB moved" pins irq after95
+    printf '%-6s %-10s %-15s %7s %6s %9s %8s %5s %4s %8s\n' kernel workload tool \
+      t95 final "MiB moved" "AutoNUMA" pins irq settled
     for kernel_dir in "$out"/*/; do
       kernel=$(basename "$kernel_dir")
       for csv in "$kernel_dir"*.csv; do
@@ -47,25 +50,29 @@ summarize() {
         name=${name%.csv}
         awk -F, -v kernel="$kernel" -v workload="${name%%.*}" -v tool="${name#*.}" '
           NR == 1 { next }
-          { t[n] = $1; total[n] = $3; share[n] = $3 > 0 ? $2 / $3 : -1
-            mig[n] = $5; pins[n] = $7; irq[n] = $8; n++ }
+          { t[n] = $1; local[n] = $2; total[n] = $3; share[n] = $3 > 0 ? $2 / $3 : -1
+            mig[n] = $5; numa[n] = $6; pins[n] = $7; irq[n] = $8; irqs = $9 == "" ? 0 : split($9, parts, "/"); n++ }
           END {
             if (n == 0) { printf "%-6s %-10s %-15s no samples\n", kernel, workload, tool; exit }
             end = t[n - 1]; t95 = -1
             for (i = 0; i < n; i++) if (share[i] >= 0.95) { t95 = i; break }
             sum = 0; m = 0
             for (i = 0; i < n; i++) if (t[i] >= end - 3 && share[i] >= 0) { sum += share[i]; m++ }
-            entities = workload == "nginx" ? 3 : 1
+            entities = workload == "nginx" ? 2 + irqs : 1
+            # Settled: the last 10 s, when 95 % was reached before them.
+            settle = n - 1
+            while (settle > 0 && t[settle - 1] >= end - 10) settle--
             after = "-"
-            if (t95 >= 0 && end > t[t95]) {
-              moves = pins[n - 1] - pins[t95] + irq[n - 1] - irq[t95]
-              for (i = t95 + 1; i < n; i++) if (mig[i] > mig[i - 1]) moves++
-              after = sprintf("%.1f", moves / entities / ((end - t[t95]) / 60))
+            if (t95 >= 0 && t95 < settle) {
+              moves = pins[n - 1] - pins[settle] + irq[n - 1] - irq[settle]
+              if (workload != "nginx")
+                for (i = settle + 1; i < n; i++) if (local[i] != local[i - 1]) moves++
+              after = sprintf("%.1f", moves / entities / ((end - t[settle]) / 60))
             }
-            printf "%-6s %-10s %-15s %7s %5s%% %9.0f %5d %4d %8s\n", kernel, workload, tool,
-              t95 >= 0 ? sprintf("%.1f s", t[t95]) : "never",
-              m > 0 ? sprintf("%.0f", 100 * sum / m) : "-",
-              mig[n - 1] * 4 / 1024, pins[n - 1], irq[n - 1], after
+            printf("%-6s %-10s %-15s %7s %5s%% %9.0f %8.0f %5d %4d %8s\n", kernel, workload, tool,
+              (t95 >= 0 ? sprintf("%.1f s", t[t95]) : "never"),
+              (m > 0 ? sprintf("%.0f", 100 * sum / m) : "-"),
+              mig[n - 1] * 4 / 1024, numa[n - 1] * 4 / 1024, pins[n - 1], irq[n - 1], after)
           }' "$csv"
       done
     done
@@ -94,7 +101,7 @@ plot() {
         done
         [ -n "$spec" ] || continue
         case $workload in
-          nginx) echo "set ylabel 'NET_RX softirqs on the workers node, % (1 s window)'"
+          nginx) echo "set ylabel \"NET\\\\_RX softirqs on the workers' node, % (1 s window)\""
                  echo "set title 'nginx: NIC IRQ on node 0, workers on node 1'" ;;
           *) echo "set ylabel 'resident pages on its node, %'"
              echo "set title 'lab\\_memhog ${workload#memhog} MiB: touched on node 1, runs on node 0'" ;;
