@@ -69,13 +69,14 @@ start_tool() {
       "$locusd" --policy="$policy" --socket="$socket" --journal="$work/journal" \
         --mode=enforce --tick="$tick" >"$out.locusd.log" 2>&1 &
       tool_pid=$!
-      local i
-      for ((i = 0; i < 600; i++)); do
+      # Bounded in seconds, not tries: each exec costs up to a second here.
+      local deadline=$((SECONDS + 90))
+      while ((SECONDS < deadline)); do
         "$locusctl" --socket="$socket" status >/dev/null 2>&1 && return 0
         kill -0 "$tool_pid" 2>/dev/null || die "locusd exited: $(tail -n 5 "$out.locusd.log")"
         sleep 0.1
       done
-      die "locusd did not answer within 60 s"
+      die "locusd did not answer within 90 s: $(tail -n 3 "$out.locusd.log")"
       ;;
     *) die "unknown tool $tool" ;;
   esac
@@ -131,8 +132,8 @@ CONF
       exec {launch}>"$work/launch"
       echo go >&"$sampler_in"
       echo go >&"$launch"
-      local i workers=()
-      for ((i = 0; i < 300; i++)); do
+      local workers=() deadline=$((SECONDS + 60))
+      while ((SECONDS < deadline)); do
         mapfile -t workers < <(pgrep -P "${workload_pids[0]}")
         [ ${#workers[@]} -ge 2 ] && break
         sleep 0.1
@@ -159,8 +160,8 @@ start_sampler() {
   sampler_pid=$!
   exec {sampler_in}>"$work/start"
   # Its header is out once it is ready to take the first sample.
-  local i
-  for ((i = 0; i < 600; i++)); do
+  local deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)); do
     [ -s "$out.csv" ] && return 0
     sleep 0.05
   done
