@@ -21,8 +21,9 @@ constexpr uint64_t kNsPerSec = 1'000'000'000;
 
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 std::string MiB(uint64_t bytes) {
-  return absl::StrFormat(bytes < 10 * kMiB ? "%.1f MiB" : "%.0f MiB",
-                         bytes / kMiB);
+  // Two calls: the format must be a constant for StrFormat's check.
+  if (bytes < 10 * kMiB) return absl::StrFormat("%.1f MiB", bytes / kMiB);
+  return absl::StrFormat("%.0f MiB", bytes / kMiB);
 }
 std::string Ms(uint64_t ns) { return absl::StrFormat("%.1f ms", ns / 1e6); }
 
@@ -91,6 +92,7 @@ struct Candidate {
   double run_off = 0;   // pin: share of runtime off the node
   double remote = -1;   // pin: share of faults remote; -1: no faults
   int irq_reason = -1;  // index in irq_reasons_ (IRQs are few)
+  int from = -1;        // node index it leaves; -1: several or unknown
 };
 
 struct MemoryCandidate {
@@ -155,6 +157,24 @@ class Engine {
   }
   // The entity's history: dwell (a node it must stay on) and hold-down.
   void Look(EntityKey key, bool* held, int* dwell_node) const;
+  // We pinned it to its home within its dwell. The host model is refreshed
+  // on its own thread, so a snapshot may predate the pin and still show the
+  // worker where it was: it is home all the same, and pinning it again would
+  // be a second move of the same worker.
+  static bool PinnedHomeByUs(const Worker& w) {
+    return !w.held && w.dwell_node >= 0 && w.dwell_node == w.home;
+  }
+  // Moving the entity to node index `to` would take it straight back to the
+  // node our last move took it from, less than hold_down_s ago. A signal that
+  // flips (NET_RX charged to whichever worker shares the IRQ's CPUs, a
+  // consumer split that ties) would otherwise move it back and forth, one
+  // dwell apart; a move that was wrong is for the verifier to revert.
+  bool WouldReturn(EntityKey key, int to) const {
+    const EntityHistory* entry = h_.Find(key);
+    return entry != nullptr && entry->left_node >= 0 &&
+           NodeIndexOfId(entry->left_node) == to &&
+           s_.now_ns < entry->last_move_ns + hold_ns_;
+  }
 
   bool Setup(Plan& plan);
   void CollectWorkers();
@@ -170,6 +190,7 @@ class Engine {
   const History& h_;
   int nodes_ = 0;
   uint64_t dwell_ns_ = 0;
+  uint64_t hold_ns_ = 0;
   double min_gain_ = 0;
   std::vector<int> index_of_id_;
   std::vector<int> cpu_index_;
@@ -182,6 +203,7 @@ class Engine {
   std::vector<MemoryCandidate> memory_;
   int converged_ = 0;
   int dwelling_ = 0;
+  int returning_ = 0;
   int held_ = 0;
   int below_gain_ = 0;
   int irqs_in_place_ = 0;
@@ -203,6 +225,7 @@ bool Engine::Setup(Plan& plan) {
   const Topology& topology = s_.topology;
   nodes_ = static_cast<int>(topology.nodes.size());
   dwell_ns_ = uint64_t{p_.stability().dwell_s()} * kNsPerSec;
+  hold_ns_ = uint64_t{p_.stability().hold_down_s()} * kNsPerSec;
   min_gain_ = p_.stability().min_gain();
   for (int i = 0; i < nodes_; ++i) {
     int id = topology.nodes[i].id;
@@ -468,8 +491,9 @@ void Engine::PinCandidates() {
     const Worker& w = workers_[wi];
     if (w.home < 0) continue;
     bool in_place =
-        per_cpu ? (w.pinned_cpu >= 0 && NodeOfCpu(w.pinned_cpu) == w.home)
-                : w.pinned == w.home;
+        PinnedHomeByUs(w) ||
+        (per_cpu ? (w.pinned_cpu >= 0 && NodeOfCpu(w.pinned_cpu) == w.home)
+                 : w.pinned == w.home);
     if (in_place) {
       ++converged_;
       continue;
@@ -480,6 +504,12 @@ void Engine::PinCandidates() {
     }
     if (w.dwell_node >= 0 && w.dwell_node != w.home) {
       ++dwelling_;
+      continue;
+    }
+    // (Only while the policy still allows the node it is on.)
+    if (w.pinned >= 0 && !worker_cpus_[w.pinned].empty() &&
+        WouldReturn({EntityKind::kTask, w.target->pid}, w.home)) {
+      ++returning_;
       continue;
     }
     double run_off = 0;
@@ -511,6 +541,7 @@ void Engine::PinCandidates() {
                 -1,
                 -1};
     c.run_off = run_off;
+    c.from = w.pinned;
     if (faults > 0) c.remote = double(w.remote_faults) / faults;
     if (per_cpu) {
       int best = -1;
@@ -747,8 +778,19 @@ void Engine::IrqCandidates(Plan& plan) {
         ++held_;
         continue;
       }
+      if (dwell_node == to) {
+        // Moved there by us within its dwell; the snapshot predates it (see
+        // PinnedHomeByUs). Moving it again would pick another CPU for nothing.
+        ++irqs_in_place_;
+        continue;
+      }
       if (dwell_node >= 0 && dwell_node != to) {
         ++dwelling_;
+        continue;
+      }
+      if (from >= 0 && !irq_cpus_[from].empty() &&
+          WouldReturn({EntityKind::kIrq, irq.irq}, to)) {
+        ++returning_;
         continue;
       }
       double gain;
@@ -787,6 +829,7 @@ void Engine::IrqCandidates(Plan& plan) {
                   0,
                   -1,
                   static_cast<int>(irq_reasons_.size())};
+      c.from = from;
       double off_share = 1 - handled[q][to];
       irq_reasons_.push_back(absl::StrCat(
           "irq ", irq.irq, " (", irq.net_device, " queue ", irq.queue,
@@ -842,6 +885,7 @@ void Engine::Select(Plan& plan) {
         a.op = PinThread{w.target->pid, thread.tid, Id(c.node), cpus};
         a.reason = reason;
         a.expected_gain = c.gain;
+        a.from_node = c.from >= 0 ? Id(c.from) : -1;
         pins.push_back(std::move(a));
       }
     } else {
@@ -849,6 +893,7 @@ void Engine::Select(Plan& plan) {
       a.op = SetIrqAffinity{s_.irqs[c.index].irq, {c.cpu}};
       a.reason = std::move(irq_reasons_[c.irq_reason]);
       a.expected_gain = c.gain;
+      a.from_node = c.from >= 0 ? Id(c.from) : -1;
       irqs.push_back(std::move(a));
     }
   }
@@ -876,7 +921,9 @@ void Engine::Select(Plan& plan) {
   std::vector<int> full_nodes;
   for (const MemoryCandidate& m : memory_) {
     const Worker& w = workers_[m.worker];
-    if (w.pinned != w.home && !pinned_now[m.worker]) continue;
+    if (w.pinned != w.home && !pinned_now[m.worker] && !PinnedHomeByUs(w)) {
+      continue;
+    }
     const uint64_t page = std::max<uint64_t>(w.target->page_size, 1);
     uint64_t bytes = std::min({m.bytes, budget, room[w.home]});
     bytes -= bytes % page;
@@ -944,6 +991,13 @@ void Engine::Select(Plan& plan) {
   if (held_ > 0) {
     plan.notes.push_back(
         absl::StrCat(held_, " entity(ies) held down after a revert"));
+  }
+  if (returning_ > 0) {
+    plan.notes.push_back(
+        absl::StrCat(returning_,
+                     " entity(ies) not moved back to the node we took them "
+                     "from less than hold_down_s (",
+                     p_.stability().hold_down_s(), " s) ago"));
   }
   if (plan.actions.empty()) {
     plan.notes.push_back(

@@ -44,10 +44,12 @@ void RecordApplied(History& history, const Action& action,
   entry.settled = false;
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     entry.node = pin->node;
+    entry.left_node = action.from_node;
   } else if (const auto* migrate = std::get_if<MigratePages>(&action.op)) {
     entry.node = migrate->to_node;
   } else if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
     entry.node = NodeOfCpus(topology, irq->cpus);
+    entry.left_node = action.from_node;
   }
 }
 

@@ -35,6 +35,7 @@ struct EntityHistory {
   uint64_t last_move_ns = 0;   // 0 = never moved
   int node = -1;               // node it was last moved to
   uint64_t held_until_ns = 0;  // no moves before this time (after a revert)
+  int left_node = -1;          // node our last move took it from; -1 unknown
   // Memory only: the last migration found nothing left to move, so none is
   // under way (RecordSettled); a move clears it.
   bool settled = false;
@@ -52,7 +53,8 @@ struct History {
 
 // Records an action the actuators applied at `now_ns`: a PinThread makes its
 // node the worker's home, a MigratePages records where memory went, a
-// SetIrqAffinity the IRQ's new node (looked up in `topology`).
+// SetIrqAffinity the IRQ's new node (looked up in `topology`); pins and IRQ
+// moves also keep the node they left (Action::from_node).
 void RecordApplied(History& history, const Action& action,
                    const Topology& topology, uint64_t now_ns);
 

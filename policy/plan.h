@@ -38,6 +38,9 @@ struct Action {
   std::string
       reason;  // why, with the numbers: "82% remote faults on node 1 ..."
   double expected_gain = 0;  // objective improvement the policy expects, 0..1
+  // PinThread, SetIrqAffinity: the node id the entity leaves; -1 when it is
+  // on several or unknown. History keeps it to refuse moving it straight back.
+  int from_node = -1;
 };
 
 struct Plan {

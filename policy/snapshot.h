@@ -92,9 +92,6 @@ struct Snapshot {
   uint64_t now_ns =
       0;  // monotonic time of this snapshot (an input, not a clock)
   uint64_t tick_ns = 1'000'000'000;
-  // When the /proc and /sys scan behind it started (same clock as now_ns);
-  // it may be older than the tick when scans are slow. 0: not known.
-  uint64_t scanned_ns = 0;
   bool numa_balancing = false;  // kernel.numa_balancing
   Topology topology;
   std::vector<CpuSample> cpus;  // indexed by cpu

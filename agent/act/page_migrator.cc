@@ -79,7 +79,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   const uint64_t start_ns = clock_->NowNs();
   uint64_t cursor = pass.cursor;
   const bool from_start = cursor == 0;
-  uint64_t scanned = 0, candidates = 0, moved = 0, failed = 0;
+  uint64_t scanned = 0, candidates = 0, moved = 0, failed = 0, shared = 0;
   bool wrapped = false;
   std::string stop = "budget";
   std::vector<void*> pages;
@@ -100,6 +100,11 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
     for (int s : moved_status) {
       if (s == move.to_node) {
         ++moved;
+      } else if (s == -EACCES) {
+        // Mapped by other processes too (pages a worker still shares with
+        // its master since fork): MPOL_MF_MOVE leaves them, by design. Not
+        // this process's to move, so not a failure.
+        ++shared;
       } else {
         ++failed;  // -EBUSY, -ENOMEM, ...: retried on a later pass
       }
@@ -181,24 +186,29 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   result.pages_moved = moved;
   result.bytes_moved = moved * page_size;
   const std::string summary = absl::StrFormat(
-      "%d of %d pages scanned to node %d (%.1f MiB) in %.1f ms, %d failed; "
+      "%d of %d pages scanned to node %d (%.1f MiB) in %.1f ms, %d failed%s; "
       "stopped: %s",
       dry_run ? candidates : moved, scanned, move.to_node,
       static_cast<double>((dry_run ? candidates : moved) * page_size) /
           (1 << 20),
-      static_cast<double>(elapsed) / 1e6, failed, stop);
+      static_cast<double>(elapsed) / 1e6, failed,
+      shared > 0 ? absl::StrCat(", ", shared, " shared left") : "", stop);
   if (dry_run) {
     result.outcome = Outcome::kDryRun;
     result.message = absl::StrCat(who, ": would move ", summary);
-  } else if (moved == 0 && candidates == 0) {
-    // Nothing found: after a whole pass the process is done; mid-pass the
-    // next tick carries on from the cursor.
+  } else if (moved == 0 && candidates == shared) {
+    // Nothing found (or only pages shared with other processes): after a
+    // whole pass the process is done; mid-pass the next tick carries on
+    // from the cursor.
     result.outcome = Outcome::kUnchanged;
     result.nothing_left = wrapped && from_start;
     result.message = absl::StrCat(
         who, ": nothing to move to node ", move.to_node, " (", scanned,
-        " pages scanned", wrapped && from_start ? ", pass complete" : "",
-        "; stopped: ", stop, ")");
+        " pages scanned",
+        shared > 0 ? absl::StrCat(", ", shared, " shared with other processes")
+                   : "",
+        wrapped && from_start ? ", pass complete" : "", "; stopped: ", stop,
+        ")");
   } else if (moved == 0 && !dry_run && budget_pages > 0) {
     result.outcome = Outcome::kError;
     result.message = absl::StrCat(who, ": none of ", candidates,

@@ -109,7 +109,6 @@ TickReport Loop::Tick() {
     PruneHistory(history_, snap);
 
     report.plan = Decide(snap, policy, history_);
-    DropStaleMoves(snap, report.plan);
     // Why the plan is empty (or what it left out), once, not every tick.
     if (report.plan.notes != last_notes_) {
       for (const std::string& note : report.plan.notes) LogInfo("plan: ", note);
@@ -122,9 +121,6 @@ TickReport Loop::Tick() {
         case Outcome::kApplied:
           RecordApplied(history_, action, snap.topology, snap.now_ns);
           verifier_.Watch(action, snap);
-          if (!std::holds_alternative<MigratePages>(action.op)) {
-            applied_ns_[KeyOf(action)] = clock_();
-          }
           break;
         case Outcome::kUnchanged:
           if (std::holds_alternative<MigratePages>(action.op)) {
@@ -182,27 +178,6 @@ void Loop::Run(absl::Notification& stop) {
     absl::Time now = absl::Now();
     if (next < now) next = now;  // overran: start again now, no catch-up burst
     stop.WaitForNotificationWithTimeout(next - now);
-  }
-}
-
-void Loop::DropStaleMoves(const Snapshot& snapshot, Plan& plan) {
-  if (snapshot.scanned_ns == 0) return;
-  // Moves applied before this scan started are in it: forget them.
-  absl::erase_if(applied_ns_, [&](const auto& entry) {
-    return entry.second < snapshot.scanned_ns;
-  });
-  if (applied_ns_.empty()) return;
-  int dropped = 0;
-  std::erase_if(plan.actions, [&](const Action& action) {
-    bool stale = applied_ns_.contains(KeyOf(action));
-    dropped += stale;
-    return stale;
-  });
-  if (dropped > 0) {
-    plan.notes.push_back(
-        absl::StrCat(dropped,
-                     " move(s) of entities moved since the last scan started "
-                     "left for a newer scan"));
   }
 }
 

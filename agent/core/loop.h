@@ -102,9 +102,6 @@ class Loop {
   Mode EffectiveMode(const v1::Policy& policy) const;
   void Note(EntityKey key, uint64_t tick, uint64_t now_ns, std::string what);
   void RememberThreads(const Snapshot& snapshot);
-  // Removes from `plan` the moves of entities applied after `snapshot`'s
-  // scan started.
-  void DropStaleMoves(const Snapshot& snapshot, Plan& plan);
 
   LoopOptions options_;
   SnapshotSource* source_;
@@ -115,10 +112,6 @@ class Loop {
 
   // Loop thread only.
   History history_;
-  // When each thread pin and IRQ move was applied: a snapshot scanned
-  // before that still shows the old value, and deciding on it would move
-  // the entity again (e.g. an IRQ to another CPU of the same node).
-  absl::flat_hash_map<EntityKey, uint64_t> applied_ns_;
   std::vector<std::string> last_notes_;  // logged when they change
   Verifier verifier_;
 

@@ -63,7 +63,6 @@ void SnapshotCollector::RefreshOnce() {
   }
   Snapshot snapshot;
   std::vector<std::string> errors;
-  snapshot.scanned_ns = clock_();
   absl::Status status = model_->Refresh(&snapshot, &errors);
   snapshot.numa_balancing = ReadNumaBalancing(options_.procfs_root);
   if (!status.ok()) errors.push_back(status.ToString());

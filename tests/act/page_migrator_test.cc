@@ -192,6 +192,33 @@ TEST_F(PageMigratorTest, NoPageMovableIsAnError) {
   EXPECT_THAT(result.message, HasSubstr("none of 900 pages"));
 }
 
+// Pages a worker still shares with its master: move_pages(MPOL_MF_MOVE)
+// answers -EACCES for each. They are not the process's to move; finding only
+// those is "nothing to move", not an error that would hold its memory down.
+TEST_F(PageMigratorTest, SharedPagesAreLeftNotFailed) {
+  for (uint64_t i = 0; i < 100; ++i)
+    ops_.move_errors[kBase + i * kPage] = -EACCES;
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
+  EXPECT_EQ(result.pages_moved, 810u);
+  EXPECT_THAT(result.message, HasSubstr("0 failed, 90 shared left"));
+  // The next pass finds only the shared pages: done, not an error.
+  result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kUnchanged) << result.message;
+  EXPECT_TRUE(result.nothing_left);
+  EXPECT_THAT(result.message, HasSubstr("90 shared with other processes"));
+}
+
+TEST_F(PageMigratorTest, OnlySharedPagesIsNothingToMove) {
+  for (uint64_t i = 0; i < 1000; ++i)
+    ops_.move_errors[kBase + i * kPage] = -EACCES;
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kUnchanged) << result.message;
+  EXPECT_TRUE(result.nothing_left);
+}
+
 TEST_F(PageMigratorTest, NothingFoundMidPassIsUnchanged) {
   MigrationOptions options;
   options.chunk_pages = 10;

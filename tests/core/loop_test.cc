@@ -186,38 +186,6 @@ TEST(LoopTest, AMigrationUnderWayRunsUntilAPassFindsNothing) {
   EXPECT_EQ(Migrations(h.loop.Tick()), 0);
 }
 
-TEST(LoopTest, MovesNothingAgainOnAScanOlderThanItsLastMove) {
-  // Scans slower than ticks: every snapshot still shows the worker as it
-  // was before it was pinned; `scanned` says when its scan started.
-  uint64_t scanned = 0;
-  Harness h([&scanned](int n) {
-    Snapshot s = MisplacedWorker((n + 1) * kSecond);
-    s.scanned_ns = scanned;
-    return s;
-  });
-  auto pins = [&h] {
-    int n = 0;
-    for (const Action& a : h.executor.applied) {
-      n += std::holds_alternative<PinThread>(a.op);
-    }
-    return n;
-  };
-  scanned = 1;
-  h.loop.Tick();
-  ASSERT_EQ(pins(), 1);
-  const uint64_t pinned_at = h.now - kSecond;  // the tick's clock reading
-  // A scan that started before the pin was applied: no second pin.
-  scanned = pinned_at - 1;
-  TickReport stale = h.loop.Tick();
-  EXPECT_EQ(pins(), 1);
-  EXPECT_THAT(stale.plan.notes,
-              ::testing::Contains(HasSubstr("left for a newer scan")));
-  // A scan that started after it: the snapshot is believed again.
-  scanned = h.now + 1;
-  h.loop.Tick();
-  EXPECT_EQ(pins(), 2);
-}
-
 TEST(LoopTest, CountsOverruns) {
   LoopOptions options;
   options.tick = absl::Milliseconds(500);

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the lab guest's initramfs (busybox). Loads the virtio, 9p and
 # overlay modules, mounts this machine's root (shared read-only over 9p) under
 # a tmpfs overlay, mounts what locusd needs inside it, brings the network up

@@ -567,6 +567,129 @@ std::vector<Scenario> Scenarios() {
                     EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
                   }});
 
+  // The host model is refreshed on its own thread: the snapshot after a move
+  // may still show the entity where it was. What we moved within its dwell
+  // to where the plan wants it is in place, not moved a second time.
+  rows.push_back(
+      {"snapshot_older_than_our_pin_does_not_pin_again",
+       [] {
+         Snapshot s = MakeHost(2, 2);
+         s.targets.push_back(MakeWorker(s, 100, 0, 0, 0, 0));
+         // Pinned to node 1 a second ago; the model still has it
+         // unpinned on node 0.
+         s.targets.push_back(MakeWorker(s, 101, 0, -1, 0, 0));
+         return s;
+       },
+       {},
+       [](const Snapshot& s) {
+         History h;
+         h.entities[{EntityKind::kTask, 101}] = {s.now_ns - 1 * kSecond, 1, 0};
+         return h;
+       },
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_TRUE(Pins(plan).empty()) << Reasons(plan);
+         EXPECT_TRUE(HasNote(plan, "converged: 2 of 2 workers"))
+             << Reasons(plan);
+       }});
+
+  rows.push_back(
+      {"snapshot_older_than_our_irq_move_does_not_move_it_again",
+       [] {
+         Snapshot s = Balanced(2, 2);
+         s.targets[1].threads[0].net_rx_softirq_ns = 9'000'000;
+         // Moved to CPU 2 a second ago; the model still shows it
+         // on node 0's CPUs, where its last interrupts landed.
+         s.irqs.push_back(MakeNicIrq(s, 40, "eth0", 0, 0, {0, 1}));
+         return s;
+       },
+       [](v1::Policy& p) {
+         p.mutable_placement()->set_enabled(false);
+         p.mutable_memory()->set_enabled(false);
+       },
+       [](const Snapshot& s) {
+         History h;
+         h.entities[{EntityKind::kIrq, 40}] = {s.now_ns - 1 * kSecond, 1, 0};
+         return h;
+       },
+       [](const Snapshot&, const Plan& plan) {
+         EXPECT_TRUE(Irqs(plan).empty()) << Reasons(plan);
+       }});
+
+  // Moving something straight back to where we took it from, less than
+  // hold_down_s ago, is refused: a signal that flips must not move an IRQ
+  // back and forth one dwell apart.
+  auto irq_moved_from_node_zero = [](uint64_t seconds_ago) {
+    return [seconds_ago](const Snapshot& s) {
+      History h;
+      EntityHistory moved;
+      moved.last_move_ns = s.now_ns - seconds_ago * kSecond;
+      moved.node = 1;
+      moved.left_node = 0;
+      h.entities[{EntityKind::kIrq, 40}] = moved;
+      return h;
+    };
+  };
+  auto consumers_back_on_node_zero = [] {
+    Snapshot s = Balanced(2, 2);
+    s.targets[0].threads[0].net_rx_softirq_ns = 9'000'000;
+    s.targets[1].threads[0].net_rx_softirq_ns = 1'000'000;
+    s.irqs.push_back(MakeNicIrq(s, 40, "eth0", 0, 1, {2}, 5000));
+    return s;
+  };
+  rows.push_back({"irq_not_moved_back_to_the_node_we_took_it_from",
+                  consumers_back_on_node_zero,
+                  {},
+                  irq_moved_from_node_zero(60),  // past its 30 s dwell
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Irqs(plan).empty()) << Reasons(plan);
+                    EXPECT_TRUE(HasNote(plan,
+                                        "1 entity(ies) not moved back to the "
+                                        "node we took them from"))
+                        << Reasons(plan);
+                  }});
+  rows.push_back({"irq_moved_back_after_hold_down",
+                  consumers_back_on_node_zero,
+                  {},
+                  irq_moved_from_node_zero(301),  // hold_down_s is 300
+                  [](const Snapshot&, const Plan& plan) {
+                    ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
+                    EXPECT_THAT(Irqs(plan)[0].cpus, ElementsAre(0));
+                  }});
+  rows.push_back({"irq_moved_back_when_its_node_is_no_longer_allowed",
+                  consumers_back_on_node_zero,
+                  [](v1::Policy& p) { p.mutable_irqs()->set_cpus("0-1"); },
+                  irq_moved_from_node_zero(60),
+                  [](const Snapshot&, const Plan& plan) {
+                    ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
+                  }});
+  rows.push_back({"worker_not_pinned_back_to_the_node_we_took_it_from",
+                  [] {
+                    Snapshot s = MakeHost(2, 1);
+                    s.targets.push_back(MakeWorker(s, 100, 1, 1, 1, 0));
+                    s.targets.push_back(MakeWorker(s, 101, 1, 1, 1, 0));
+                    return s;
+                  },
+                  {},
+                  [](const Snapshot& s) {
+                    // 100 is held down on node 1, so the spread wants 101 on
+                    // node 0: where we pinned it away from a minute ago.
+                    History h;
+                    Action pin;
+                    pin.op = PinThread{100, 100, 1, {1}};
+                    HoldDown(h, pin, s.now_ns + 100 * kSecond);
+                    EntityHistory moved;
+                    moved.last_move_ns = s.now_ns - 60 * kSecond;
+                    moved.node = 1;
+                    moved.left_node = 0;
+                    h.entities[{EntityKind::kTask, 101}] = moved;
+                    return h;
+                  },
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Pins(plan).empty()) << Reasons(plan);
+                    EXPECT_TRUE(HasNote(plan, "not moved back"))
+                        << Reasons(plan);
+                  }});
+
   return rows;
 }
 
@@ -690,10 +813,14 @@ TEST(DecideTest, RecordAppliedMakesThePinTheHome) {
   EXPECT_EQ(e->node, 1);
   EXPECT_EQ(e->last_move_ns, 5 * kSecond);
 
+  EXPECT_EQ(e->left_node, -1);  // the pin did not say where it came from
+
   Action irq;
   irq.op = SetIrqAffinity{40, {3}};
+  irq.from_node = 0;
   RecordApplied(h, irq, s.topology, 6 * kSecond);
   EXPECT_EQ(h.Find({EntityKind::kIrq, 40})->node, 1);
+  EXPECT_EQ(h.Find({EntityKind::kIrq, 40})->left_node, 0);
 
   HoldDown(h, pin, 100 * kSecond);
   EXPECT_EQ(h.Find({EntityKind::kTask, 7})->held_until_ns, 100 * kSecond);

@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""Measurements for the lab scenarios, read from the kernel, not from Locus.
+
+  labtool.py pages PID        where PID's pages are, against where it runs
+  labtool.py xnode FILE PID.. cross-node migrations per PID in a tracefs dump
+  labtool.py get PATH         one field of the JSON object on stdin
+  labtool.py moves FILE       Locus's moves per entity in `locusctl watch --json`
+                              output, and moves that undid someone else's
+  labtool.py adoption FILE PID..  in that output, the first tick listing each
+                              PID among the agent's tasks and the first tick
+                              that pinned it
+
+Each prints `key=value` words a shell can read. Only the standard library:
+the guests run this machine's Debian python3.
+"""
+import array
+import glob
+import json
+import os
+import re
+import sys
+from collections import defaultdict
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def cpu_nodes():
+    """CPU number -> node id, from sysfs."""
+    nodes = {}
+    for path in glob.glob("/sys/devices/system/node/node[0-9]*"):
+        node = int(path.rsplit("node", 1)[1])
+        for cpu in parse_cpu_list(read(path + "/cpulist")):
+            nodes[cpu] = node
+    return nodes
+
+
+def parse_cpu_list(text):
+    cpus = []
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def pfn_nodes(page_size):
+    """(pages per memory block, block index -> node)."""
+    block = int(read("/sys/devices/system/memory/block_size_bytes").strip(), 16)
+    blocks = {}
+    for path in glob.glob("/sys/devices/system/node/node[0-9]*/memory[0-9]*"):
+        node = int(re.search(r"/node(\d+)/", path).group(1))
+        blocks[int(path.rsplit("memory", 1)[1])] = node
+    return block // page_size, blocks
+
+
+def pages(pid):
+    """Where PID's own pages are: present pages mapped by PID alone
+    (pagemap's exclusive bit) in its private writable mappings, which are the
+    pages move_pages(MPOL_MF_MOVE) may move. Shared library text and pages
+    still shared with a parent after fork are not its own to move; they are
+    counted apart, from numa_maps, as all_*."""
+    page_size = os.sysconf("SC_PAGE_SIZE")
+    per_block, blocks = pfn_nodes(page_size)
+    node_of_cpu = cpu_nodes()
+    run_nodes = sorted({node_of_cpu[c] for c in os.sched_getaffinity(pid)})
+    by_node = defaultdict(int)
+    with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+        for line in read(f"/proc/{pid}/maps").splitlines():
+            fields = line.split()
+            perms = fields[1]
+            if perms[0] != "r" or perms[1] != "w" or perms[3] != "p":
+                continue
+            if len(fields) > 5 and fields[5].startswith("[v"):
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            count = (end - start) // page_size
+            pagemap.seek(start // page_size * 8)
+            entries = array.array("Q")
+            entries.frombytes(pagemap.read(count * 8))
+            for e in entries:
+                # bit 63 present, bit 56 exclusively mapped, bits 0-54 PFN
+                if e >> 63 and (e >> 56) & 1:
+                    pfn = e & ((1 << 55) - 1)
+                    by_node[blocks.get(pfn // per_block, -1)] += 1
+    total = sum(by_node.values())
+    local = sum(by_node[n] for n in run_nodes)
+    all_by_node = defaultdict(int)
+    for line in read(f"/proc/{pid}/numa_maps").splitlines():
+        for field in line.split()[2:]:
+            m = re.fullmatch(r"N(\d+)=(\d+)", field)
+            if m:
+                all_by_node[int(m.group(1))] += int(m.group(2))
+    all_total = sum(all_by_node.values())
+    all_local = sum(all_by_node[n] for n in run_nodes)
+    fmt = lambda d: ",".join(f"{n}:{d[n]}" for n in sorted(d)) or "-"
+    print(f"share={local / total if total else 0:.3f} pages={total} "
+          f"by_node={fmt(by_node)} runs_on={','.join(map(str, run_nodes))} "
+          f"all_share={all_local / all_total if all_total else 0:.3f} "
+          f"all_pages={all_total} all_by_node={fmt(all_by_node)}")
+
+
+def xnode(path, pids):
+    """sched_migrate_task events in a tracefs dump whose source and
+    destination CPUs are on different nodes, per pid."""
+    node_of_cpu = cpu_nodes()
+    wanted = {int(p) for p in pids}
+    cross = defaultdict(int)
+    within = defaultdict(int)
+    pattern = re.compile(r"sched_migrate_task:.*?\bpid=(\d+)\b.*?"
+                         r"\borig_cpu=(\d+)\s+dest_cpu=(\d+)")
+    for line in read(path).splitlines():
+        m = pattern.search(line)
+        if not m:
+            continue
+        pid, orig, dest = (int(x) for x in m.groups())
+        if pid not in wanted:
+            continue
+        if node_of_cpu.get(orig) != node_of_cpu.get(dest):
+            cross[pid] += 1
+        else:
+            within[pid] += 1
+    print(f"cross={sum(cross.values())} within={sum(within.values())} "
+          "per_pid=" + (",".join(f"{p}:{cross[p]}" for p in sorted(wanted)) or "-"))
+
+
+def get(path):
+    value = json.load(sys.stdin)
+    for part in path.split("."):
+        if isinstance(value, list):
+            value = [v.get(part) if isinstance(v, dict) else None for v in value]
+        elif isinstance(value, dict):
+            value = value.get(part)
+        else:
+            value = None
+    if isinstance(value, list):
+        print(" ".join(str(v) for v in value))
+    elif value is not None:
+        print(value)
+
+
+def moves(path):
+    """Locus's placement moves per entity (thread pins and IRQ affinity
+    changes, reverts included; page migrations are progress, not moves, but
+    their target node must never change), and moves of an entity made after
+    someone else had changed it."""
+    moves = defaultdict(list)       # entity -> target node/cpus, in order
+    external = {}                   # entity -> tick of the first external change
+    against = []                    # moves after an external change
+    mem_targets = defaultdict(set)  # pid -> nodes pages were sent to
+
+    def record(entity, action, tick, placement):
+        moves[entity].append(placement)
+        if entity in external and tick >= external[entity]:
+            against.append(f"{entity}@{tick}")
+
+    for line in read(path).splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        m = json.loads(line)
+        tick = int(m.get("tick", 0))
+        for change in m.get("external_changes", []):
+            irq = int(change.get("irq", -1))
+            entity = f"irq{irq}" if irq >= 0 else f"tid{change.get('tid')}"
+            external.setdefault(entity, tick)
+        for action in m.get("actions", []):
+            if action.get("outcome") != "ACTION_OUTCOME_APPLIED":
+                continue
+            if "pin_thread" in action:
+                p = action["pin_thread"]
+                record(f"tid{p['tid']}", action, tick, f"node{p.get('node', 0)}")
+            elif "set_irq_affinity" in action:
+                p = action["set_irq_affinity"]
+                record(f"irq{p['irq']}", action, tick,
+                       "cpus" + "-".join(map(str, p.get("cpus", []))))
+            elif "migrate_pages" in action:
+                p = action["migrate_pages"]
+                mem_targets[p["pid"]].add(p.get("to_node", 0))
+        for revert in m.get("reverts", []):
+            a = revert.get("action", {})
+            if "pin_thread" in a:
+                record(f"tid{a['pin_thread']['tid']}", a, tick, "revert")
+            elif "set_irq_affinity" in a:
+                record(f"irq{a['set_irq_affinity']['irq']}", a, tick, "revert")
+    most = max((len(v) for v in moves.values()), default=0)
+    busiest = ",".join(f"{e}:{len(v)}" for e, v in sorted(moves.items())
+                       if len(v) == most and most > 1) or "-"
+    mem_flip = ",".join(str(p) for p, nodes in sorted(mem_targets.items())
+                        if len(nodes) > 1) or "-"
+    print(f"entities={len(moves)} total={sum(len(v) for v in moves.values())} "
+          f"max_per_entity={most} busiest={busiest} external={len(external)} "
+          f"against_external={len(against)} against={','.join(against) or '-'} "
+          f"memory_target_changes={mem_flip}")
+
+
+def adoption(path, pids):
+    """Per pid, the tick it first appears among the agent's tasks and the
+    tick of its first applied pin (none: never pinned in the file)."""
+    seen, pinned, times = {}, {}, {}
+    for line in read(path).splitlines():
+        if not line.startswith("{"):
+            continue
+        m = json.loads(line)
+        tick = int(m.get("tick", 0))
+        times[tick] = m.get("time", "")
+        for task in m.get("tasks", []):
+            seen.setdefault(int(task.get("pid", 0)), tick)
+        for action in m.get("actions", []):
+            p = action.get("pin_thread")
+            if p and action.get("outcome") == "ACTION_OUTCOME_APPLIED":
+                pinned.setdefault(int(p["pid"]), tick)
+    words = []
+    for pid in (int(p) for p in pids):
+        s, p = seen.get(pid), pinned.get(pid)
+        words.append(f"{pid}:seen={s if s is not None else '-'}"
+                     f",pinned={p if p is not None else '-'}"
+                     f",ticks={p - s if s is not None and p is not None else '-'}")
+    print(" ".join(words))
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "pages":
+        pages(int(argv[1]))
+    elif len(argv) >= 2 and argv[0] == "xnode":
+        xnode(argv[1], argv[2:])
+    elif len(argv) == 2 and argv[0] == "get":
+        get(argv[1])
+    elif len(argv) == 2 and argv[0] == "moves":
+        moves(argv[1])
+    elif len(argv) >= 2 and argv[0] == "adoption":
+        adoption(argv[1], argv[2:])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
