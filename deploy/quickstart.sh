@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j"$(nproc)" --target locusd
-exec ./build/agent/main/locusd "$@"
+build=${LOCUS_BUILD_DIR:-build}  # the same default as tests/run.sh
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build" -j"$(nproc)" --target locusd
+exec "$build/agent/main/locusd" "$@"

@@ -21,8 +21,9 @@ constexpr uint64_t kNsPerSec = 1'000'000'000;
 
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 std::string MiB(uint64_t bytes) {
-  return absl::StrFormat(bytes < 10 * kMiB ? "%.1f MiB" : "%.0f MiB",
-                         bytes / kMiB);
+  // Two calls: the format must be a constant for StrFormat's check.
+  if (bytes < 10 * kMiB) return absl::StrFormat("%.1f MiB", bytes / kMiB);
+  return absl::StrFormat("%.0f MiB", bytes / kMiB);
 }
 std::string Ms(uint64_t ns) { return absl::StrFormat("%.1f ms", ns / 1e6); }
 
@@ -610,14 +611,22 @@ void Engine::MemoryCandidates() {
     const EntityHistory* entry = h_.Find({EntityKind::kMemory, w.target->pid});
     const bool finishing =
         dwell_node == w.home && entry != nullptr && !entry->settled;
-    const bool by_faults =
+    const double threshold = p_.memory().remote_threshold();
+    bool by_faults =
         !finishing && faults > 0 && faults >= p_.memory().min_faults();
+    // A fault counts on the node its page is on afterwards, and NUMA
+    // balancing migrates on the fault itself: a worker confined to its home
+    // whose pages AutoNUMA is moving there shows remote faults on home
+    // memory. Faults that contradict themselves so say nothing about where
+    // the rest of its memory is; its pages do.
+    if (by_faults && w.pinned == w.home &&
+        double(w.remote_faults) / faults >= threshold &&
+        double(off_home) / faults < threshold) {
+      by_faults = false;
+    }
     double share = by_faults ? double(off_home) / faults
                              : double(pages_off) / w.total_pages;
-    if (!finishing &&
-        (share < p_.memory().remote_threshold() || share < min_gain_)) {
-      continue;
-    }
+    if (!finishing && (share < threshold || share < min_gain_)) continue;
     memory_.push_back({static_cast<int>(wi), share,
                        pages_off * w.target->page_size, by_faults ? faults : 0,
                        off_home, finishing});

@@ -8,23 +8,40 @@ cd "$(dirname "$0")/.."
 ./tests/check_format.sh
 
 build=${LOCUS_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$build" -j"$(nproc)"
-
-labels=(unit privileged lab)
+# fault and lab: root, one test at a time (fault ~2 min, lab: QEMU guests);
+# fuzz: only in the sanitizer tree below.
+labels=(unit privileged fault lab fuzz)
 failed=0
-for label in "${labels[@]}"; do
-  echo "=== ctest -L ${label}"
-  jobs=1
-  [ "$label" = unit ] && jobs=$(nproc)
-  ctest --test-dir "$build" -L "^${label}\$" -j"$jobs" --output-on-failure --no-tests=ignore || failed=1
-done
 
-# A test with no known label would never run: refuse it.
-pattern=$(IFS='|'; echo "^(${labels[*]})\$")
-unlabeled=$(ctest --test-dir "$build" -N -LE "$pattern" | sed -n 's/^Total Tests: //p')
-if [ "${unlabeled:-0}" -ne 0 ]; then
-  echo "run.sh: ${unlabeled} test(s) carry no label in (${labels[*]})" >&2
-  failed=1
-fi
+# build_and_test DIR [CMAKE_ARG...]: configures and builds DIR, runs each label
+# of $run_labels there, and refuses tests that carry no label of $labels (they
+# would never run).
+build_and_test() {
+  local dir=$1 label jobs pattern unlabeled
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  cmake --build "$dir" -j"$(nproc)"
+  for label in "${run_labels[@]}"; do
+    echo "=== ${dir}: ctest -L ${label}"
+    jobs=1
+    # Unit tests are independent; each fuzz target is one single-threaded process.
+    case "$label" in unit | fuzz) jobs=$(nproc) ;; esac
+    ctest --test-dir "$dir" -L "^${label}\$" -j"$jobs" --output-on-failure --no-tests=ignore || failed=1
+  done
+  pattern=$(IFS='|'; echo "^(${labels[*]})\$")
+  unlabeled=$(ctest --test-dir "$dir" -N -LE "$pattern" | sed -n 's/^Total Tests: //p')
+  if [ "${unlabeled:-0}" -ne 0 ]; then
+    echo "run.sh: ${dir}: ${unlabeled} test(s) carry no label in (${labels[*]})" >&2
+    failed=1
+  fi
+}
+
+run_labels=("${labels[@]}")
+build_and_test "$build"
+
+# Unit and privileged again under ASan+UBSan (any report fails the test), and
+# the fuzz targets: clang, because libFuzzer comes with it.
+run_labels=(unit privileged fuzz)
+CC=clang CXX=clang++ UBSAN_OPTIONS=print_stacktrace=1 \
+  build_and_test "${build}-asan" -DLOCUS_FUZZ=ON
 exit $failed

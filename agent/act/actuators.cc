@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 namespace locus {
 
@@ -49,7 +50,16 @@ ActionResult Actuators::Apply(const Action& action, bool dry_run) {
   if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
     return irqs_->Apply(*irq, dry_run);
   }
-  return pages_->Apply(std::get<MigratePages>(action.op), dry_run);
+  const MigratePages& move = std::get<MigratePages>(action.op);
+  // Moved pages are not journaled (they are not undone), but while the
+  // journal cannot be written the agent changes nothing at all, so that an
+  // operator who sees "not acting" can trust it.
+  if (!dry_run && !journal_->last_error().ok()) {
+    return MakeResult(
+        Outcome::kRefused,
+        absl::StrCat("pid ", move.pid, ": ", journal_->last_error().message()));
+  }
+  return pages_->Apply(move, dry_run);
 }
 
 absl::Status Actuators::Revert(const Action& action) {

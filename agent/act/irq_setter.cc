@@ -55,13 +55,13 @@ ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {
                      ": ", std::strerror(err));
     switch (err) {
       case EIO:
+      case EPERM:
         unmanageable_.insert(set.irq);
         return MakeResult(Outcome::kUnmanageable,
                           absl::StrCat(message, " (kernel-managed)"));
       case ENOENT:
         return MakeResult(Outcome::kGone, message);
       case EINVAL:
-      case EPERM:
       case EACCES:
         return MakeResult(Outcome::kForbidden, message);
       default:

@@ -214,6 +214,11 @@ absl::Status Journal::EnsureOpen() {
 }
 
 absl::Status Journal::Append(const std::string& body) {
+  last_error_ = AppendRecord(body);
+  return last_error_;
+}
+
+absl::Status Journal::AppendRecord(const std::string& body) {
   if (!broken_.ok()) return broken_;
   absl::Status status = EnsureOpen();
   if (!status.ok()) {
@@ -287,6 +292,7 @@ absl::Status Journal::Clear() {
   }
   contents_ = JournalContents{};
   broken_ = absl::OkStatus();
+  last_error_ = absl::OkStatus();
   if (unlink(options_.path.c_str()) != 0) {
     int err = errno;
     // No journal is a cleared journal, even on a read-only mount, where

@@ -96,19 +96,26 @@ class Journal {
   const JournalContents& contents() const { return contents_; }
   const std::string& path() const { return options_.path; }
 
+  // Why the last record could not be written (read-only or full directory,
+  // damaged file); OK once a record is written again. While it is not OK
+  // the agent changes nothing, and says so (status, metrics).
+  const absl::Status& last_error() const { return last_error_; }
+
   // Deletes the file (fsyncing the directory) and forgets every entry: called
   // once everything has been restored.
   absl::Status Clear();
 
  private:
   explicit Journal(JournalOptions options) : options_(std::move(options)) {}
-  absl::Status Append(const std::string& body);
+  absl::Status Append(const std::string& body);  // sets last_error_
+  absl::Status AppendRecord(const std::string& body);
   absl::Status EnsureOpen();
 
   JournalOptions options_;
   JournalContents contents_;
   int fd_ = -1;
   absl::Status broken_;  // first write error; OK while healthy
+  absl::Status last_error_;
 };
 
 }  // namespace locus

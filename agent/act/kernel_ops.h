@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "agent/host/proc_parse.h"  // MemRange
+
 namespace locus {
 
 class ThreadOps {
@@ -20,9 +22,9 @@ class ThreadOps {
   // sched_getaffinity / sched_setaffinity on one thread.
   virtual int GetAffinity(int32_t tid, std::vector<int>* cpus) = 0;
   virtual int SetAffinity(int32_t tid, const std::vector<int>& cpus) = 0;
-  // Start time (field 22 of /proc/TID/stat, clock ticks since boot): with the
-  // TID it names a thread uniquely, so a recycled TID is never mistaken for
-  // the thread Locus journaled.
+  // Start time (field 22 of /proc/TID/task/TID/stat, clock ticks since
+  // boot): with the TID it names a thread uniquely, so a recycled TID is
+  // never mistaken for the thread Locus journaled.
   virtual int StartTime(int32_t tid, uint64_t* start_time) = 0;
   // CPUs the thread's cpuset allows (cgroup v2 cpuset.cpus.effective, v1
   // cpuset.effective_cpus), or every online CPU when no cpuset applies.
@@ -35,12 +37,6 @@ class IrqOps {
   // /proc/irq/N/smp_affinity_list.
   virtual int ReadAffinity(int irq, std::vector<int>* cpus) = 0;
   virtual int WriteAffinity(int irq, const std::vector<int>& cpus) = 0;
-};
-
-// An address range of a process worth migrating (private writable memory).
-struct MemRange {
-  uint64_t start = 0;
-  uint64_t end = 0;  // exclusive
 };
 
 class PageOps {

@@ -29,6 +29,8 @@
 namespace locus {
 namespace {
 
+static_assert(SensorOptions{}.max_tasks == LOCUS_MAX_TASKS);
+
 // RAII over a generated skeleton (the katran BpfSkeleton habit).
 template <typename Skel, void (*Destroy)(Skel*)>
 struct SkelPtr {
@@ -292,6 +294,7 @@ class BpfSensors : public SensorSource {
     // the kernels that need the LRU fallback.
     bpf_map__set_autocreate(
         btf ? sched_->maps.task_lru : sched_->maps.task_state, false);
+    bpf_map__set_max_entries(sched_->maps.task_lru, options_.max_tasks);
     if (int err = sched_bpf__load(sched_.p)) return Errno(err, "loading sched");
     if (int err = sched_bpf__attach(sched_.p))
       return Errno(err, "attaching sched");
@@ -307,6 +310,10 @@ class BpfSensors : public SensorSource {
     bool fentry = plan_.numa == NumaSource::kFentry;
     SetAutoload({numa_->progs.fault_fentry}, fentry);
     SetAutoload({numa_->progs.dump_numa}, !fentry);
+    // The iterator reads the kernel's own counters: the LRU (preallocated,
+    // ~5 MiB at the default size) is created only for fentry.
+    bpf_map__set_autocreate(numa_->maps.fault_lru, fentry);
+    bpf_map__set_max_entries(numa_->maps.fault_lru, options_.max_tasks);
     if (int err = numa_bpf__load(numa_.p)) return Errno(err, "loading numa");
     if (int err = numa_bpf__attach(numa_.p))
       return Errno(err, "attaching numa");
@@ -336,6 +343,7 @@ class BpfSensors : public SensorSource {
         !btf);
     bpf_map__set_autocreate(
         btf ? softirq_->maps.task_lru : softirq_->maps.task_stats, false);
+    bpf_map__set_max_entries(softirq_->maps.task_lru, options_.max_tasks);
     if (int err = softirq_bpf__load(softirq_.p))
       return Errno(err, "loading softirq");
     if (int err = softirq_bpf__attach(softirq_.p))

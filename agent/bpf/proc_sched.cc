@@ -76,7 +76,8 @@ absl::StatusOr<ProcSched> ParseProcSched(absl::string_view text) {
   }
   out.comm = std::string(header.substr(0, open));
   absl::string_view ids = header.substr(open + 2);
-  absl::SimpleAtoi(ids.substr(0, ids.find(',')), &out.pid);
+  // A header without a readable pid still names the task: pid stays 0.
+  if (!absl::SimpleAtoi(ids.substr(0, ids.find(',')), &out.pid)) out.pid = 0;
 
   for (size_t i = 1; i < lines.size(); ++i) {
     absl::string_view line = absl::StripAsciiWhitespace(lines[i]);
@@ -87,7 +88,9 @@ absl::StatusOr<ProcSched> ParseProcSched(absl::string_view text) {
     if (absl::StartsWith(line, "current_node=")) {
       // current_node=0, numa_group_id=0
       absl::string_view v = line.substr(strlen("current_node="));
-      absl::SimpleAtoi(v.substr(0, v.find(',')), &out.current_node);
+      if (!absl::SimpleAtoi(v.substr(0, v.find(',')), &out.current_node)) {
+        out.current_node = -1;
+      }
       continue;
     }
     size_t colon = line.find(':');

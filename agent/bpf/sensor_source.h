@@ -50,6 +50,10 @@ struct SensorOptions {
   // a few hundred switches/s sampling 1 in 8 was measured 35% off; raise it
   // only where the switch rate, and so the sensor's cost, is very high.
   uint32_t switch_sample_every = 1;
+  // Entries of the per-thread LRU maps (raw_tp and fentry sources; the
+  // tp_btf source keeps per-task storage and has no such limit). More live
+  // threads than this evict the least recently seen, counted as drops.
+  uint32_t max_tasks = 16384;  // LOCUS_MAX_TASKS, checked in bpf_sensors.cc
 };
 
 class SensorSource {

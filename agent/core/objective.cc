@@ -25,15 +25,31 @@ std::optional<double> Share(uint64_t part, uint64_t whole) {
   return static_cast<double>(part) / static_cast<double>(whole);
 }
 
-std::optional<double> PlacementBadness(const Target& target) {
+// A pin is judged on what it changes by itself: whether the worker reaches
+// its new node's memory locally. Faults on memory still on other nodes turn
+// remote the moment a worker is pinned away from it, and stay so until its
+// memory has followed (a MigratePages, judged on its own): counting them made
+// the loop revert every spread pin of a worker whose memory had not moved yet.
+// Too few faults there: all its faults, then cross-node migrations.
+std::optional<double> PlacementBadness(const Target& target,
+                                       const Topology& topology, int node) {
   uint64_t local = 0, remote = 0, migrations = 0, cross = 0;
+  uint64_t home_local = 0, home_remote = 0;
   for (const ThreadSample& thread : target.threads) {
-    for (const NodeFaults& faults : thread.faults) {
+    for (size_t i = 0; i < thread.faults.size(); ++i) {
+      const NodeFaults& faults = thread.faults[i];
       local += faults.local;
       remote += faults.remote;
+      if (i < topology.nodes.size() && topology.nodes[i].id == node) {
+        home_local += faults.local;
+        home_remote += faults.remote;
+      }
     }
     migrations += thread.migrations;
     cross += thread.cross_node_migrations;
+  }
+  if (home_local + home_remote >= kMinFaultsToJudge) {
+    return Share(home_remote, home_local + home_remote);
   }
   if (local + remote >= kMinFaultsToJudge) return Share(remote, local + remote);
   return Share(cross, migrations);
@@ -104,7 +120,8 @@ std::optional<double> IrqBadness(const IrqSample& irq,
 std::optional<double> Badness(const Action& action, const Snapshot& snapshot) {
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     const Target* target = FindTarget(snapshot, pin->pid);
-    return target ? PlacementBadness(*target) : std::nullopt;
+    return target ? PlacementBadness(*target, snapshot.topology, pin->node)
+                  : std::nullopt;
   }
   if (const auto* move = std::get_if<MigratePages>(&action.op)) {
     const Target* target = FindTarget(snapshot, move->pid);

@@ -14,13 +14,14 @@ namespace locus {
 // Fewer hinting faults than this in a tick say too little to judge by.
 inline constexpr uint64_t kMinFaultsToJudge = 16;
 
-// PinThread: the share of the process's NUMA faults that were remote, or,
-// with too few faults, the share of its threads' migrations that crossed a
-// node. MigratePages: the share of the process's resident pages off the
-// target node. SetIrqAffinity: the share of the IRQ's interrupts served off
-// the node where the targets consuming it run (by their NET_RX softirq time,
-// else their runtime). nullopt when the entity is
-// gone or the tick carries nothing to judge by.
+// PinThread: the share of the process's NUMA faults on its new node's
+// memory that were remote (with too few of those: of all its faults; with
+// too few faults: the share of its threads' migrations that crossed a node).
+// MigratePages: the share of the process's resident pages off the target node.
+// SetIrqAffinity: the share of the IRQ's interrupts served off the node where
+// the targets consuming it run (by their NET_RX softirq time, else their
+// runtime). nullopt when the entity is gone or the tick carries nothing to
+// judge by.
 std::optional<double> Badness(const Action& action, const Snapshot& snapshot);
 
 // PinThread only: the share of the worker's resident pages off the node it

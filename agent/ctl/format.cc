@@ -51,6 +51,8 @@ std::string OutcomeName(v1::ActionOutcome outcome) {
       return "kernel-managed irq";
     case v1::ACTION_OUTCOME_FAILED:
       return "failed";
+    case v1::ACTION_OUTCOME_REFUSED:
+      return "refused (journal)";
     default:
       return "";
   }
@@ -206,6 +208,9 @@ std::string FormatStatus(const v1::AgentStatus& s) {
                   s.managed_irqs(), " managed IRQ(s); ", s.journal_entries(),
                   " journal entr(ies); ", s.held_down(), " held down; ",
                   s.subscribers(), " subscriber(s)\n");
+  if (!s.journal_error().empty()) {
+    absl::StrAppend(&out, "NOT ACTING: ", s.journal_error(), "\n");
+  }
   if (s.sensors_size() > 0) out += "sensors:\n";
   for (const v1::SensorSource& src : s.sensors()) {
     absl::StrAppend(

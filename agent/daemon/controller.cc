@@ -33,6 +33,7 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
   if (hooks_.journal_entries) {
     status.set_journal_entries(hooks_.journal_entries());
   }
+  if (hooks_.journal_error) status.set_journal_error(hooks_.journal_error());
   absl::MutexLock lock(&mu_);
   if (last_) {
     *status.mutable_policy() = last_->policy();

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -18,6 +19,8 @@ struct ControllerHooks {
   std::function<absl::StatusOr<v1::RestoreResponse>()> restore;
   std::function<v1::ProbeReport()> probe;
   std::function<uint32_t()> journal_entries;
+  // Why nothing is changed (the journal cannot be written); empty if fine.
+  std::function<std::string()> journal_error;
 };
 
 class DaemonController : public AgentController {

@@ -261,10 +261,14 @@ int RunDaemon(const DaemonOptions& options) {
   model_options.paths = HostPaths{options.sysfs_root, options.procfs_root};
   // Threads are read the cheap way: their CPU from the sensors when they
   // run, their affinity with sched_getaffinity(2) rather than status files.
+  // Without a scheduler sensor (none loaded, or every source forced off) the
+  // CPU comes from /proc.
   std::unique_ptr<ThreadOps> scan_threads = MakeKernelThreadOps(
       options.procfs_root, ActuatorOptions{}.cgroup_root, options.sysfs_root);
   TargetScanOptions scan;
-  scan.read_thread_cpu = sensors == nullptr;
+  scan.read_thread_cpu =
+      sensors == nullptr ||
+      sensors->sources().sched == SourceName(TraceSource::kNone);
   // Thread lists and numa_maps are re-read every few scans, and at once for
   // a new process, a changed thread count, a process acted on or one whose
   // threads moved to other nodes (the collector marks those): at steady
@@ -342,6 +346,7 @@ int RunDaemon(const DaemonOptions& options) {
   };
   hooks.probe = [&] { return probe; };
   hooks.journal_entries = [&] { return executor.journal_entries(); };
+  hooks.journal_error = [&] { return executor.journal_error(); };
   DaemonController controller(&loop, hooks, options.tick);
   controller_ptr = &controller;
 

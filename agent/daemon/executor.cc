@@ -53,6 +53,11 @@ uint32_t ActuatorExecutor::journal_entries() {
   return contents.threads.size() + contents.irqs.size();
 }
 
+std::string ActuatorExecutor::journal_error() {
+  absl::MutexLock lock(&mu_);
+  return std::string(actuators_->journal().last_error().message());
+}
+
 std::set<int> ActuatorExecutor::unmanageable_irqs() {
   absl::MutexLock lock(&mu_);
   return actuators_->unmanageable_irqs();

@@ -4,6 +4,7 @@
 #define LOCUS_AGENT_DAEMON_EXECUTOR_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "agent/act/actuators.h"
@@ -24,6 +25,7 @@ class ActuatorExecutor : public Executor {
   // The same restore, with its per-entry report (for the Restore RPC).
   absl::StatusOr<RestoreReport> RestoreAllWithReport();
   uint32_t journal_entries();
+  std::string journal_error();  // empty while records can be written
   std::set<int> unmanageable_irqs();
 
  private:

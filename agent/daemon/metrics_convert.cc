@@ -25,8 +25,9 @@ v1::ActionOutcome ToOutcome(Outcome outcome, bool irq) {
       return v1::ACTION_OUTCOME_FORBIDDEN;
     case Outcome::kUnmanageable:
       return v1::ACTION_OUTCOME_KERNEL_MANAGED;
-    case Outcome::kBackedOff:
     case Outcome::kRefused:
+      return v1::ACTION_OUTCOME_REFUSED;
+    case Outcome::kBackedOff:
     case Outcome::kError:
       return v1::ACTION_OUTCOME_FAILED;
   }

@@ -1,5 +1,7 @@
 #include "agent/host/proc_parse.h"
 
+#include <set>
+
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -59,14 +61,24 @@ std::string ParseCmdline(absl::string_view text) {
   return absl::StrJoin(args, " ");
 }
 
+std::vector<CgroupLine> ParseCgroupLines(absl::string_view text) {
+  std::vector<CgroupLine> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<absl::string_view> parts =
+        absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (parts.size() < 3) continue;
+    out.push_back({parts[0], parts[1], parts[2]});
+  }
+  return out;
+}
+
 std::string ParseCgroupPath(absl::string_view text) {
   std::string systemd;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::ConsumePrefix(&line, "0::")) return std::string(line);
-    std::vector<absl::string_view> parts = absl::StrSplit(line, ':');
-    if (parts.size() >= 3 && parts[1] == "name=systemd") {
-      systemd = std::string(line.substr(parts[0].size() + parts[1].size() + 2));
+  for (const CgroupLine& line : ParseCgroupLines(text)) {
+    if (line.hierarchy == "0" && line.controllers.empty()) {
+      return std::string(line.path);
     }
+    if (line.controllers == "name=systemd") systemd = std::string(line.path);
   }
   return systemd;
 }
@@ -80,6 +92,51 @@ std::string SystemdUnitOf(absl::string_view cgroup_path) {
     }
   }
   return "";
+}
+
+std::vector<MemRange> ParseMigratableRanges(
+    absl::string_view maps, std::optional<absl::string_view> numa_maps,
+    uint64_t max_bytes) {
+  // Mappings with resident pages, by start address: a mapping with none is
+  // not worth walking.
+  std::set<uint64_t> resident;
+  if (numa_maps.has_value()) {
+    for (absl::string_view line : absl::StrSplit(*numa_maps, '\n')) {
+      uint64_t start = 0;
+      size_t space = line.find(' ');
+      if (space == absl::string_view::npos ||
+          !absl::SimpleHexAtoi(line.substr(0, space), &start)) {
+        continue;
+      }
+      for (absl::string_view field : absl::StrSplit(line, ' ')) {
+        if (field.size() > 2 && field[0] == 'N' &&
+            absl::ascii_isdigit(field[1])) {
+          resident.insert(start);
+          break;
+        }
+      }
+    }
+  }
+  std::vector<MemRange> ranges;
+  for (absl::string_view line : absl::StrSplit(maps, '\n')) {
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() < 5 || fields[1].size() < 4) continue;
+    absl::string_view perms = fields[1];
+    if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p') continue;
+    if (fields.size() >= 6 && absl::StartsWith(fields[5], "[v")) continue;
+    std::vector<absl::string_view> bounds = absl::StrSplit(fields[0], '-');
+    MemRange range;
+    if (bounds.size() != 2 || !absl::SimpleHexAtoi(bounds[0], &range.start) ||
+        !absl::SimpleHexAtoi(bounds[1], &range.end) ||
+        range.end <= range.start) {
+      continue;
+    }
+    if (numa_maps.has_value() && !resident.count(range.start)) continue;
+    if (range.end - range.start > max_bytes) continue;
+    ranges.push_back(range);
+  }
+  return ranges;
 }
 
 }  // namespace locus

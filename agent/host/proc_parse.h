@@ -5,6 +5,7 @@
 #define LOCUS_AGENT_HOST_PROC_PARSE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,17 @@ absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(absl::string_view text);
 // NULs dropped (nginx rewrites its argv to "nginx: worker process").
 std::string ParseCmdline(absl::string_view text);
 
+// One line of /proc/PID/cgroup, "hierarchy-ID:controller-list:cgroup-path"
+// ("0::/system.slice/x.service" for v2, "3:cpuset:/pinned" for v1). The
+// path is everything after the second ':' (a directory name may hold one).
+// Views into the parsed text.
+struct CgroupLine {
+  absl::string_view hierarchy;
+  absl::string_view controllers;
+  absl::string_view path;
+};
+std::vector<CgroupLine> ParseCgroupLines(absl::string_view text);
+
 // The process's cgroup path from /proc/PID/cgroup: the cgroup v2 ("0::")
 // line, else the v1 name=systemd line; "" when neither is present.
 std::string ParseCgroupPath(absl::string_view text);
@@ -39,6 +51,20 @@ std::string ParseCgroupPath(absl::string_view text);
 // The systemd unit a cgroup path belongs to: the innermost component ending
 // in .service or .scope ("/system.slice/nginx.service" -> "nginx.service").
 std::string SystemdUnitOf(absl::string_view cgroup_path);
+
+// An address range of a process worth migrating (private writable memory).
+struct MemRange {
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive
+};
+
+// The private writable mappings of /proc/PID/maps, in file order (ascending
+// on a kernel), except [vvar]-style specials and mappings larger than
+// `max_bytes`; with `numa_maps` (the same process's /proc/PID/numa_maps) only
+// those it shows resident pages for. Lines that do not parse are skipped.
+std::vector<MemRange> ParseMigratableRanges(
+    absl::string_view maps, std::optional<absl::string_view> numa_maps,
+    uint64_t max_bytes);
 
 }  // namespace locus
 

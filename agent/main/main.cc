@@ -20,7 +20,10 @@ ABSL_FLAG(std::string, policy, "/etc/locus/policy.yaml",
           "applies. Reloaded when it changes and on SIGHUP.");
 ABSL_FLAG(std::string, socket, "/run/locus/locusd.sock",
           "Unix socket for locusctl and the metrics stream (mode 0660, group "
-          "locus when that group exists).");
+          "--socket_group).");
+ABSL_FLAG(std::string, socket_group, "locus",
+          "Group of the socket; its members may use the commands that change "
+          "state. If no such group exists the socket is root's alone (0600).");
 ABSL_FLAG(std::string, listen_tcp, "",
           "Also serve the (read-only) API on TCP: PORT (127.0.0.1) or "
           "HOST:PORT. Empty: Unix socket only.");
@@ -63,6 +66,11 @@ ABSL_FLAG(uint32_t, hardirq_sample_every, 16,
           "Sample one hardirq in N per CPU (power of two) for per-IRQ time "
           "and counts, both estimates (exact with 1; /proc/interrupts has "
           "the kernel's exact counts).");
+ABSL_FLAG(uint32_t, sensor_max_tasks, 16384,
+          "Entries of the sensors' per-thread BPF maps (raw_tp and fentry "
+          "sources): beyond that the least recently seen threads are evicted "
+          "and counted as drops. A size the kernel refuses leaves the agent "
+          "on /proc and /sys.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -106,6 +114,11 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_hardirq_sample_every);
   options.sensors.switch_sample_every =
       absl::GetFlag(FLAGS_switch_sample_every);
+  options.sensors.max_tasks = absl::GetFlag(FLAGS_sensor_max_tasks);
+  if (options.sensors.max_tasks == 0) {
+    std::cerr << "locusd: --sensor_max_tasks must be at least 1\n";
+    return 2;
+  }
   auto disabled = locus::ParseFeatureList(absl::GetFlag(FLAGS_disable_feature));
   if (!disabled.ok()) {
     std::cerr << "locusd: --disable_feature: " << disabled.status().message()
@@ -131,6 +144,7 @@ int main(int argc, char** argv) {
   locus::DaemonOptions daemon;
   daemon.policy_path = absl::GetFlag(FLAGS_policy);
   daemon.socket_path = absl::GetFlag(FLAGS_socket);
+  daemon.socket_group = absl::GetFlag(FLAGS_socket_group);
   daemon.tcp_address = absl::GetFlag(FLAGS_listen_tcp);
   daemon.journal_path = absl::GetFlag(FLAGS_journal);
   daemon.mode = absl::GetFlag(FLAGS_mode);

@@ -78,7 +78,8 @@ absl::Status ClearStaleSocket(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status MakeParentDirectory(const std::string& socket_path, gid_t gid) {
+absl::Status MakeParentDirectory(const std::string& socket_path, gid_t gid,
+                                 mode_t mode) {
   std::filesystem::path parent =
       std::filesystem::path(socket_path).parent_path();
   if (parent.empty()) return absl::OkStatus();
@@ -91,7 +92,7 @@ absl::Status MakeParentDirectory(const std::string& socket_path, gid_t gid) {
         absl::StrCat("creating ", parent.string(), ": ", ec.message()));
   }
   // Group members must reach the socket; others need not.
-  if (chmod(parent.c_str(), 0750) != 0 ||
+  if (chmod(parent.c_str(), mode) != 0 ||
       chown(parent.c_str(), static_cast<uid_t>(-1), gid) != 0) {
     return Errno(absl::StrCat("setting owner and mode of ", parent.string()));
   }
@@ -138,10 +139,14 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(
 absl::Status AgentServer::Init() {
   if (struct group* g = getgrnam(options_.socket_group.c_str())) {
     socket_gid_ = g->gr_gid;
+    group_found_ = true;
     socket_group_name_ = options_.socket_group;
   } else {
     socket_gid_ = 0;
-    socket_group_name_ = "root";
+    LogWarning("no group '", options_.socket_group, "' on this host: socket ",
+               options_.socket_path,
+               " is root's alone (0600); create the group (the package does) "
+               "to let its members use locusctl");
   }
   if (pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) return Errno("pipe2");
   RETURN_IF_ERROR(Listen());
@@ -166,7 +171,8 @@ absl::Status AgentServer::Init() {
 absl::Status AgentServer::Listen() {
   const std::string& path = options_.socket_path;
   ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
-  RETURN_IF_ERROR(MakeParentDirectory(path, socket_gid_));
+  RETURN_IF_ERROR(
+      MakeParentDirectory(path, socket_gid_, group_found_ ? 0750 : 0700));
   RETURN_IF_ERROR(ClearStaleSocket(path));
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) return Errno("socket");
@@ -179,7 +185,9 @@ absl::Status AgentServer::Listen() {
   if (chown(path.c_str(), static_cast<uid_t>(-1), socket_gid_) != 0) {
     return Errno(absl::StrCat("chown ", path));
   }
-  if (chmod(path.c_str(), options_.socket_mode) != 0) {
+  const mode_t mode =
+      group_found_ ? options_.socket_mode : options_.socket_mode & ~mode_t{070};
+  if (chmod(path.c_str(), mode) != 0) {
     return Errno(absl::StrCat("chmod ", path));
   }
   if (listen(listen_fd_, 64) != 0) return Errno(absl::StrCat("listen ", path));
@@ -241,9 +249,10 @@ void AgentServer::AcceptLoop() {
       close(fd);
       continue;
     }
-    grpc::Server* target = MayMutate(*peer, socket_gid_)
-                               ? privileged_server_.get()
-                               : readonly_server_.get();
+    const bool may_mutate =
+        group_found_ ? MayMutate(*peer, socket_gid_) : peer->uid == 0;
+    grpc::Server* target =
+        may_mutate ? privileged_server_.get() : readonly_server_.get();
     grpc::AddInsecureChannelFromFd(target, fd);  // gRPC owns fd now
   }
 }

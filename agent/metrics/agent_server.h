@@ -34,8 +34,10 @@ struct AgentServerOptions {
   std::string socket_path = kDefaultSocketPath;
   // A missing parent directory is created 0750 with the socket's group.
   mode_t socket_mode = 0660;
-  // The socket's group, whose members may mutate; root when it does not
-  // exist on this host.
+  // The socket's group, whose members may mutate. When no such group exists
+  // on this host the socket is root's alone: group bits dropped (0600, the
+  // directory 0700) and only uid 0 may mutate. Falling back to group root
+  // instead would hand the socket to whoever happens to be in that group.
   std::string socket_group = "locus";
   // Empty: no TCP. "PORT" means 127.0.0.1:PORT; "HOST:PORT" as given; port 0
   // picks one (see tcp_port()). TCP peers are always read-only.
@@ -60,6 +62,7 @@ class AgentServer {
 
   const std::string& socket_path() const { return options_.socket_path; }
   gid_t socket_gid() const { return socket_gid_; }
+  // The group name, or "" when the socket is root's alone.
   const std::string& socket_group_name() const { return socket_group_name_; }
   int tcp_port() const { return tcp_port_; }
 
@@ -76,7 +79,8 @@ class AgentServer {
   MetricsHub* const hub_;
   AgentController* const controller_;
   gid_t socket_gid_ = 0;
-  std::string socket_group_name_ = "root";
+  bool group_found_ = false;
+  std::string socket_group_name_;
   int listen_fd_ = -1;
   ino_t socket_inode_ = 0;
   int wake_fds_[2] = {-1, -1};

@@ -74,9 +74,12 @@ grpc::Status AgentService::Explain(grpc::ServerContext*,
 grpc::Status AgentService::Refuse(const char* call) const {
   return grpc::Status(
       grpc::StatusCode::PERMISSION_DENIED,
-      absl::StrCat(call, " changes the agent: it needs root or membership in ",
-                   "group '", options_.socket_group_name,
-                   "' (the socket's group)"));
+      options_.socket_group_name.empty()
+          ? absl::StrCat(call, " changes the agent: it needs root")
+          : absl::StrCat(call,
+                         " changes the agent: it needs root or membership in ",
+                         "group '", options_.socket_group_name,
+                         "' (the socket's group)"));
 }
 
 grpc::Status AgentService::SetMode(grpc::ServerContext*,

@@ -22,8 +22,9 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 struct AgentServiceOptions {
   bool allow_mutations = false;
-  // Names the group in refusals: "needs root or group 'locus'".
-  std::string socket_group_name = "root";
+  // Names the group in refusals: "needs root or group 'locus'"; empty when
+  // the socket is root's alone.
+  std::string socket_group_name;
 };
 
 class AgentService final : public v1::Agent::Service {

@@ -1,26 +1,26 @@
 // Actuators against the real kernel of this machine (root): a child
 // process's threads pinned and restored through the journal, on the SIGTERM
 // path and after the agent is killed with SIGKILL; its pages queried with
-// move_pages; an IRQ moved and restored where the kernel allows it.
+// move_pages; an IRQ moved and restored where the kernel allows it. What the
+// kernel refuses (ESRCH, EINVAL, ENOENT, EIO) and an unwritable journal are
+// in tests/fault/act_fault_test.cc.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "agent/act/actuators.h"
-#include "agent/host/cpu_list.h"
 #include "agent/host/file_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/host/temp_tree.h"
+#include "tests/act/real_kernel_test.h"
+#include "tests/common/process_util.h"
 
 namespace locus {
 namespace {
@@ -58,67 +58,32 @@ class Worker {
     }
   }
   pid_t pid() const { return pid_; }
-  std::vector<int32_t> Tids() const {
-    std::vector<int32_t> tids;
-    auto names = ListDirectory("/proc/" + std::to_string(pid_) + "/task");
-    if (!names.ok()) return tids;
-    for (const std::string& name : *names) tids.push_back(std::stoi(name));
-    return tids;
-  }
+  std::vector<pid_t> Tids() const { return ThreadsOf(pid_); }
 
  private:
   pid_t pid_ = -1;
 };
 
-std::vector<int> Affinity(int32_t tid) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(tid, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
-std::vector<int> OnlineCpus() {
-  auto text = ReadFirstLine("/sys/devices/system/cpu/online");
-  if (!text.ok()) return {};
-  auto cpus = ParseCpuList(*text);
-  return cpus.ok() ? *cpus : std::vector<int>{};
-}
-
-class ActPrivilegedTest : public ::testing::Test {
+class ActPrivilegedTest : public RealKernelTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root";
-    online_ = OnlineCpus();
-    if (online_.size() < 2) GTEST_SKIP() << "needs 2 online CPUs";
-    options_.journal.path = tree_.root() + "/lib/locus/journal";
-  }
   std::unique_ptr<Actuators> Make() {
-    auto actuators = Actuators::Create(options_, MakeKernelOps(options_));
-    EXPECT_TRUE(actuators.ok()) << actuators.status();
-    return actuators.ok() ? *std::move(actuators) : nullptr;
+    return MakeWith(MakeKernelOps(options_));
   }
   void PinAll(Actuators& actuators, const Worker& worker, int cpu) {
     for (int32_t tid : worker.Tids()) {
       Action action{PinThread{worker.pid(), tid, 0, {cpu}}, "test", 0};
       ActionResult result = actuators.Apply(action);
       EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
-      EXPECT_THAT(Affinity(tid), ElementsAre(cpu));
+      EXPECT_THAT(ThreadAffinity(tid), ElementsAre(cpu));
     }
   }
-  TempTree tree_;
-  ActuatorOptions options_;
-  std::vector<int> online_;
 };
 
 TEST_F(ActPrivilegedTest, PinAndRestoreOnSigtermPath) {
   Worker worker;
   ASSERT_GT(worker.pid(), 0);
   ASSERT_EQ(worker.Tids().size(), 3u);
-  const std::vector<int> original = Affinity(worker.pid());
+  const std::vector<int> original = ThreadAffinity(worker.pid());
   ASSERT_EQ(original, online_);
   auto actuators = Make();
   ASSERT_NE(actuators, nullptr);
@@ -130,14 +95,14 @@ TEST_F(ActPrivilegedTest, PinAndRestoreOnSigtermPath) {
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_TRUE(report->ok());
   EXPECT_EQ(report->threads_restored, 3);
-  for (int32_t tid : worker.Tids()) EXPECT_EQ(Affinity(tid), original);
+  for (int32_t tid : worker.Tids()) EXPECT_EQ(ThreadAffinity(tid), original);
   EXPECT_FALSE(std::filesystem::exists(options_.journal.path));
 }
 
 TEST_F(ActPrivilegedTest, RestoreAfterAgentKilledWithSigkill) {
   Worker worker;
   ASSERT_GT(worker.pid(), 0);
-  const std::vector<int> original = Affinity(worker.pid());
+  const std::vector<int> original = ThreadAffinity(worker.pid());
   int done[2];
   ASSERT_EQ(pipe(done), 0);
   pid_t agent = fork();
@@ -163,7 +128,8 @@ TEST_F(ActPrivilegedTest, RestoreAfterAgentKilledWithSigkill) {
   ASSERT_EQ(byte, 1) << "the agent could not pin";
   kill(agent, SIGKILL);
   waitpid(agent, nullptr, 0);
-  for (int32_t tid : worker.Tids()) EXPECT_THAT(Affinity(tid), ElementsAre(1));
+  for (int32_t tid : worker.Tids())
+    EXPECT_THAT(ThreadAffinity(tid), ElementsAre(1));
 
   // The restart: a fresh process state reads the journal the dead one left.
   auto report = RestoreJournal(options_.journal);
@@ -171,7 +137,7 @@ TEST_F(ActPrivilegedTest, RestoreAfterAgentKilledWithSigkill) {
   EXPECT_TRUE(report->ok());
   EXPECT_EQ(report->threads_restored, 3);
   EXPECT_FALSE(report->truncated_tail);
-  for (int32_t tid : worker.Tids()) EXPECT_EQ(Affinity(tid), original);
+  for (int32_t tid : worker.Tids()) EXPECT_EQ(ThreadAffinity(tid), original);
   EXPECT_FALSE(std::filesystem::exists(options_.journal.path));
 }
 
@@ -191,22 +157,12 @@ TEST_F(ActPrivilegedTest, ExternalChangeIsBackedOff) {
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].id, tid);
   EXPECT_EQ(actuators->Apply(action).outcome, Outcome::kBackedOff);
-  EXPECT_THAT(Affinity(tid), ElementsAre(0));
+  EXPECT_THAT(ThreadAffinity(tid), ElementsAre(0));
   // Its entry is forgotten: restoring does not undo the operator's choice.
   auto report = actuators->RestoreAll();
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->threads_restored, 0);
-  EXPECT_THAT(Affinity(tid), ElementsAre(0));
-}
-
-TEST_F(ActPrivilegedTest, GoneThreadIsAnOutcome) {
-  pid_t child = fork();
-  if (child == 0) _exit(0);
-  waitpid(child, nullptr, 0);
-  auto actuators = Make();
-  ASSERT_NE(actuators, nullptr);
-  Action action{PinThread{child, child, 0, {1}}, "test", 0};
-  EXPECT_EQ(actuators->Apply(action).outcome, Outcome::kGone);
+  EXPECT_THAT(ThreadAffinity(tid), ElementsAre(0));
 }
 
 TEST_F(ActPrivilegedTest, PagesQueriedWithMovePages) {
@@ -263,51 +219,6 @@ TEST_F(ActPrivilegedTest, IrqAffinityChangedAndRestored) {
     return;
   }
   GTEST_SKIP() << "no IRQ affinity could be set here: " << refusals;
-}
-
-// A journal on a full or read-only filesystem: the agent refuses to act.
-TEST_F(ActPrivilegedTest, FullOrReadOnlyJournalRefusesToAct) {
-  const std::string mnt = tree_.root() + "/mnt";
-  std::filesystem::create_directories(mnt);
-  ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=16k"), 0)
-      << strerror(errno);
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
-  {
-    // Fill it.
-    std::ofstream fill(mnt + "/fill");
-    std::string block(4096, 'x');
-    for (int i = 0; i < 64 && fill; ++i) fill << block << std::flush;
-  }
-  Worker worker;
-  options_.journal.path = mnt + "/journal";
-  const std::vector<int> before = Affinity(worker.pid());
-  Action action{PinThread{worker.pid(), worker.pid(), 0, {1}}, "test", 0};
-  {
-    auto actuators = Make();
-    ASSERT_NE(actuators, nullptr);
-    ActionResult result = actuators->Apply(action);
-    EXPECT_EQ(result.outcome, Outcome::kRefused) << result.message;
-    EXPECT_THAT(result.message, HasSubstr("No space left"));
-    EXPECT_EQ(Affinity(worker.pid()), before);
-  }  // closes the journal, so the filesystem can be remounted read-only
-
-  std::filesystem::remove(mnt + "/fill");
-  std::filesystem::remove(mnt + "/journal");
-  ASSERT_EQ(
-      mount(nullptr, mnt.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0)
-      << strerror(errno);
-  auto ro = Make();
-  ASSERT_NE(ro, nullptr);
-  ActionResult result = ro->Apply(action);
-  EXPECT_EQ(result.outcome, Outcome::kRefused) << result.message;
-  EXPECT_THAT(result.message, HasSubstr("Read-only"));
-  EXPECT_EQ(Affinity(worker.pid()), before);
-  // Starting on it is not an error either: there is nothing to restore.
-  auto restored = RestoreJournal(options_.journal);
-  EXPECT_TRUE(restored.ok()) << restored.status();
 }
 
 }  // namespace

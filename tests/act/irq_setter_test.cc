@@ -17,7 +17,9 @@ class IrqSetterTest : public ::testing::Test {
   void SetUp() override {
     ops_.affinity[38] = {0, 1};
     ops_.affinity[39] = {0, 1};
-    ops_.write_error[39] = EIO;  // kernel-managed
+    ops_.affinity[40] = {0, 1};
+    ops_.write_error[39] = EIO;    // kernel-managed, up to 6.x
+    ops_.write_error[40] = EPERM;  // kernel-managed, 6.18
     auto journal = Journal::Open(JournalOptions{tree_.root() + "/journal"});
     ASSERT_TRUE(journal.ok());
     journal_ = *std::move(journal);
@@ -47,6 +49,15 @@ TEST_F(IrqSetterTest, EioMarksUnmanageable) {
   int writes = ops_.write_calls;
   EXPECT_EQ(setter.Apply({39, {0}}).outcome, Outcome::kUnmanageable);
   EXPECT_EQ(ops_.write_calls, writes);  // never tried again
+}
+
+TEST_F(IrqSetterTest, EpermOnWriteMarksUnmanageableToo) {
+  IrqSetter setter(&ops_, journal_.get(), false);
+  ActionResult result = setter.Apply({40, {1}});
+  EXPECT_EQ(result.outcome, Outcome::kUnmanageable) << result.message;
+  EXPECT_FALSE(journal_->HasIrq(40));
+  EXPECT_THAT(ops_.affinity[40], ElementsAre(0, 1));
+  EXPECT_EQ(setter.unmanageable().count(40), 1u);
 }
 
 TEST_F(IrqSetterTest, MissingIrqIsGone) {

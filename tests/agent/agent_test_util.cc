@@ -287,6 +287,16 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   return result;
 }
 
+ProcessResult RunProcessAs(const std::vector<std::string>& setpriv_options,
+                           const std::vector<std::string>& argv) {
+  if (setpriv_options.empty()) return RunProcess(argv);
+  std::vector<std::string> full = {"/usr/bin/setpriv"};
+  full.insert(full.end(), setpriv_options.begin(), setpriv_options.end());
+  full.push_back("--");
+  full.insert(full.end(), argv.begin(), argv.end());
+  return RunProcess(full);
+}
+
 std::vector<std::string> SplitLines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }

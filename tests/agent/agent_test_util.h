@@ -96,6 +96,11 @@ struct ProcessResult {
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout = absl::Seconds(20));
 
+// The same as another user: `argv` under setpriv(1) with `setpriv_options`
+// ("--reuid=nobody", ...); empty options run it as is.
+ProcessResult RunProcessAs(const std::vector<std::string>& setpriv_options,
+                           const std::vector<std::string>& argv);
+
 std::vector<std::string> SplitLines(const std::string& text);
 
 }  // namespace locus

@@ -107,6 +107,18 @@ TEST(Format, MetricsLineShowsDropsActionsAndReverts) {
   EXPECT_THAT(text, HasSubstr("  policy error: policy.yaml:3:5: unknown key"));
 }
 
+TEST(Format, StatusSaysWhyTheAgentIsNotActing) {
+  v1::AgentStatus s;
+  s.set_mode(v1::AGENT_MODE_ENFORCE);
+  EXPECT_THAT(ctl::FormatStatus(s), ::testing::Not(HasSubstr("NOT ACTING")));
+  s.set_journal_error(
+      "journal not writable, not acting: /var/lib/locus: Read-only file "
+      "system");
+  EXPECT_THAT(ctl::FormatStatus(s),
+              HasSubstr("\nNOT ACTING: journal not writable, not acting: "
+                        "/var/lib/locus: Read-only file system\n"));
+}
+
 TEST(Format, MigrateAction) {
   v1::Action a;
   a.mutable_migrate_pages()->set_pid(1200);

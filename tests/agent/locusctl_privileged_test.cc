@@ -29,18 +29,12 @@ class PeerCredentialsEndToEnd : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
   }
-  ProcessResult Ctl(std::vector<std::string> setpriv,
-                    std::vector<std::string> args) {
-    std::vector<std::string> argv;
-    if (!setpriv.empty()) {
-      argv.push_back("/usr/bin/setpriv");
-      argv.insert(argv.end(), setpriv.begin(), setpriv.end());
-      argv.push_back("--");
-    }
-    argv.push_back(LOCUSCTL_PATH);
-    argv.push_back("--socket=" + server_->socket_path());
+  ProcessResult Ctl(const std::vector<std::string>& setpriv,
+                    const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {LOCUSCTL_PATH,
+                                     "--socket=" + server_->socket_path()};
     argv.insert(argv.end(), args.begin(), args.end());
-    return RunProcess(argv);
+    return RunProcessAs(setpriv, argv);
   }
 
   const std::vector<std::string> kNobody = {"--reuid=nobody", "--regid=nogroup",

@@ -18,6 +18,14 @@ Snapshot WithFaults(uint64_t local, uint64_t remote) {
   return s;
 }
 
+// The worker's memory all on node 0, where it ran before Pin() took it to
+// node 1: faults remote there say the pin hurt.
+Snapshot MemoryOnNodeZero(uint64_t local, uint64_t remote) {
+  Snapshot s = MisplacedWorker(0);
+  s.targets[0].threads[0].faults = {NodeFaults{local, remote}, NodeFaults{}};
+  return s;
+}
+
 TEST(VerifierTest, KeepsAnActionThatHelped) {
   Verifier v({3, 0.1});
   v.Watch(Pin(), WithFaults(0, 1000));
@@ -29,10 +37,10 @@ TEST(VerifierTest, KeepsAnActionThatHelped) {
 
 TEST(VerifierTest, HandsBackAnActionThatHurtAfterItsWindow) {
   Verifier v({3, 0.1});
-  v.Watch(Pin(), WithFaults(800, 200));  // 20% remote
-  EXPECT_TRUE(v.Observe(WithFaults(500, 500)).empty());
-  EXPECT_TRUE(v.Observe(WithFaults(400, 600)).empty());
-  std::vector<Verdict> worse = v.Observe(WithFaults(300, 700));
+  v.Watch(Pin(), MemoryOnNodeZero(800, 200));  // 20% remote
+  EXPECT_TRUE(v.Observe(MemoryOnNodeZero(500, 500)).empty());
+  EXPECT_TRUE(v.Observe(MemoryOnNodeZero(400, 600)).empty());
+  std::vector<Verdict> worse = v.Observe(MemoryOnNodeZero(300, 700));
   ASSERT_EQ(worse.size(), 1u);
   EXPECT_DOUBLE_EQ(worse[0].before, 0.2);
   EXPECT_DOUBLE_EQ(worse[0].after, 0.6);
@@ -102,6 +110,24 @@ TEST(VerifierTest, UnmeasurableForTooLongIsDropped) {
   Snapshot quiet = WithFaults(0, 0);
   quiet.targets[0].threads[0].migrations = 0;
   for (int i = 0; i < 6; ++i) EXPECT_TRUE(v.Observe(quiet).empty());
+  EXPECT_EQ(v.watching(), 0u);
+}
+
+// A worker on node 1 with its memory pinned to node 0 (the spread), its
+// pages on their way: faults on what is still on node 1 turn remote, those
+// on node 0's memory are local. The pin did what it could: kept.
+TEST(VerifierTest, PinIsJudgedOnItsNewNodesMemory) {
+  Verifier v({3, 0.1});
+  Action pin{PinThread{100, 100, 0, {0, 1}}, "spread", 0.5};
+  Snapshot before = MisplacedWorker(0);
+  before.targets[0].threads[0].faults = {NodeFaults{}, NodeFaults{1000, 0}};
+  v.Watch(pin, before);
+  for (uint64_t moved : {300, 600, 900}) {
+    Snapshot after = MisplacedWorker(0);
+    after.targets[0].threads[0].faults = {NodeFaults{moved, 0},
+                                          NodeFaults{0, 1000 - moved}};
+    EXPECT_TRUE(v.Observe(after).empty()) << moved;
+  }
   EXPECT_EQ(v.watching(), 0u);
 }
 

@@ -4,17 +4,13 @@
 // agent pins them to their home "nodes"; the test checks that the pins are
 // journaled, and that every worker thread gets its original affinity back on
 // SIGTERM, and after kill -9 through `locusd --restore`.
-#include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -24,23 +20,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/common/process_util.h"
 
 namespace locus {
 namespace {
 
 constexpr char kNginx[] = "/usr/sbin/nginx";
 constexpr char kWrk[] = "/usr/bin/wrk";
-
-std::set<int> Affinity(pid_t tid) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::set<int> cpus;
-  if (sched_getaffinity(tid, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.insert(cpu);
-  }
-  return cpus;
-}
 
 std::set<pid_t> ChildrenOf(pid_t parent) {
   std::set<pid_t> children;
@@ -51,36 +37,6 @@ std::set<pid_t> ChildrenOf(pid_t parent) {
     if (stat.ok() && stat->ppid == parent) children.insert(stat->pid);
   }
   return children;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int Stop(pid_t pid, int signal) {
-  kill(pid, signal);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 class LocusdActsTest : public ::testing::Test {
@@ -107,7 +63,7 @@ class LocusdActsTest : public ::testing::Test {
     }
     workers_ = ChildrenOf(master_);
     ASSERT_EQ(workers_.size(), 2u);
-    for (pid_t w : workers_) original_[w] = Affinity(w);
+    for (pid_t w : workers_) original_[w] = ThreadAffinity(w);
     // Load long enough for every phase; wrk stops by itself.
     load_ = Spawn({kWrk, "-t1", "-c8", "-d60s",
                    "http://127.0.0.1:" + std::to_string(port_) + "/"},
@@ -133,7 +89,7 @@ class LocusdActsTest : public ::testing::Test {
     absl::Time deadline = absl::Now() + absl::Seconds(30);
     while (absl::Now() < deadline) {
       for (pid_t w : workers_) {
-        if (Affinity(w) != original_[w]) return true;
+        if (ThreadAffinity(w) != original_[w]) return true;
       }
       absl::SleepFor(absl::Milliseconds(100));
     }
@@ -142,7 +98,7 @@ class LocusdActsTest : public ::testing::Test {
 
   void ExpectAllOriginal() {
     for (pid_t w : workers_) {
-      EXPECT_EQ(Affinity(w), original_[w]) << "worker " << w;
+      EXPECT_EQ(ThreadAffinity(w), original_[w]) << "worker " << w;
     }
   }
 
@@ -152,7 +108,7 @@ class LocusdActsTest : public ::testing::Test {
   int port_ = 0;
   pid_t master_ = -1, load_ = -1, agent_ = -1;
   std::set<pid_t> workers_;
-  std::map<pid_t, std::set<int>> original_;
+  std::map<pid_t, std::vector<int>> original_;
 };
 
 TEST_F(LocusdActsTest, PinsWorkersAndRestoresThemOnSigterm) {
@@ -175,7 +131,7 @@ TEST_F(LocusdActsTest, JournalRestoresAfterKill9) {
   Stop(agent_, SIGKILL);
   agent_ = -1;
   bool still_pinned = false;
-  for (pid_t w : workers_) still_pinned |= Affinity(w) != original_[w];
+  for (pid_t w : workers_) still_pinned |= ThreadAffinity(w) != original_[w];
   EXPECT_TRUE(still_pinned) << "a killed agent restores nothing by itself";
 
   ProcessResult restore = RunProcess(

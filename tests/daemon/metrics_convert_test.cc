@@ -71,6 +71,24 @@ TEST(MetricsConvertTest, CarriesWhatTheTickAdds) {
   EXPECT_FALSE(m.sensors(0).ok()) << "source none";
 }
 
+// A change refused because the journal cannot be written is not a failure
+// of the change itself: it has its own outcome, and says why.
+TEST(MetricsConvertTest, RefusedActionsSayWhy) {
+  TickReport r = Report();
+  r.actions.push_back(ActionRecord{
+      Action{PinThread{42, 43, 1, {2, 3}}, "run off node", 0.5},
+      ActionResult{Outcome::kRefused,
+                   "thread 43 (pid 42): journal not writable, not acting: "
+                   "/j: Read-only file system",
+                   0, 0}});
+  v1::Metrics m = ToMetrics(r, MetricsContext{});
+  ASSERT_EQ(m.actions_size(), 3);
+  EXPECT_EQ(m.actions(2).outcome(), v1::ACTION_OUTCOME_REFUSED);
+  EXPECT_EQ(m.actions(2).error(),
+            "thread 43 (pid 42): journal not writable, not acting: /j: "
+            "Read-only file system");
+}
+
 TEST(MetricsConvertTest, FailedCollectionStillReportsTheTick) {
   TickReport r = Report();
   r.snapshot = nullptr;

@@ -79,8 +79,10 @@ class Daemon:
         argv = argv_prefix + [f"--socket={self.socket}",
                               f"--journal={tmp}/journal", "--mode=dry_run"]
         self.log = open(os.path.join(tmp, "locusd.log"), "w+")
+        # The quick start builds into LOCUS_BUILD_DIR: this test's build.
+        env = dict(os.environ, LOCUS_BUILD_DIR=BUILD)
         self.proc = subprocess.Popen(argv, cwd=SRC, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, env=env)
         self.up = wait_for(self.socket, self.proc, 600)
 
     def stop(self):
@@ -102,8 +104,9 @@ def check_locusctl(command, daemon):
     argv = shlex.split(command)
     args = [a if a != "FILE" else f"{SRC}/deploy/policy/nginx.yaml"
             for a in argv[1:]]
-    if args[:1] == ["top"] and not any(a.startswith("--count") for a in args):
-        args.append("--count=2")  # a live view: two ticks, then stop
+    if args[:1] in (["top"], ["watch"]) and not any(
+            a.startswith("--count") for a in args):
+        args.append("--count=2")  # a live view or a stream: two ticks, then stop
     r = run([LOCUSCTL, f"--socket={daemon.socket}"] + args)
     if args[:1] == ["explain"]:
         # No nginx runs here: the thread is unknown, and the answer must say
@@ -114,8 +117,11 @@ def check_locusctl(command, daemon):
     if r.returncode != 0:
         fail(command, f"exit {r.returncode}: {r.stderr.strip()}")
     elif args[:1] == ["watch"]:
-        count = int(re.search(r"--count=(\d+)", command).group(1))
-        ticks = re.findall(r"^tick \d+", r.stdout, re.M)
+        count = int(re.search(r"--count=(\d+)", " ".join(args)).group(1))
+        if "--json" in args:
+            ticks = [l for l in r.stdout.splitlines() if l.startswith("{")]
+        else:
+            ticks = re.findall(r"^tick \d+", r.stdout, re.M)
         if len(ticks) != count:
             fail(command, f"{len(ticks)} ticks printed, want {count}")
     elif args[:1] == ["status"] and "mode" not in r.stdout:

@@ -73,5 +73,40 @@ TEST(CgroupTest, PathAndUnit) {
   EXPECT_EQ(SystemdUnitOf("/"), "");
 }
 
+TEST(CgroupTest, LinesSplitAtTheFirstTwoColons) {
+  std::vector<CgroupLine> lines =
+      ParseCgroupLines("3:cpuset,cpu:/pinned\n0::/odd:name\nnot a line\n");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].hierarchy, "3");
+  EXPECT_EQ(lines[0].controllers, "cpuset,cpu");
+  EXPECT_EQ(lines[0].path, "/pinned");
+  EXPECT_EQ(lines[1].controllers, "");
+  EXPECT_EQ(lines[1].path, "/odd:name");
+  EXPECT_EQ(ParseCgroupPath("0::/odd:name\n"), "/odd:name");
+}
+
+TEST(MigratableRangesTest, PrivateWritableResidentAndNotHuge) {
+  constexpr char kMaps[] =
+      "1000-3000 rw-p 00000000 00:00 0 [heap]\n"
+      "4000-5000 r--p 00000000 08:01 1 /usr/bin/x\n"
+      "6000-7000 rw-s 00000000 00:01 5 /dev/shm/x\n"
+      "8000-9000 rw-p 00000000 00:00 0 [vvar]\n"
+      "a000-b000 rw-p 00000000 00:00 0\n"
+      "c000-10000 rw-p 00000000 00:00 0\n"
+      "f000-e000 rw-p 00000000 00:00 0\n"
+      "zz-10 rw-p 00000000 00:00 0\n"
+      "20000-21000 rw\n";
+  std::vector<MemRange> all =
+      ParseMigratableRanges(kMaps, std::nullopt, 0x3000);
+  ASSERT_EQ(all.size(), 2u);  // c000-10000 is larger than 0x3000 bytes
+  EXPECT_EQ(all[0].start, 0x1000u);
+  EXPECT_EQ(all[0].end, 0x3000u);
+  EXPECT_EQ(all[1].start, 0xa000u);
+  std::vector<MemRange> resident = ParseMigratableRanges(
+      kMaps, "1000 default heap\na000 default anon=1 N1=1\n", 0x10000);
+  ASSERT_EQ(resident.size(), 1u);
+  EXPECT_EQ(resident[0].start, 0xa000u);
+}
+
 }  // namespace
 }  // namespace locus

@@ -214,6 +214,46 @@ std::vector<Scenario> Scenarios() {
                     EXPECT_TRUE(Migrations(plan).empty()) << Reasons(plan);
                   }});
 
+  rows.push_back({"remote_faults_on_pages_autonuma_moved_home_still_count",
+                  [] {
+                    Snapshot s = Balanced(2, 4);
+                    s.numa_balancing = true;
+                    // Confined to node 1, its 100 MiB still on node 0; NUMA
+                    // balancing moves a page per fault, so every fault was
+                    // remote but counts on node 1's memory, where the page
+                    // went.
+                    Target w = MakeWorker(s, 101, 1, 1, 0, 25'600);
+                    w.threads[0].faults = {NodeFaults{}, NodeFaults{0, 1000}};
+                    s.targets[1] = w;
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    ASSERT_EQ(Migrations(plan).size(), 1u) << Reasons(plan);
+                    EXPECT_EQ(Migrations(plan)[0].to_node, 1);
+                    EXPECT_EQ(Migrations(plan)[0].max_bytes, 100 * kMiB);
+                    EXPECT_THAT(
+                        plan.actions[0].reason,
+                        HasSubstr("100% of resident pages off home node 1"));
+                  }});
+
+  rows.push_back({"remote_faults_on_home_memory_with_pages_home_move_nothing",
+                  [] {
+                    // The same faults, but its pages are home already: faults
+                    // taken before it was confined there.
+                    Snapshot s = Balanced(2, 4);
+                    Target w = MakeWorker(s, 101, 1, 1, 1, 25'600);
+                    w.threads[0].faults = {NodeFaults{}, NodeFaults{0, 1000}};
+                    s.targets[1] = w;
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Migrations(plan).empty()) << Reasons(plan);
+                  }});
+
   rows.push_back(
       {"misplaced_memory_within_budget",
        [] {

@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "policy/default_policy.h"
 #include "policy/validate.h"
+#include "tests/common/sanitizers.h"
 #include "tests/common/snapshot_builder.h"
 
 namespace locus {
@@ -199,13 +200,11 @@ TEST(PolicyYamlTest, GarbageNeverThrows) {
 class AddressSpaceLimit {
  public:
   explicit AddressSpaceLimit(rlim_t bytes) {
-#if !defined(__SANITIZE_ADDRESS__)
+    if (testing::kAddressSanitizer) return;
     getrlimit(RLIMIT_AS, &saved_);
     struct rlimit capped = saved_;
     capped.rlim_cur = std::min<rlim_t>(bytes, saved_.rlim_max);
     active_ = setrlimit(RLIMIT_AS, &capped) == 0;
-#endif
-    (void)bytes;
   }
   ~AddressSpaceLimit() {
     if (active_) setrlimit(RLIMIT_AS, &saved_);
