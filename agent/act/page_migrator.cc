@@ -79,7 +79,8 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   const uint64_t start_ns = clock_->NowNs();
   uint64_t cursor = pass.cursor;
   const bool from_start = cursor == 0;
-  uint64_t scanned = 0, candidates = 0, moved = 0, failed = 0, shared = 0;
+  uint64_t scanned = 0, candidates = 0, moved = 0, failed = 0, shared = 0,
+           busy = 0;
   bool wrapped = false;
   std::string stop = "budget";
   std::vector<void*> pages;
@@ -105,8 +106,13 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
         // its master since fork): MPOL_MF_MOVE leaves them, by design. Not
         // this process's to move, so not a failure.
         ++shared;
+      } else if (s == -EBUSY || s == -EAGAIN || s == -ENOENT) {
+        // Taken by someone else meanwhile (NUMA balancing migrating the
+        // same pages, off the LRU, or a migration entry in place of the
+        // page): retried on a later pass, and not a failure of ours.
+        ++busy;
       } else {
-        ++failed;  // -EBUSY, -ENOMEM, ...: retried on a later pass
+        ++failed;  // -ENOMEM, ...: retried on a later pass
       }
     }
     to_move.clear();
@@ -192,10 +198,22 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
       static_cast<double>((dry_run ? candidates : moved) * page_size) /
           (1 << 20),
       static_cast<double>(elapsed) / 1e6, failed,
-      shared > 0 ? absl::StrCat(", ", shared, " shared left") : "", stop);
+      absl::StrCat(shared > 0 ? absl::StrCat(", ", shared, " shared left") : "",
+                   busy > 0 ? absl::StrCat(", ", busy, " busy") : ""),
+      stop);
   if (dry_run) {
     result.outcome = Outcome::kDryRun;
     result.message = absl::StrCat(who, ": would move ", summary);
+  } else if (moved == 0 && busy > 0 && candidates == shared + busy) {
+    // Everything found was busy elsewhere: not done, not an error either;
+    // the next tick carries on.
+    result.outcome = Outcome::kUnchanged;
+    result.message =
+        absl::StrCat(who, ": none of ", candidates, " pages moved to node ",
+                     move.to_node, ": ", busy,
+                     " busy (being moved by someone else); "
+                     "stopped: ",
+                     stop);
   } else if (moved == 0 && candidates == shared) {
     // Nothing found (or only pages shared with other processes): after a
     // whole pass the process is done; mid-pass the next tick carries on

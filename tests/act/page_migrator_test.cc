@@ -166,7 +166,7 @@ TEST_F(PageMigratorTest, FromNodeFilter) {
 }
 
 TEST_F(PageMigratorTest, FailedPagesAreCountedNotFatal) {
-  ops_.move_errors[kBase] = -EBUSY;
+  ops_.move_errors[kBase] = -ENOMEM;
   PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
   ActionResult result = migrator.Apply(Move(0));
   EXPECT_EQ(result.outcome, Outcome::kApplied);
@@ -181,6 +181,23 @@ TEST_F(PageMigratorTest, DryRunOnlyQueries) {
   EXPECT_THAT(result.message, HasSubstr("would move 900 of 1100 pages"));
   EXPECT_EQ(ops_.move_calls, 0);
   EXPECT_EQ(OnNode(1), 900);
+}
+
+TEST_F(PageMigratorTest, PagesBusyElsewhereAreRetriedNotAnError) {
+  // NUMA balancing migrating the same pages: move_pages finds them off the
+  // LRU (-EBUSY) or replaced by a migration entry (-ENOENT).
+  for (uint64_t i = 0; i < 1000; ++i) {
+    ops_.move_errors[kBase + i * kPage] = i % 2 ? -EBUSY : -ENOENT;
+  }
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kUnchanged) << result.message;
+  EXPECT_FALSE(result.nothing_left);
+  EXPECT_THAT(result.message, HasSubstr("900 busy"));
+  // Once they are free, they move.
+  ops_.move_errors.clear();
+  clock_.now_ns += 1'000'000'000;
+  EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 900u);
 }
 
 TEST_F(PageMigratorTest, NoPageMovableIsAnError) {

@@ -5,9 +5,13 @@
 // that the kernel's NUMA balancing sees hinting faults on them. It measures
 // nothing about placement: the benchmark reads that from outside
 // (/proc/PID/numa_maps), the same way for every workload and every tool.
+// Once in place it names itself (comm) "lab_memhog": started through a link
+// of another name, it is invisible to a tool that selects it by name until
+// the misplacement it stands for exists.
 #include <numa.h>
 #include <numaif.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -129,6 +133,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "lab_memhog: %ld of %zu pages on node %d\n", on_touch,
                pages, options->touch_node);
   if (!RunOnNode(options->run_node)) return 1;
+  prctl(PR_SET_NAME, "lab_memhog");
   std::printf("ready\n");
   std::fflush(stdout);
 

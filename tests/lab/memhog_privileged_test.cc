@@ -121,6 +121,24 @@ TEST_F(MemhogTest, ReportsReadyWithItsMemoryResidentOnTheTouchNode) {
   EXPECT_EQ(memhog.Wait(SIGTERM), -SIGTERM);
 }
 
+TEST_F(MemhogTest, NamesItselfWhenReady) {
+  // Started through a link of another name, it is "lab_memhog" only once
+  // in place, so a tool selecting it by name does not see its setup.
+  std::string link = ::testing::TempDir() + "/lab_memhog_prep";
+  unlink(link.c_str());
+  ASSERT_EQ(symlink(LAB_MEMHOG_PATH, link.c_str()), 0);
+  const std::string node = std::to_string(topology_.nodes.front().id);
+  Child memhog({link, "--mb=1", "--touch_node=" + node, "--run_node=" + node,
+                "--report_ms=0"});
+  ASSERT_GT(memhog.pid(), 0);
+  ASSERT_EQ(memhog.ReadLine(kStartTimeout), "ready");
+  auto comm = ReadFirstLine("/proc/" + std::to_string(memhog.pid()) + "/comm");
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  EXPECT_EQ(*comm, "lab_memhog");
+  memhog.Wait(SIGTERM);
+  unlink(link.c_str());
+}
+
 TEST_F(MemhogTest, RefusesANodeTheMachineDoesNotHave) {
   const int absent = topology_.nodes.back().id + 1;
   Child memhog({LAB_MEMHOG_PATH, "--mb=1", "--touch_node=0",

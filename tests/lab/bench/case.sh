@@ -98,12 +98,15 @@ start_workload() {
   case $workload in
     memhog*)
       local mb=${workload#memhog} line
-      # Confined to node 1 from exec: a tool that sees it before it binds
-      # itself must not take its first instant for its placement (Locus
-      # would pin it, then back off when lab_memhog rebinds itself).
+      # Confined to node 1 from exec, and started under another name (it
+      # names itself lab_memhog when ready): a tool that selects it by name
+      # sees it first when the misplacement is there, not while it sets up
+      # (Locus would act on its first few pages; their move's dwell then
+      # held its memory where it was).
+      ln -s "$memhog" "$work/lab_memhog_prep"
       coproc MEMHOG {
-        exec taskset -c "$node1_cpus" "$memhog" --mb="$mb" --touch_node=1 \
-          --run_node=0 --report_ms=0
+        exec taskset -c "$node1_cpus" "$work/lab_memhog_prep" --mb="$mb" \
+          --touch_node=1 --run_node=0 --report_ms=0
       }
       workload_pids+=("$MEMHOG_PID")
       start_sampler --pids="$MEMHOG_PID"
