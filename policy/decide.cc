@@ -609,6 +609,14 @@ void Engine::MemoryCandidates() {
     // moved home within the dwell time, whose last pass still found pages
     // to move, keep following until a pass finds none (RecordSettled).
     const EntityHistory* entry = h_.Find({EntityKind::kMemory, w.target->pid});
+    // A pass that just found nothing movable would find nothing again: the
+    // pages counted off home are shared or file pages (seen with nginx
+    // workers, whose libraries sit on the node that first read them).
+    if (entry != nullptr && entry->settled &&
+        s_.now_ns < entry->settled_ns + dwell_ns_) {
+      ++dwelling_;
+      continue;
+    }
     const bool finishing =
         dwell_node == w.home && entry != nullptr && !entry->settled;
     const double threshold = p_.memory().remote_threshold();

@@ -53,8 +53,10 @@ void RecordApplied(History& history, const Action& action,
   }
 }
 
-void RecordSettled(History& history, const Action& action) {
-  history.entities[KeyOf(action)].settled = true;
+void RecordSettled(History& history, const Action& action, uint64_t now_ns) {
+  EntityHistory& entry = history.entities[KeyOf(action)];
+  entry.settled = true;
+  entry.settled_ns = now_ns;
 }
 
 void HoldDown(History& history, const Action& action, uint64_t until_ns) {

@@ -39,6 +39,7 @@ struct EntityHistory {
   // Memory only: the last migration found nothing left to move, so none is
   // under way (RecordSettled); a move clears it.
   bool settled = false;
+  uint64_t settled_ns = 0;  // when that pass ended
 };
 
 struct History {
@@ -58,9 +59,11 @@ struct History {
 void RecordApplied(History& history, const Action& action,
                    const Topology& topology, uint64_t now_ns);
 
-// After a MigratePages whose whole pass found nothing to move: its memory
-// is settled. Nothing moved, so its last move (and dwell) stays as it was.
-void RecordSettled(History& history, const Action& action);
+// After a MigratePages whose whole pass found nothing to move at `now_ns`:
+// its memory is settled, and what is left off its node cannot move (pages
+// shared with other processes, file pages). Decide does not ask again
+// within the dwell time. Nothing moved, so its last move stays as it was.
+void RecordSettled(History& history, const Action& action, uint64_t now_ns);
 
 // After `action` was reverted: leave its entity alone until `until_ns` and
 // forget the home it had given (the worker is back where it was). A reverted

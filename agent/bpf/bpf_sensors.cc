@@ -29,7 +29,7 @@
 namespace locus {
 namespace {
 
-static_assert(SensorOptions{}.max_tasks == LOCUS_MAX_TASKS);
+static_assert(kDefaultSensorMaxTasks == LOCUS_MAX_TASKS);
 
 // RAII over a generated skeleton (the katran BpfSkeleton habit).
 template <typename Skel, void (*Destroy)(Skel*)>

@@ -16,6 +16,11 @@
 
 namespace locus {
 
+// The BPF maps' compiled-in size (LOCUS_MAX_TASKS, checked in bpf_sensors.cc);
+// a plain constant because a std::string member keeps SensorOptions{} out of
+// constant expressions under clang.
+inline constexpr uint32_t kDefaultSensorMaxTasks = 16384;
+
 struct SensorOptions {
   // Takes cpu_node and num_nodes from the host's topology.
   void SetTopology(const Topology& topology) {
@@ -53,7 +58,7 @@ struct SensorOptions {
   // Entries of the per-thread LRU maps (raw_tp and fentry sources; the
   // tp_btf source keeps per-task storage and has no such limit). More live
   // threads than this evict the least recently seen, counted as drops.
-  uint32_t max_tasks = 16384;  // LOCUS_MAX_TASKS, checked in bpf_sensors.cc
+  uint32_t max_tasks = kDefaultSensorMaxTasks;
 };
 
 class SensorSource {

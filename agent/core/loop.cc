@@ -127,7 +127,8 @@ TickReport Loop::Tick() {
             // Finding nothing to move is not a move: the memory's dwell
             // runs from its last real one. A whole pass that found nothing
             // ends the migration under way (Decide stops finishing it).
-            if (result.nothing_left) RecordSettled(history_, action);
+            if (result.nothing_left)
+              RecordSettled(history_, action, snap.now_ns);
           } else {
             RecordApplied(history_, action, snap.topology, snap.now_ns);
           }

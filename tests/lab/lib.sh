@@ -7,13 +7,14 @@
 # through labtool.py. Every check prints the figure it asserted on.
 #
 # Binaries come from the environment (ctest passes them): LOCUSD, LOCUSCTL,
-# LAB_MEMHOG; they default to the build tree next to this source tree.
+# LAB_MEMHOG, LAB_TP_HOLD; they default to the build tree next to this source tree.
 
 LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_BUILD=${LOCUS_BUILD_DIR:-$LAB_DIR/../../build}
 LOCUSD=${LOCUSD:-$LAB_BUILD/agent/main/locusd}
 LOCUSCTL=${LOCUSCTL:-$LAB_BUILD/agent/ctl/locusctl}
 LAB_MEMHOG=${LAB_MEMHOG:-$LAB_BUILD/tests/bench/lab_memhog}
+LAB_TP_HOLD=${LAB_TP_HOLD:-$LAB_BUILD/tests/bench/locus_bench_empty}
 PY=/usr/bin/python3
 WORK=/run/lab
 SOCK=$WORK/locusd.sock
@@ -74,10 +75,32 @@ wait_until() {
   done
 }
 
+# QEMU's multi-threaded TCG can let a vCPU run a stale int3 of the kernel's
+# live code patching (text_poke_bp): a 6.12 guest died with "Oops: int3" in
+# __handle_irq_event_percpu in about half the runs, right after locusd
+# attached or detached its tracepoint programs (the first probe flips the
+# tracepoint's static key, the second its static call). Two holders of empty
+# programs on the same tracepoints keep the keys on and the static calls on
+# the probe iterator, so that locusd's attach and detach patch no kernel
+# text. The fentry site (task_numa_fault) is not held: it runs only on NUMA
+# hinting faults. The holders run until the guest powers off.
+tracepoints_hold() {
+  local i
+  for i in 1 2; do
+    "$LAB_TP_HOLD" >"$WORK/tp_hold$i.log" 2>&1 &
+  done
+  wait_until 60 grep -q attached "$WORK/tp_hold1.log" &&
+    wait_until 60 grep -q attached "$WORK/tp_hold2.log" || {
+    echo "  cannot hold the tracepoints: $(cat "$WORK"/tp_hold*.log)"
+    return 1
+  }
+}
+
 # Runs each scenario function, reports each, and fails if any failed; a
 # failed scenario does not stop the next one.
 run_scenarios() {
   local s start
+  tracepoints_hold || return 1
   for s in "$@"; do
     echo "=== $s ($(uname -r), $(nodes) nodes, node 0 CPUs $(node_cpus 0))"
     start=$(now)
@@ -139,11 +162,16 @@ nodes_of_cpus() {
   echo "$seen"
 }
 # affinity TID: its allowed CPUs, read without starting a process.
+# The file is read whole, in one read(2): bash's `read` takes a line at a
+# time and seeks back, and /proc/PID/status is generated afresh on each read,
+# so while its pages migrate (VmRSS changing length) a line-by-line read
+# came out shifted and missed the key (a worker "on node ''").
 affinity() {
-  local key value
-  while read -r key value; do
-    [ "$key" = Cpus_allowed_list: ] && echo "$value" && return
-  done <"/proc/$1/status"
+  local status
+  status=$(<"/proc/$1/status") || return
+  status=${status#*Cpus_allowed_list:}
+  status=${status%%$'\n'*}
+  echo "${status//[[:space:]]/}"
 }
 threads_of() {
   local tasks=("/proc/$1/task/"*)

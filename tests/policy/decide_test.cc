@@ -206,6 +206,41 @@ std::vector<Scenario> Scenarios() {
                   [](const Snapshot&, const Plan& plan) {
                     EXPECT_TRUE(Migrations(plan).empty()) << Reasons(plan);
                   }});
+  // Worker 101 confined to node 1 with 80% of its pages on node 0, and a
+  // pass (never a move) that found none of them movable: shared or file
+  // pages. Asking again every tick would find nothing again.
+  auto mostly_away = [] {
+    Snapshot s = Balanced(2, 4);
+    Target w = MakeWorker(s, 101, 1, 1, 1, 25'600);
+    w.resident_pages = {20'480, 5'120};
+    testing::SetFaultsFromPages(w, 1);
+    s.targets[1] = w;
+    return s;
+  };
+  auto settled_ago = [](uint64_t ago_ns) {
+    return [ago_ns](const Snapshot& s) {
+      History h;
+      EntityHistory& e = h.entities[{EntityKind::kMemory, 101}];
+      e.settled = true;
+      e.settled_ns = s.now_ns - ago_ns;
+      return h;
+    };
+  };
+  rows.push_back({"unmovable_memory_is_not_asked_again_within_the_dwell",
+                  mostly_away,
+                  {},
+                  settled_ago(kSecond),
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Migrations(plan).empty()) << Reasons(plan);
+                  }});
+  rows.push_back({"unmovable_memory_is_asked_again_after_the_dwell",
+                  mostly_away,
+                  {},
+                  settled_ago(60 * kSecond),
+                  [](const Snapshot&, const Plan& plan) {
+                    ASSERT_EQ(Migrations(plan).size(), 1u) << Reasons(plan);
+                    EXPECT_EQ(Migrations(plan)[0].to_node, 1);
+                  }});
   rows.push_back({"below_the_threshold_without_a_migration_stays",
                   mostly_home,
                   {},
