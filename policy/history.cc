@@ -5,7 +5,6 @@
 #include "absl/container/flat_hash_set.h"
 
 namespace locus {
-namespace {
 
 int NodeOfCpus(const Topology& topology, const std::vector<int>& cpus) {
   int node = -1;
@@ -19,8 +18,6 @@ int NodeOfCpus(const Topology& topology, const std::vector<int>& cpus) {
   }
   return node;
 }
-
-}  // namespace
 
 EntityKey KeyOf(const Action& action) {
   return std::visit(

@@ -77,6 +77,10 @@ void PruneHistory(History& history, const Snapshot& snapshot);
 // The entity an action moves.
 EntityKey KeyOf(const Action& action);
 
+// The node id all of `cpus` belong to; -1 when they span nodes or one is
+// unknown.
+int NodeOfCpus(const Topology& topology, const std::vector<int>& cpus);
+
 }  // namespace locus
 
 #endif  // LOCUS_POLICY_HISTORY_H_

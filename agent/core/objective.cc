@@ -1,7 +1,8 @@
 #include "agent/core/objective.h"
 
-#include <algorithm>
 #include <variant>
+
+#include "policy/history.h"
 
 namespace locus {
 namespace {
@@ -69,44 +70,13 @@ std::optional<double> MemoryBadness(const Target& target,
   return 1.0 - *local;
 }
 
-// The node of the host's network traffic consumers: where the targets'
-// NET_RX softirq time was spent (the weight Decide steers IRQs by), or, with
-// none, where the targets spend most of their runtime. Judging by runtime
-// alone reverted IRQ moves made for NET_RX whenever workers were spread over
-// nodes and the busier node was not the one taking the traffic.
-std::optional<int> ConsumerNode(const Snapshot& snapshot) {
-  const size_t nodes = snapshot.topology.nodes.size();
-  std::vector<uint64_t> net_rx(nodes, 0), runtime(nodes, 0);
-  for (const Target& target : snapshot.targets) {
-    for (const ThreadSample& thread : target.threads) {
-      size_t busiest = 0;
-      for (size_t i = 0; i < thread.runtime_ns.size() && i < nodes; ++i) {
-        runtime[i] += thread.runtime_ns[i];
-        if (thread.runtime_ns[i] > thread.runtime_ns[busiest]) busiest = i;
-      }
-      if (!thread.runtime_ns.empty() && busiest < nodes) {
-        net_rx[busiest] += thread.net_rx_softirq_ns;
-      }
-    }
-  }
-  for (const std::vector<uint64_t>* weight : {&net_rx, &runtime}) {
-    auto best = std::max_element(weight->begin(), weight->end());
-    if (best != weight->end() && *best > 0) {
-      return snapshot.topology.nodes[best - weight->begin()].id;
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<double> IrqBadness(const IrqSample& irq,
+std::optional<double> IrqBadness(const IrqSample& irq, int node,
                                  const Snapshot& snapshot) {
-  std::optional<int> node = ConsumerNode(snapshot);
-  if (!node) return std::nullopt;
   uint64_t total = 0, local = 0;
   const std::vector<int>& cpu_node = snapshot.topology.cpu_node;
   for (size_t cpu = 0; cpu < irq.count_per_cpu.size(); ++cpu) {
     total += irq.count_per_cpu[cpu];
-    if (cpu < cpu_node.size() && cpu_node[cpu] == *node) {
+    if (cpu < cpu_node.size() && cpu_node[cpu] == node) {
       local += irq.count_per_cpu[cpu];
     }
   }
@@ -128,9 +98,15 @@ std::optional<double> Badness(const Action& action, const Snapshot& snapshot) {
     return target ? MemoryBadness(*target, snapshot.topology, move->to_node)
                   : std::nullopt;
   }
-  const IrqSample* irq =
-      FindIrq(snapshot, std::get<SetIrqAffinity>(action.op).irq);
-  return irq ? IrqBadness(*irq, snapshot) : std::nullopt;
+  // Judged against the node the IRQ was moved to: Decide chose it as its
+  // consumers' node (their NET_RX time on their home nodes). Finding the
+  // consumers again from one tick's runtime and NET_RX flipped between nodes
+  // on a lightly loaded guest and reverted good moves.
+  const auto& set = std::get<SetIrqAffinity>(action.op);
+  const IrqSample* irq = FindIrq(snapshot, set.irq);
+  const int node = NodeOfCpus(snapshot.topology, set.cpus);
+  if (irq == nullptr || node < 0) return std::nullopt;
+  return IrqBadness(*irq, node, snapshot);
 }
 
 std::optional<double> MemoryOffPinNode(const Action& action,

@@ -18,10 +18,9 @@ inline constexpr uint64_t kMinFaultsToJudge = 16;
 // memory that were remote (with too few of those: of all its faults; with
 // too few faults: the share of its threads' migrations that crossed a node).
 // MigratePages: the share of the process's resident pages off the target node.
-// SetIrqAffinity: the share of the IRQ's interrupts served off the node where
-// the targets consuming it run (by their NET_RX softirq time, else their
-// runtime). nullopt when the entity is gone or the tick carries nothing to
-// judge by.
+// SetIrqAffinity: the share of the IRQ's interrupts served off the node it
+// was moved to (the node Decide found its consumers on). nullopt when the
+// entity is gone or the tick carries nothing to judge by.
 std::optional<double> Badness(const Action& action, const Snapshot& snapshot);
 
 // PinThread only: the share of the worker's resident pages off the node it
