@@ -104,7 +104,10 @@ absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root,
   for (const std::string& name : *names) {
     int id = 0;
     if (!absl::StartsWith(name, "node")) continue;
-    if (!absl::SimpleAtoi(absl::string_view(name).substr(4), &id) || id < 0) {
+    // Only the kernel's own spelling: "node00" would be node 0 a second time.
+    const absl::string_view digits = absl::string_view(name).substr(4);
+    if (!absl::SimpleAtoi(digits, &id) || id < 0 ||
+        absl::StrCat(id) != digits) {
       continue;  // e.g. "node_online"-style entries are not nodes
     }
     node_dirs.emplace_back(id, JoinPath(node_dir, name));

@@ -126,6 +126,21 @@ TEST(TopologyTest, MissingCpuOnlineTakesNodeLists) {
   EXPECT_THAT(topo->nodes[2].cpus, ElementsAre(4, 5));
 }
 
+// Found by fuzz_topology: "node00" next to "node0" read as node 0 twice.
+// Only the kernel's spelling of a node directory is a node.
+TEST(TopologyTest, NodeDirectoryWithLeadingZeroIsNotANode) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  tree.Write("sys/devices/system/node/node00/cpulist", "0-1\n");
+  tree.Write("sys/devices/system/node/node01/cpulist", "2-3\n");
+  std::vector<std::string> errors;
+  auto topo = ReadTopology(tree.root() + "/sys", &errors);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  ASSERT_EQ(topo->nodes.size(), 2u);
+  EXPECT_EQ(topo->nodes[0].id, 0);
+  EXPECT_EQ(topo->nodes[1].id, 1);
+}
+
 TEST(TopologyTest, ThisHost) {
   auto topo = ReadTopology("/sys");
   ASSERT_TRUE(topo.ok()) << topo.status();
