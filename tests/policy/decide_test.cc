@@ -165,16 +165,20 @@ std::vector<Scenario> Scenarios() {
                     EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
                   }});
 
-  // Worker 101 confined to node 1 with 80% of its pages there: 20% remote
-  // is below the threshold that starts a migration.
-  auto mostly_home = [] {
-    Snapshot s = Balanced(2, 4);
-    Target w = MakeWorker(s, 101, 1, 1, 1, 25'600);
-    w.resident_pages = {5'120, 20'480};
-    testing::SetFaultsFromPages(w, 1);
-    s.targets[1] = w;
-    return s;
+  // Worker 101 confined to node 1 with `pages` per node.
+  auto worker_with_pages = [](std::vector<uint64_t> pages) {
+    return [pages] {
+      Snapshot s = Balanced(2, 4);
+      Target w = MakeWorker(s, 101, 1, 1, 1, 25'600);
+      w.resident_pages = pages;
+      testing::SetFaultsFromPages(w, 1);
+      s.targets[1] = w;
+      return s;
+    };
   };
+  // 80% of its pages on node 1: 20% remote is below the threshold that
+  // starts a migration.
+  auto mostly_home = worker_with_pages({5'120, 20'480});
   auto memory_moved = [](bool settled) {
     return [settled](const Snapshot& s) {
       History h;
@@ -206,17 +210,10 @@ std::vector<Scenario> Scenarios() {
                   [](const Snapshot&, const Plan& plan) {
                     EXPECT_TRUE(Migrations(plan).empty()) << Reasons(plan);
                   }});
-  // Worker 101 confined to node 1 with 80% of its pages on node 0, and a
-  // pass (never a move) that found none of them movable: shared or file
-  // pages. Asking again every tick would find nothing again.
-  auto mostly_away = [] {
-    Snapshot s = Balanced(2, 4);
-    Target w = MakeWorker(s, 101, 1, 1, 1, 25'600);
-    w.resident_pages = {20'480, 5'120};
-    testing::SetFaultsFromPages(w, 1);
-    s.targets[1] = w;
-    return s;
-  };
+  // 80% of its pages on node 0, and a pass (never a move) that found none
+  // of them movable: shared or file pages. Asking again every tick would
+  // find nothing again.
+  auto mostly_away = worker_with_pages({20'480, 5'120});
   auto settled_ago = [](uint64_t ago_ns) {
     return [ago_ns](const Snapshot& s) {
       History h;
