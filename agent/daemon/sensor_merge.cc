@@ -64,6 +64,7 @@ void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
   // Only the targets' threads are kept for the next tick's deltas; the
   // reading has every task on the host.
   absl::flat_hash_map<int32_t, TaskCounters> kept;
+  kept.reserve(tasks_.size());  // not grown and rehashed step by step
 
   for (Target& target : snapshot->targets) {
     for (ThreadSample& thread : target.threads) {

@@ -91,6 +91,21 @@ std::optional<ProcStat> ReadStat(const std::string& dir,
   return *std::move(stat);
 }
 
+// A process's stat fields that are the same for its leader thread (comm,
+// state, ppid, start time, thread count), from the leader's own
+// task/PID/stat: /proc/PID/stat sums CPU times and faults over every thread,
+// a walk the kernel repeats on each read (at 1000 threads, the largest
+// kernel cost of a scan). A tree without task/ (fixtures) falls back.
+std::optional<ProcStat> ReadProcessStat(const std::string& dir,
+                                        const std::string& pid,
+                                        std::vector<std::string>* errors) {
+  const size_t reported = errors->size();
+  std::optional<ProcStat> stat =
+      ReadStat(JoinPath(dir, absl::StrCat("task/", pid)), errors);
+  if (stat || errors->size() != reported) return stat;
+  return ReadStat(dir, errors);  // no task/PID: gone, or a tree without it
+}
+
 // The thread's affinity from its status file; false when it is gone.
 bool ReadStatusAffinity(const std::string& dir, ThreadSample* thread,
                         std::vector<std::string>* errors) {
@@ -193,19 +208,29 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
   // kernel far less to format than stat: it alone rules them out.
   const bool comm_only = sel.exe_paths.empty() && sel.cgroup_paths.empty() &&
                          sel.systemd_units.empty();
+  const uint64_t every =
+      static_cast<uint64_t>(std::max(1, options.refresh_every));
+  if (cache != nullptr) {
+    std::erase_if(cache->ruled_out, [&](const auto& entry) {
+      return cache->scan - entry.second >= every;
+    });
+  }
   std::map<int32_t, Candidate> selected;
   for (const std::string& name : *names) {
-    if (!IsNumber(name)) continue;
+    int32_t pid = 0;
+    if (!IsNumber(name) || !absl::SimpleAtoi(name, &pid)) continue;
     const std::string dir = JoinPath(paths.procfs_root, name);
     if (comm_only) {
+      if (cache != nullptr && cache->ruled_out.contains(pid)) continue;
       auto comm = ReadTextFile(JoinPath(dir, "comm"));
       if (comm.ok() &&
           !Contains(sel.comms,
                     std::string(absl::StripTrailingAsciiWhitespace(*comm)))) {
+        if (cache != nullptr) cache->ruled_out.emplace(pid, cache->scan);
         continue;
       }
     }
-    std::optional<ProcStat> stat = ReadStat(dir, errors);
+    std::optional<ProcStat> stat = ReadProcessStat(dir, name, errors);
     if (!stat) continue;
     if (stat->state == 'Z') continue;  // zombies have no threads to place
     bool match = Contains(sel.comms, stat->comm);
@@ -273,9 +298,8 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
     }
     // Whether the part `read_at` stamps was read recently enough to reuse.
     auto recent = [&](uint64_t TargetScanCache::Entry::*read_at) {
-      const int every = std::max(1, options.refresh_every);
       return fresh && cached->*read_at > 0 &&
-             cache->scan - cached->*read_at < static_cast<uint64_t>(every);
+             cache->scan - cached->*read_at < every;
     };
     if (options.read_threads) {
       if (!options.read_thread_cpu &&

@@ -265,15 +265,62 @@ TEST_F(TargetsTest, CacheReusesThreadsAndPagesUntilStaleOrOld) {
   const std::string one_thread = " 20 0 1 0 1101 ";
   ASSERT_NE(stat.find(one_thread), std::string::npos);
   stat.replace(stat.find(one_thread), one_thread.size(), " 20 0 2 0 1101 ");
-  tree.Write("proc/101/stat", stat);
+  // The scan reads the process's fields from its leader's task/PID/stat,
+  // which the kernel keeps in step with PID/stat.
+  auto write_stat = [&] {
+    tree.Write("proc/101/stat", stat);
+    tree.Write("proc/101/task/101/stat", stat);
+  };
+  write_stat();
   EXPECT_EQ(scan()[101].threads.size(), threads + 1);
 
   // The pid reused by another process (a new start time): nothing reused.
   moved_pages();
   stat.replace(stat.find(" 20 0 2 0 1101 "), 15, " 20 0 2 0 9999 ");
-  tree.Write("proc/101/stat", stat);
+  write_stat();
   EXPECT_THAT(scan()[101].resident_pages, ElementsAre(0, 1000));
   EXPECT_THAT(errors, Not(Contains(HasSubstr("/101/"))));
+}
+
+// A process whose comm ruled it out is not read again for refresh_every
+// scans: bash 300 exec'ing nginx is found on the third scan after, while a
+// new process is read at once.
+TEST_F(TargetsTest, CommRuledOutIsReadAgainAfterRefreshEvery) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanOptions options;
+  options.refresh_every = 3;
+  TargetScanCache cache;
+  std::vector<std::string> errors;
+  auto scan = [&] {
+    auto targets = ScanTargets(paths, options, topology_, &errors, &cache);
+    EXPECT_TRUE(targets.ok());
+    return ByPid(targets.ok() ? *targets : std::vector<Target>{});
+  };
+  EXPECT_EQ(scan().count(300), 0u);
+  // exec'ing nginx: the same pid with a new comm; and a new nginx, 301.
+  auto become_nginx = [&](const std::string& pid) {
+    const std::string stat = pid +
+                             " (nginx) S 1 1 1 0 -1 4194560 100 0 0 0 12 3 0 0 "
+                             "20 0 1 0 1300 12345678 1234 -1 0 0 0 0 0 0 0 0 "
+                             "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+    tree.Write("proc/" + pid + "/stat", stat);
+    tree.Write("proc/" + pid + "/task/" + pid + "/stat", stat);
+    tree.Write("proc/" + pid + "/comm", "nginx\n");
+  };
+  become_nginx("300");
+  std::filesystem::copy(tree.root() + "/proc/300", tree.root() + "/proc/301",
+                        std::filesystem::copy_options::recursive);
+  std::filesystem::rename(tree.root() + "/proc/301/task/300",
+                          tree.root() + "/proc/301/task/301");
+  become_nginx("301");
+  auto second = scan();
+  EXPECT_EQ(second.count(300), 0u) << "ruled out one scan ago";
+  EXPECT_EQ(second.count(301), 1u) << "new: read at once";
+  EXPECT_EQ(scan().count(300), 0u) << "two scans ago";
+  EXPECT_EQ(scan().count(300), 1u) << "three scans ago: read again";
+  EXPECT_THAT(errors, Not(Contains(HasSubstr("/30"))));
 }
 
 // Without a cache, or with refresh_every 1, every scan reads everything.
