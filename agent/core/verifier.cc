@@ -1,6 +1,7 @@
 #include "agent/core/verifier.h"
 
 #include <optional>
+#include <variant>
 
 #include "agent/core/objective.h"
 
@@ -26,7 +27,13 @@ std::vector<Verdict> Verifier::Observe(const Snapshot& snapshot) {
     Watched& watch = it->second;
     std::optional<double> now = Badness(watch.action, snapshot);
     ++watch.ticks;
-    if (now) {
+    // A pin's own move is a cross-node migration in the tick after it (a
+    // worker asleep when pinned makes it when it wakes): judged, it read as
+    // the pin making things worse and reverted good pins (lab, 6.1, no NUMA
+    // faults to judge by). That tick settles the pin and is not judged.
+    const bool settling =
+        watch.ticks == 1 && std::holds_alternative<PinThread>(watch.action.op);
+    if (now && !settling) {
       watch.sum += *now;
       ++watch.seen;
     }

@@ -37,6 +37,15 @@ class TargetsTest : public ::testing::Test {
     ASSERT_TRUE(topology.ok());
     topology_ = *topology;
   }
+  // One scan with `cache`, by pid; a failed scan is a test failure.
+  std::map<int32_t, Target> CachedScan(const HostPaths& paths,
+                                       const TargetScanOptions& options,
+                                       TargetScanCache* cache,
+                                       std::vector<std::string>* errors) {
+    auto targets = ScanTargets(paths, options, topology_, errors, cache);
+    EXPECT_TRUE(targets.ok());
+    return ByPid(targets.ok() ? *targets : std::vector<Target>{});
+  }
   HostPaths paths_;
   Topology topology_;
 };
@@ -229,11 +238,7 @@ TEST_F(TargetsTest, CacheReusesThreadsAndPagesUntilStaleOrOld) {
   options.refresh_every = 3;
   TargetScanCache cache;
   std::vector<std::string> errors;
-  auto scan = [&] {
-    auto targets = ScanTargets(paths, options, topology_, &errors, &cache);
-    EXPECT_TRUE(targets.ok());
-    return ByPid(targets.ok() ? *targets : std::vector<Target>{});
-  };
+  auto scan = [&] { return CachedScan(paths, options, &cache, &errors); };
   auto moved_pages = [&] {  // all of 101's heap moves to node 1
     tree.Write("proc/101/numa_maps",
                "55d0c9000000 default heap anon=1000 dirty=1000 N1=1000 "
@@ -293,11 +298,7 @@ TEST_F(TargetsTest, CommRuledOutIsReadAgainAfterRefreshEvery) {
   options.refresh_every = 3;
   TargetScanCache cache;
   std::vector<std::string> errors;
-  auto scan = [&] {
-    auto targets = ScanTargets(paths, options, topology_, &errors, &cache);
-    EXPECT_TRUE(targets.ok());
-    return ByPid(targets.ok() ? *targets : std::vector<Target>{});
-  };
+  auto scan = [&] { return CachedScan(paths, options, &cache, &errors); };
   EXPECT_EQ(scan().count(300), 0u);
   // exec'ing nginx: the same pid with a new comm; and a new nginx, 301.
   auto become_nginx = [&](const std::string& pid) {
