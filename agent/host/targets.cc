@@ -210,23 +210,15 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
                          sel.systemd_units.empty();
   const uint64_t every =
       static_cast<uint64_t>(std::max(1, options.refresh_every));
-  if (cache != nullptr) {
-    std::erase_if(cache->ruled_out, [&](const auto& entry) {
-      return cache->scan - entry.second >= every;
-    });
-  }
   std::map<int32_t, Candidate> selected;
   for (const std::string& name : *names) {
-    int32_t pid = 0;
-    if (!IsNumber(name) || !absl::SimpleAtoi(name, &pid)) continue;
+    if (!IsNumber(name)) continue;
     const std::string dir = JoinPath(paths.procfs_root, name);
     if (comm_only) {
-      if (cache != nullptr && cache->ruled_out.contains(pid)) continue;
       auto comm = ReadTextFile(JoinPath(dir, "comm"));
       if (comm.ok() &&
           !Contains(sel.comms,
                     std::string(absl::StripTrailingAsciiWhitespace(*comm)))) {
-        if (cache != nullptr) cache->ruled_out.emplace(pid, cache->scan);
         continue;
       }
     }

@@ -75,10 +75,6 @@ struct TargetScanCache {
   // Processes to re-read fully at the next scan: ones the agent just acted
   // on, or whose threads moved to other nodes. Cleared by the scan.
   std::set<int32_t> stale;
-  // Processes whose comm alone ruled them out, and the scan that read it:
-  // not read again for refresh_every scans (a comm changes only on exec or
-  // PR_SET_NAME; a new process has a new pid and is read at once).
-  std::map<int32_t, uint64_t> ruled_out;
 };
 
 // Scans <procfs_root>/[0-9]*. A process or thread that vanishes mid-scan is

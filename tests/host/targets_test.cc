@@ -287,43 +287,6 @@ TEST_F(TargetsTest, CacheReusesThreadsAndPagesUntilStaleOrOld) {
   EXPECT_THAT(errors, Not(Contains(HasSubstr("/101/"))));
 }
 
-// A process whose comm ruled it out is not read again for refresh_every
-// scans: bash 300 exec'ing nginx is found on the third scan after, while a
-// new process is read at once.
-TEST_F(TargetsTest, CommRuledOutIsReadAgainAfterRefreshEvery) {
-  TempTree tree;
-  tree.CopyFixture("numa2");
-  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
-  TargetScanOptions options;
-  options.refresh_every = 3;
-  TargetScanCache cache;
-  std::vector<std::string> errors;
-  auto scan = [&] { return CachedScan(paths, options, &cache, &errors); };
-  EXPECT_EQ(scan().count(300), 0u);
-  // exec'ing nginx: the same pid with a new comm; and a new nginx, 301.
-  auto become_nginx = [&](const std::string& pid) {
-    const std::string stat = pid +
-                             " (nginx) S 1 1 1 0 -1 4194560 100 0 0 0 12 3 0 0 "
-                             "20 0 1 0 1300 12345678 1234 -1 0 0 0 0 0 0 0 0 "
-                             "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
-    tree.Write("proc/" + pid + "/stat", stat);
-    tree.Write("proc/" + pid + "/task/" + pid + "/stat", stat);
-    tree.Write("proc/" + pid + "/comm", "nginx\n");
-  };
-  become_nginx("300");
-  std::filesystem::copy(tree.root() + "/proc/300", tree.root() + "/proc/301",
-                        std::filesystem::copy_options::recursive);
-  std::filesystem::rename(tree.root() + "/proc/301/task/300",
-                          tree.root() + "/proc/301/task/301");
-  become_nginx("301");
-  auto second = scan();
-  EXPECT_EQ(second.count(300), 0u) << "ruled out one scan ago";
-  EXPECT_EQ(second.count(301), 1u) << "new: read at once";
-  EXPECT_EQ(scan().count(300), 0u) << "two scans ago";
-  EXPECT_EQ(scan().count(300), 1u) << "three scans ago: read again";
-  EXPECT_THAT(errors, Not(Contains(HasSubstr("/30"))));
-}
-
 // Without a cache, or with refresh_every 1, every scan reads everything.
 TEST_F(TargetsTest, NoReuseByDefault) {
   TempTree tree;

@@ -82,13 +82,10 @@ wait_until() {
 # tracepoint's static key, the second its static call). Two holders of empty
 # programs on the same tracepoints keep the keys on and the static calls on
 # the probe iterator, so that locusd's attach and detach patch no kernel
-# text. The holders' own attach patches it, so ctest boots the guest with
-# one CPU online (maxcpus=1: nothing else runs the code being patched, boot
-# included) and the other CPUs come online once the holders are in place.
-# The fentry site (task_numa_fault) is not held: it runs only on NUMA hinting
-# faults. The holders run until the guest powers off.
+# text. The fentry site (task_numa_fault) is not held: it runs only on NUMA
+# hinting faults. The holders run until the guest powers off.
 tracepoints_hold() {
-  local i cpu
+  local i
   for i in 1 2; do
     "$LAB_TP_HOLD" >"$WORK/tp_hold$i.log" 2>&1 &
   done
@@ -97,12 +94,6 @@ tracepoints_hold() {
     echo "  cannot hold the tracepoints: $(cat "$WORK"/tp_hold*.log)"
     return 1
   }
-  for cpu in /sys/devices/system/cpu/cpu[0-9]*/online; do
-    [ "$(<"$cpu")" = 1 ] || echo 1 >"$cpu" || {
-      echo "  cannot bring $cpu online"
-      return 1
-    }
-  done
 }
 
 # Runs each scenario function, reports each, and fails if any failed; a
@@ -155,7 +146,6 @@ cpulist_expand() {
     for ((i = lo; i <= hi; i++)); do echo "$i"; done
   done
 }
-# Before anything reads the CPUs of a node: they come online here.
 tracepoints_hold || exit 1
 declare -A CPU_NODE
 for node_dir in /sys/devices/system/node/node[0-9]*; do

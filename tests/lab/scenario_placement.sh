@@ -58,7 +58,10 @@ memory_600mb() {
   locusd_ensure || return 1
   policy_apply comm=lab_memhog workers_only=false irqs=false || return 1
   [ -x "$LAB_MEMHOG" ] || fail "no lab_memhog at $LAB_MEMHOG" || return 1
-  "$LAB_MEMHOG" --mb=600 --touch_node=1 --run_node=0 >"$WORK/memhog.out" 2>"$WORK/memhog.err" &
+  # Started under another name (it names itself lab_memhog when in place):
+  # the agent, selecting it by name, must not act on its setup.
+  ln -sf "$LAB_MEMHOG" "$WORK/lab_memhog_prep"
+  "$WORK/lab_memhog_prep" --mb=600 --touch_node=1 --run_node=0 >"$WORK/memhog.out" 2>"$WORK/memhog.err" &
   memhog_pid=$!
   local start after share
   start=$(now)
