@@ -53,6 +53,8 @@ std::string OutcomeName(v1::ActionOutcome outcome) {
       return "failed";
     case v1::ACTION_OUTCOME_REFUSED:
       return "refused (journal)";
+    case v1::ACTION_OUTCOME_UNCHANGED:
+      return "unchanged";
     default:
       return "";
   }

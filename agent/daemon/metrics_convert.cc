@@ -15,8 +15,9 @@ using google::protobuf::util::TimeUtil;
 v1::ActionOutcome ToOutcome(Outcome outcome, bool irq) {
   switch (outcome) {
     case Outcome::kApplied:
-    case Outcome::kUnchanged:
       return v1::ACTION_OUTCOME_APPLIED;
+    case Outcome::kUnchanged:
+      return v1::ACTION_OUTCOME_UNCHANGED;
     case Outcome::kDryRun:
       return v1::ACTION_OUTCOME_DRY_RUN;
     case Outcome::kGone:

@@ -71,6 +71,18 @@ TEST(MetricsConvertTest, CarriesWhatTheTickAdds) {
   EXPECT_FALSE(m.sensors(0).ok()) << "source none";
 }
 
+// An action that found its entity already where it wanted it changed
+// nothing: the stream says so, and a client counting moves does not count it.
+TEST(MetricsConvertTest, UnchangedIsNotApplied) {
+  TickReport r = Report();
+  r.actions.push_back(ActionRecord{
+      Action{SetIrqAffinity{30, {1}}, "consumers on node 0", 0.5},
+      ActionResult{Outcome::kUnchanged, "irq 30: already on cpus 1", 0, 0}});
+  v1::Metrics m = ToMetrics(r, MetricsContext{});
+  ASSERT_EQ(m.actions_size(), 3);
+  EXPECT_EQ(m.actions(2).outcome(), v1::ACTION_OUTCOME_UNCHANGED);
+}
+
 // A change refused because the journal cannot be written is not a failure
 // of the change itself: it has its own outcome, and says why.
 TEST(MetricsConvertTest, RefusedActionsSayWhy) {

@@ -118,6 +118,9 @@ reload() {
   # worker and when it pins it (wall time here is emulated and shared).
   ctl watch --json >"$WORK/reload.jsonl" 2>/dev/null &
   local watch_pid=$!
+  # Subscribed before the reload (under TCG locusctl takes a second to
+  # start): a pin in a tick the watch missed read as no pin at all.
+  wait_until 20 test -s "$WORK/reload.jsonl" || fail "no metrics stream" || return 1
   "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" -s reload
   wait_until 30 new_workers_seen "${old[@]}" || fail "no new workers after reload" || return 1
   seen=$(now)
