@@ -168,8 +168,11 @@ TEST_F(ActPrivilegedTest, ExternalChangeIsBackedOff) {
 TEST_F(ActPrivilegedTest, PagesQueriedWithMovePages) {
   Worker worker;
   auto ops = MakeKernelOps(options_);
-  PageMigrator migrator(ops.pages.get(), ops.clock.get(), MigrationOptions{},
-                        false);
+  // Whole passes: under ASan the worker maps gigabytes of shadow, more than
+  // the default 20 ms budget walks, and a pass cut short says nothing here.
+  MigrationOptions whole_pass;
+  whole_pass.time_budget_ns = 60'000'000'000;
+  PageMigrator migrator(ops.pages.get(), ops.clock.get(), whole_pass, false);
   auto nodes = migrator.QueryNodes(worker.pid(), 0);
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   // One node here: every resident page is on node 0, at least the 8 MiB the
