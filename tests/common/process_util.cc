@@ -3,12 +3,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <filesystem>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -93,11 +94,21 @@ std::vector<int> OnlineCpus() {
   return cpus.ok() ? *cpus : std::vector<int>{};
 }
 
+SmallTmpfs::SmallTmpfs(const std::string& path, unsigned long flags)
+    : path_(path) {
+  std::filesystem::create_directories(path);
+  if (mount("tmpfs", path.c_str(), "tmpfs", flags, "size=16k") != 0) {
+    error_ = errno;
+  }
+}
+
+SmallTmpfs::~SmallTmpfs() {
+  if (error_ == 0) umount2(path_.c_str(), MNT_DETACH);
+}
+
 std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  absl::StatusOr<std::string> text = ReadTextFile(path);
+  return text.ok() ? *std::move(text) : std::string();
 }
 
 bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout,

@@ -50,11 +50,28 @@ std::map<pid_t, std::vector<int>> AffinityOfAll(const std::vector<pid_t>& pids);
 // /sys/devices/system/cpu/online.
 std::vector<int> OnlineCpus();
 
+// The whole file (ReadTextFile), or "" when it cannot be read.
 std::string ReadAll(const std::string& path);
 
 // Polls `done` every `every` until it holds (true) or `timeout` passes.
 bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout,
                absl::Duration every = absl::Milliseconds(50));
+
+// A 16 KiB tmpfs mounted at `path` (created) with mount(2) `flags`
+// (MS_RDONLY: read-only), detached when this goes away; error() is the
+// errno of a failed mount, 0 once mounted.
+class SmallTmpfs {
+ public:
+  SmallTmpfs(const std::string& path, unsigned long flags);
+  ~SmallTmpfs();
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+  int error() const { return error_; }
+
+ private:
+  std::string path_;
+  int error_ = 0;
+};
 
 // A field of /proc/PID/status in kB (VmRSS, VmHWM); 0 when unreadable.
 uint64_t StatusKb(pid_t pid, const std::string& field);

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "locus/v1/agent.pb.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/common/process_util.h"
 
 namespace locus {
 namespace {
@@ -32,13 +32,6 @@ void WriteAtomically(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp";
   std::ofstream(tmp) << text;
   ASSERT_EQ(rename(tmp.c_str(), path.c_str()), 0);
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class LocusdTest : public ::testing::Test {

@@ -334,13 +334,8 @@ TEST_F(ActFaultTest, KernelManagedIrqIsLeftAloneForGood) {
 // stay as they were, and starting on the read-only mount is not an error.
 TEST_F(ActFaultTest, FullThenReadOnlyJournalRefusesToAct) {
   const std::string mnt = tree_.root() + "/mnt";
-  std::filesystem::create_directories(mnt);
-  ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=16k"), 0)
-      << strerror(errno);
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  SmallTmpfs tmpfs(mnt, 0);
+  ASSERT_EQ(tmpfs.error(), 0) << strerror(tmpfs.error());
   {
     std::ofstream fill(mnt + "/fill");
     std::string block(4096, 'x');

@@ -86,13 +86,8 @@ class LocusdFaultTest : public ::testing::Test {
 // log); with room again it acts, journaled; SIGTERM puts everything back.
 TEST_F(LocusdFaultTest, JournalReadOnlyThenFullThenWritable) {
   const std::string mnt = dir_.File("state");
-  std::filesystem::create_directories(mnt);
-  ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", MS_RDONLY, "size=16k"), 0)
-      << strerror(errno);
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  SmallTmpfs tmpfs(mnt, MS_RDONLY);
+  ASSERT_EQ(tmpfs.error(), 0) << strerror(tmpfs.error());
   daemon_.set_journal(mnt + "/journal");
   auto family = Targets(2, 2);
   ASSERT_TRUE(family->ok());

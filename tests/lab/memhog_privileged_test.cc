@@ -2,90 +2,67 @@
 // ready only once its memory is resident on the touch node, and it keeps
 // working on it afterwards. Placement is checked from outside, through
 // /proc/PID/numa_maps, the way the benchmark measures it.
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "agent/host/file_util.h"
 #include "agent/host/numa_maps.h"
 #include "agent/host/topology.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/process_util.h"
 
 namespace locus {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-// A child whose stdout is read line by line with a deadline.
-class Child {
- public:
-  explicit Child(const std::vector<std::string>& argv) {
-    int out[2];
-    if (pipe2(out, O_CLOEXEC) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      std::vector<char*> args;
-      for (const std::string& a : argv) {
-        args.push_back(const_cast<char*>(a.c_str()));
-      }
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(out[1]);
-    fd_ = out[0];
-  }
-  ~Child() {
-    if (pid_ > 0) Wait(SIGKILL);
-    if (fd_ >= 0) close(fd_);
-  }
-  pid_t pid() const { return pid_; }
+constexpr absl::Duration kStartTimeout = absl::Seconds(30);
 
-  // Next line of output, or "" at EOF or after `timeout`.
-  std::string ReadLine(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      size_t nl = buffer_.find('\n');
-      if (nl != std::string::npos) {
-        std::string line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        return line;
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      pollfd p = {fd_, POLLIN, 0};
-      if (left.count() <= 0 || poll(&p, 1, left.count()) <= 0) return "";
-      char chunk[4096];
-      ssize_t n = read(fd_, chunk, sizeof(chunk));
-      if (n <= 0) return "";
-      buffer_.append(chunk, n);
-    }
+// lab_memhog started with its output in a log of its own.
+struct Memhog {
+  explicit Memhog(std::vector<std::string> argv)
+      : log(::testing::TempDir() + "/memhog-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name()) {
+    unlink(log.c_str());
+    pid = Spawn(argv, log);
   }
-
-  // Sends `signal` (0: none) and reaps; the exit code, or -signal.
-  int Wait(int signal) {
-    if (signal != 0) kill(pid_, signal);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  ~Memhog() {
+    if (pid > 0) Stop(pid, SIGKILL);
   }
-
- private:
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  std::string buffer_;
+  std::vector<std::string> Lines() const {
+    return absl::StrSplit(ReadAll(log), '\n', absl::SkipEmpty());
+  }
+  // Whether a line for which `match` holds is out within `timeout`.
+  bool WaitForLine(const std::function<bool(const std::string&)>& match,
+                   absl::Duration timeout) const {
+    return WaitUntil(
+        [&] {
+          for (const std::string& line : Lines()) {
+            if (match(line)) return true;
+          }
+          return false;
+        },
+        timeout);
+  }
+  int Exit(int signal) {
+    int code = Stop(pid, signal);
+    pid = -1;
+    return code;
+  }
+  std::string log;
+  pid_t pid = -1;
 };
 
-constexpr auto kStartTimeout = std::chrono::seconds(30);
+bool IsReady(const std::string& line) { return line == "ready"; }
 
 class MemhogTest : public ::testing::Test {
  protected:
@@ -102,14 +79,21 @@ class MemhogTest : public ::testing::Test {
 TEST_F(MemhogTest, ReportsReadyWithItsMemoryResidentOnTheTouchNode) {
   constexpr uint64_t kMb = 64;
   const int node = topology_.nodes.front().id;
-  Child memhog({LAB_MEMHOG_PATH, "--mb=" + std::to_string(kMb),
-                "--touch_node=" + std::to_string(node),
-                "--run_node=" + std::to_string(node), "--report_ms=50"});
-  ASSERT_GT(memhog.pid(), 0);
-  ASSERT_EQ(memhog.ReadLine(kStartTimeout), "ready");
+  Memhog memhog({LAB_MEMHOG_PATH, "--mb=" + std::to_string(kMb),
+                 "--touch_node=" + std::to_string(node),
+                 "--run_node=" + std::to_string(node), "--report_ms=50"});
+  ASSERT_GT(memhog.pid, 0);
+  ASSERT_TRUE(memhog.WaitForLine(IsReady, kStartTimeout))
+      << ReadAll(memhog.log);
+  // Nothing of its work before it (stderr, in the same log, says where its
+  // pages are).
+  for (const std::string& line : memhog.Lines()) {
+    if (IsReady(line)) break;
+    EXPECT_THAT(line, Not(HasSubstr("passes "))) << "before ready";
+  }
 
   auto text =
-      ReadTextFile("/proc/" + std::to_string(memhog.pid()) + "/numa_maps");
+      ReadTextFile("/proc/" + std::to_string(memhog.pid) + "/numa_maps");
   ASSERT_TRUE(text.ok()) << text.status();
   const uint64_t page_size = sysconf(_SC_PAGESIZE);
   auto per_node = ParseNumaMaps(*text, topology_, page_size);
@@ -117,8 +101,13 @@ TEST_F(MemhogTest, ReportsReadyWithItsMemoryResidentOnTheTouchNode) {
   EXPECT_GE(per_node->at(NodeIndex(topology_, node)), (kMb << 20) / page_size);
 
   // After ready it keeps going over its memory and says so.
-  EXPECT_THAT(memhog.ReadLine(std::chrono::seconds(10)), HasSubstr("passes "));
-  EXPECT_EQ(memhog.Wait(SIGTERM), -SIGTERM);
+  EXPECT_TRUE(memhog.WaitForLine(
+      [](const std::string& line) {
+        return line.find("passes ") != std::string::npos;
+      },
+      absl::Seconds(10)))
+      << ReadAll(memhog.log);
+  EXPECT_EQ(memhog.Exit(SIGTERM), -SIGTERM);
 }
 
 TEST_F(MemhogTest, NamesItselfWhenReady) {
@@ -128,30 +117,31 @@ TEST_F(MemhogTest, NamesItselfWhenReady) {
   unlink(link.c_str());
   ASSERT_EQ(symlink(LAB_MEMHOG_PATH, link.c_str()), 0);
   const std::string node = std::to_string(topology_.nodes.front().id);
-  Child memhog({link, "--mb=1", "--touch_node=" + node, "--run_node=" + node,
-                "--report_ms=0"});
-  ASSERT_GT(memhog.pid(), 0);
-  ASSERT_EQ(memhog.ReadLine(kStartTimeout), "ready");
-  auto comm = ReadFirstLine("/proc/" + std::to_string(memhog.pid()) + "/comm");
+  Memhog memhog({link, "--mb=1", "--touch_node=" + node, "--run_node=" + node,
+                 "--report_ms=0"});
+  ASSERT_GT(memhog.pid, 0);
+  ASSERT_TRUE(memhog.WaitForLine(IsReady, kStartTimeout))
+      << ReadAll(memhog.log);
+  auto comm = ReadFirstLine("/proc/" + std::to_string(memhog.pid) + "/comm");
   ASSERT_TRUE(comm.ok()) << comm.status();
   EXPECT_EQ(*comm, "lab_memhog");
-  memhog.Wait(SIGTERM);
+  memhog.Exit(SIGTERM);
   unlink(link.c_str());
 }
 
 TEST_F(MemhogTest, RefusesANodeTheMachineDoesNotHave) {
   const int absent = topology_.nodes.back().id + 1;
-  Child memhog({LAB_MEMHOG_PATH, "--mb=1", "--touch_node=0",
-                "--run_node=" + std::to_string(absent)});
-  ASSERT_GT(memhog.pid(), 0);
-  EXPECT_EQ(memhog.ReadLine(kStartTimeout), "");
-  EXPECT_EQ(memhog.Wait(0), 1);
+  Memhog memhog({LAB_MEMHOG_PATH, "--mb=1", "--touch_node=0",
+                 "--run_node=" + std::to_string(absent)});
+  ASSERT_GT(memhog.pid, 0);
+  EXPECT_EQ(memhog.Exit(0), 1);  // waits for it to exit by itself
+  EXPECT_THAT(memhog.Lines(), Not(Contains("ready")));
 }
 
 TEST_F(MemhogTest, UsageErrorExitsWith2) {
-  Child memhog({LAB_MEMHOG_PATH, "--mb=1"});
-  ASSERT_GT(memhog.pid(), 0);
-  EXPECT_EQ(memhog.Wait(0), 2);
+  Memhog memhog({LAB_MEMHOG_PATH, "--mb=1"});
+  ASSERT_GT(memhog.pid, 0);
+  EXPECT_EQ(memhog.Exit(0), 2);
 }
 
 }  // namespace
