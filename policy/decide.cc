@@ -612,13 +612,13 @@ void Engine::MemoryCandidates() {
     // A pass that just found nothing movable would find nothing again: the
     // pages counted off home are shared or file pages (seen with nginx
     // workers, whose libraries sit on the node that first read them).
-    if (entry != nullptr && entry->settled &&
+    if (entry != nullptr && entry->settled() &&
         s_.now_ns < entry->settled_ns + dwell_ns_) {
       ++dwelling_;
       continue;
     }
     const bool finishing =
-        dwell_node == w.home && entry != nullptr && !entry->settled;
+        dwell_node == w.home && entry != nullptr && !entry->settled();
     const double threshold = p_.memory().remote_threshold();
     bool by_faults =
         !finishing && faults > 0 && faults >= p_.memory().min_faults();

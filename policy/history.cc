@@ -38,7 +38,7 @@ void RecordApplied(History& history, const Action& action,
                    const Topology& topology, uint64_t now_ns) {
   EntityHistory& entry = history.entities[KeyOf(action)];
   entry.last_move_ns = now_ns;
-  entry.settled = false;
+  entry.settled_ns = 0;
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     entry.node = pin->node;
     entry.left_node = action.from_node;
@@ -52,7 +52,6 @@ void RecordApplied(History& history, const Action& action,
 
 void RecordSettled(History& history, const Action& action, uint64_t now_ns) {
   EntityHistory& entry = history.entities[KeyOf(action)];
-  entry.settled = true;
   entry.settled_ns = now_ns;
 }
 

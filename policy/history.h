@@ -36,10 +36,11 @@ struct EntityHistory {
   int node = -1;               // node it was last moved to
   uint64_t held_until_ns = 0;  // no moves before this time (after a revert)
   int left_node = -1;          // node our last move took it from; -1 unknown
-  // Memory only: the last migration found nothing left to move, so none is
-  // under way (RecordSettled); a move clears it.
-  bool settled = false;
-  uint64_t settled_ns = 0;  // when that pass ended
+  // Memory only: when the last migration's whole pass found nothing left to
+  // move (RecordSettled), so none is under way; 0 otherwise (a move clears
+  // it).
+  uint64_t settled_ns = 0;
+  bool settled() const { return settled_ns != 0; }
 };
 
 struct History {

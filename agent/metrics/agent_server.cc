@@ -139,7 +139,6 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(
 absl::Status AgentServer::Init() {
   if (struct group* g = getgrnam(options_.socket_group.c_str())) {
     socket_gid_ = g->gr_gid;
-    group_found_ = true;
     socket_group_name_ = options_.socket_group;
   } else {
     socket_gid_ = 0;
@@ -172,7 +171,7 @@ absl::Status AgentServer::Listen() {
   const std::string& path = options_.socket_path;
   ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
   RETURN_IF_ERROR(
-      MakeParentDirectory(path, socket_gid_, group_found_ ? 0750 : 0700));
+      MakeParentDirectory(path, socket_gid_, has_group() ? 0750 : 0700));
   RETURN_IF_ERROR(ClearStaleSocket(path));
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) return Errno("socket");
@@ -186,7 +185,7 @@ absl::Status AgentServer::Listen() {
     return Errno(absl::StrCat("chown ", path));
   }
   const mode_t mode =
-      group_found_ ? options_.socket_mode : options_.socket_mode & ~mode_t{070};
+      has_group() ? options_.socket_mode : options_.socket_mode & ~mode_t{070};
   if (chmod(path.c_str(), mode) != 0) {
     return Errno(absl::StrCat("chmod ", path));
   }
@@ -250,7 +249,7 @@ void AgentServer::AcceptLoop() {
       continue;
     }
     const bool may_mutate =
-        group_found_ ? MayMutate(*peer, socket_gid_) : peer->uid == 0;
+        has_group() ? MayMutate(*peer, socket_gid_) : peer->uid == 0;
     grpc::Server* target =
         may_mutate ? privileged_server_.get() : readonly_server_.get();
     grpc::AddInsecureChannelFromFd(target, fd);  // gRPC owns fd now

@@ -64,6 +64,7 @@ class AgentServer {
   gid_t socket_gid() const { return socket_gid_; }
   // The group name, or "" when the socket is root's alone.
   const std::string& socket_group_name() const { return socket_group_name_; }
+  bool has_group() const { return !socket_group_name_.empty(); }
   int tcp_port() const { return tcp_port_; }
 
  private:
@@ -79,8 +80,7 @@ class AgentServer {
   MetricsHub* const hub_;
   AgentController* const controller_;
   gid_t socket_gid_ = 0;
-  bool group_found_ = false;
-  std::string socket_group_name_;
+  std::string socket_group_name_;  // "" when no such group exists
   int listen_fd_ = -1;
   ino_t socket_inode_ = 0;
   int wake_fds_[2] = {-1, -1};

@@ -226,7 +226,7 @@ bool Finishing(const Snapshot& s, const v1::Policy& p, const History& h,
                const Action& a) {
   const auto* m = std::get_if<MigratePages>(&a.op);
   const EntityHistory* e = m ? h.Find(KeyOf(a)) : nullptr;
-  return e != nullptr && !e->settled && e->node == m->to_node &&
+  return e != nullptr && !e->settled() && e->node == m->to_node &&
          s.now_ns < e->last_move_ns + p.stability().dwell_s() * kSecond;
 }
 

@@ -185,7 +185,7 @@ std::vector<Scenario> Scenarios() {
       EntityHistory& e = h.entities[{EntityKind::kMemory, 101}];
       e.last_move_ns = s.now_ns - kSecond;
       e.node = 1;
-      e.settled = settled;
+      e.settled_ns = settled ? s.now_ns - kSecond : 0;
       return h;
     };
   };
@@ -218,7 +218,6 @@ std::vector<Scenario> Scenarios() {
     return [ago_ns](const Snapshot& s) {
       History h;
       EntityHistory& e = h.entities[{EntityKind::kMemory, 101}];
-      e.settled = true;
       e.settled_ns = s.now_ns - ago_ns;
       return h;
     };
