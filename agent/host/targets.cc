@@ -91,21 +91,6 @@ std::optional<ProcStat> ReadStat(const std::string& dir,
   return *std::move(stat);
 }
 
-// A process's stat fields that are the same for its leader thread (comm,
-// state, ppid, start time, thread count), from the leader's own
-// task/PID/stat: /proc/PID/stat sums CPU times and faults over every thread,
-// a walk the kernel repeats on each read (at 1000 threads, the largest
-// kernel cost of a scan). A tree without task/ (fixtures) falls back.
-std::optional<ProcStat> ReadProcessStat(const std::string& dir,
-                                        const std::string& pid,
-                                        std::vector<std::string>* errors) {
-  const size_t reported = errors->size();
-  std::optional<ProcStat> stat =
-      ReadStat(JoinPath(dir, absl::StrCat("task/", pid)), errors);
-  if (stat || errors->size() != reported) return stat;
-  return ReadStat(dir, errors);  // no task/PID: gone, or a tree without it
-}
-
 // The thread's affinity from its status file; false when it is gone.
 bool ReadStatusAffinity(const std::string& dir, ThreadSample* thread,
                         std::vector<std::string>* errors) {
@@ -222,7 +207,12 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
         continue;
       }
     }
-    std::optional<ProcStat> stat = ReadProcessStat(dir, name, errors);
+    // The fields wanted (comm, state, ppid, start time, thread count) are
+    // the leader thread's too, and its own task/PID/stat costs the kernel no
+    // walk over every thread, as PID/stat does (summing CPU times and faults:
+    // the largest kernel cost of a scan at 1000 threads).
+    std::optional<ProcStat> stat =
+        ReadStat(JoinPath(dir, absl::StrCat("task/", name)), errors);
     if (!stat) continue;
     if (stat->state == 'Z') continue;  // zombies have no threads to place
     bool match = Contains(sel.comms, stat->comm);

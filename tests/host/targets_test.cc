@@ -64,7 +64,7 @@ TEST_F(TargetsTest, NginxMasterAndWorkers) {
   EXPECT_EQ(by_pid[101].comm, "nginx");
   // The broken process is named, and only it is missing.
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_THAT(errors[0], HasSubstr("numa2/proc/400/stat"));
+  EXPECT_THAT(errors[0], HasSubstr("numa2/proc/400/task/400/stat"));
   EXPECT_THAT(errors[0], HasSubstr("truncated"));
 }
 
@@ -208,10 +208,12 @@ TEST_F(TargetsTest, ReloadIsSeenInOneScan) {
           "500 (nginx)");
   tree.Write("proc/102/cmdline",
              std::string("nginx: worker process is shutting down\0", 40));
-  tree.Write("proc/102/stat",
-             "102 (nginx) S 100 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1102 "
-             "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
-             "0 0\n");
+  for (const char* file : {"proc/102/stat", "proc/102/task/102/stat"}) {
+    tree.Write(file,
+               "102 (nginx) S 100 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1102 "
+               "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+               "0 0\n");
+  }
 
   auto after = ScanTargets(paths, options, topology_, &errors);
   ASSERT_TRUE(after.ok());
