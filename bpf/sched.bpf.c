@@ -6,7 +6,8 @@
  *  - tp_btf (preferred): the hot hooks touch no per-task state. sched_switch
  *    counts into a per-CPU slot and adds one ending slice in
  *    switch_sample_every to it; sched_migrate_task does work
- *    only for a cross-node move (then in task storage). Migration counts and
+ *    only for a cross-node move (then in task storage), and is not loaded
+ *    on a single-node host. Migration counts and
  *    runtime come from the kernel's own se.nr_migrations/se.sum_exec_runtime,
  *    read for every task by iter/task, which also charges the runtime since
  *    the last cross-node move to the node the task is on now.
@@ -19,10 +20,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Load-time knobs: CPU -> node, and whether there is more than one node
- * (if not, no move can cross one and the verifier drops the migrate body). */
+/* Load-time knob: CPU -> node. */
 const volatile __u32 cpu_node[LOCUS_MAX_CPUS] = {};
-const volatile bool multi_node = false;
 /* Time one sched_switch in this many per CPU (a power of two). */
 const volatile __u32 switch_sample_every = 1;
 
@@ -99,7 +98,6 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev) {
 
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(migrate_btf, struct task_struct *p, int dest_cpu) {
-  if (!multi_node) return 0;
   __u32 from = node_of(locus_task_cpu_btf(p));
   if (from == node_of(dest_cpu)) return 0; /* the common case: no work */
   struct locus_sched_task_state *st =

@@ -282,13 +282,13 @@ class BpfSensors : public SensorSource {
       int node = options_.cpu_node[c];
       sched_->rodata->cpu_node[c] = node < 0 ? 0 : node;
     }
-    sched_->rodata->multi_node = options_.num_nodes > 1;
     sched_->rodata->switch_sample_every =
         PowerOfTwoAtLeast(options_.switch_sample_every);
     bool btf = plan_.sched == TraceSource::kTpBtf;
-    SetAutoload({sched_->progs.migrate_btf, sched_->progs.switch_btf,
-                 sched_->progs.dump_sched},
-                btf);
+    SetAutoload({sched_->progs.switch_btf, sched_->progs.dump_sched}, btf);
+    // On one node no move crosses a node: the tp_btf migrate program would
+    // run on every migration for nothing (the iterator reads the counts).
+    SetAutoload({sched_->progs.migrate_btf}, btf && options_.num_nodes > 1);
     SetAutoload({sched_->progs.migrate_raw, sched_->progs.switch_raw}, !btf);
     // The unused per-task map is not created: task storage may not exist on
     // the kernels that need the LRU fallback.
