@@ -16,6 +16,7 @@
 // clang-format off
 #include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/sched.h"
+#include "locus/softirq.h"
 // clang-format on
 
 char LICENSE[] SEC("license") = "GPL";
@@ -41,6 +42,16 @@ struct {
   __type(key, __u32);
   __type(value, struct locus_sched_task);
 } task_lru SEC(".maps");
+
+/* The softirq sensor's task storage (softirq.bpf.c's task_stats): the agent
+ * hands this object that map before load, so dump_sched emits both sensors'
+ * figures in one walk (each walk costs a pid lookup per thread). */
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct locus_softirq_task);
+} softirq_tasks SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -139,6 +150,12 @@ int dump_sched(struct bpf_iter__task *ctx) {
   int n = locus_index(node_of(out.cpu), LOCUS_MAX_NODES);
   if (n >= 0) out.runtime_ns[n] += task->se.sum_exec_runtime - mark;
   out.runtime_mark_ns = mark;
+  struct locus_softirq_task *sq =
+      bpf_task_storage_get(&softirq_tasks, task, 0, 0);
+  if (sq) {
+    out.net_rx_ns = sq->net_rx_ns;
+    out.softirq_ns = sq->softirq_ns;
+  }
   bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
   return 0;
 }

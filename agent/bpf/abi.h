@@ -27,7 +27,9 @@ static_assert(offsetof(locus_sched_task, cross_node_migrations) == 40);
 static_assert(offsetof(locus_sched_task, runtime_ns) == 48);
 static_assert(offsetof(locus_sched_task, runtime_mark_ns) ==
               48 + 8 * LOCUS_MAX_NODES);
-static_assert(sizeof(locus_sched_task) == 56 + 8 * LOCUS_MAX_NODES);
+static_assert(offsetof(locus_sched_task, net_rx_ns) ==
+              56 + 8 * LOCUS_MAX_NODES);
+static_assert(sizeof(locus_sched_task) == 72 + 8 * LOCUS_MAX_NODES);
 static_assert(sizeof(locus_sched_task_state) == 16 + 8 * LOCUS_MAX_NODES);
 // Per-CPU slots are whole cache lines, so CPUs never share one.
 static_assert(sizeof(locus_sched_cpu) == 64);

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/bpf/abi.h"
@@ -181,9 +182,10 @@ class BpfSensors : public SensorSource {
   }
 
   absl::Status Open() {
+    // Softirq first: the sched object reads its task storage (OpenSched).
+    RETURN_IF_ERROR(OpenSoftirq());
     RETURN_IF_ERROR(OpenSched());
     RETURN_IF_ERROR(OpenNuma());
-    RETURN_IF_ERROR(OpenSoftirq());
     return absl::OkStatus();
   }
 
@@ -206,11 +208,16 @@ class BpfSensors : public SensorSource {
     RETURN_IF_ERROR(ReadSched(r));
     RETURN_IF_ERROR(ReadSoftirq(r));
     if (numa_active_) RETURN_IF_ERROR(ReadNuma(r));
+    r.tasks.reserve(tasks_.size());
     for (auto& [tid, t] : tasks_) {
       if (scope_ && !std::binary_search(scope_->begin(), scope_->end(), t.pid))
         continue;  // from a source that reads every task
       r.tasks.push_back(std::move(t));
     }
+    std::sort(r.tasks.begin(), r.tasks.end(),
+              [](const TaskCounters& a, const TaskCounters& b) {
+                return a.tid < b.tid;
+              });
     tasks_.clear();
     return r;
   }
@@ -295,6 +302,15 @@ class BpfSensors : public SensorSource {
     bpf_map__set_autocreate(
         btf ? sched_->maps.task_lru : sched_->maps.task_state, false);
     bpf_map__set_max_entries(sched_->maps.task_lru, options_.max_tasks);
+    if (!btf) {
+      bpf_map__set_autocreate(sched_->maps.softirq_tasks, false);
+    } else if (softirq_ && plan_.softirq == TraceSource::kTpBtf) {
+      // One iterator for both sensors' per-task figures (ReadSoftirq).
+      if (int err = bpf_map__reuse_fd(sched_->maps.softirq_tasks,
+                                      bpf_map__fd(softirq_->maps.task_stats)))
+        return Errno(err, "sharing the softirq task storage");
+      softirq_in_sched_ = true;
+    }
     if (int err = sched_bpf__load(sched_.p)) return Errno(err, "loading sched");
     if (int err = sched_bpf__attach(sched_.p))
       return Errno(err, "attaching sched");
@@ -362,6 +378,10 @@ class BpfSensors : public SensorSource {
     t.migrations = s.migrations;
     t.cross_node_migrations = s.cross_node_migrations;
     for (int n = 0; n < num_nodes_; ++n) t.runtime_ns[n] = s.runtime_ns[n];
+    if (softirq_in_sched_) {
+      t.net_rx_softirq_ns = s.net_rx_ns;
+      t.softirq_ns = s.softirq_ns;
+    }
   }
 
   absl::Status ReadSched(SensorReading& r) {
@@ -432,7 +452,9 @@ class BpfSensors : public SensorSource {
       if (any) r.irqs.push_back(std::move(ic));
     }
     uint64_t live = 0;
-    if (plan_.softirq == TraceSource::kTpBtf) {
+    if (softirq_in_sched_) {
+      // Read with the sched sensor's tasks (ReadSched).
+    } else if (plan_.softirq == TraceSource::kTpBtf) {
       RETURN_IF_ERROR(ReadTaskIter<locus_softirq_task>(
           softirq_->progs.dump_softirq, softirq_->links.dump_softirq,
           [&](const locus_softirq_task& s) { AddSoftirqTask(s); }));
@@ -529,9 +551,11 @@ class BpfSensors : public SensorSource {
   uint64_t lru_live_sched_ = 0;
   size_t irq_map_entries_ = 0;
   uint64_t hardirq_period_ = 1;
+  // The sched iterator emits the softirq sensor's per-task figures too.
+  bool softirq_in_sched_ = false;
   size_t irq_map_bytes_ = 0;
   const locus_irq_stat* irq_map_ = nullptr;
-  std::map<int32_t, TaskCounters> tasks_;
+  absl::flat_hash_map<int32_t, TaskCounters> tasks_;
   std::optional<std::vector<int32_t>> scope_;  // sorted
   bool scoped_iterators_ = true;
   std::map<std::pair<bpf_program*, int32_t>, LinkPtr> pid_links_;

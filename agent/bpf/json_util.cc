@@ -35,7 +35,7 @@ std::string JsonString(absl::string_view s) {
   return out;
 }
 
-std::string JsonArray(const std::vector<uint64_t>& v) {
+std::string JsonArray(absl::Span<const uint64_t> v) {
   return absl::StrCat("[", absl::StrJoin(v, ","), "]");
 }
 

@@ -5,16 +5,16 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace locus {
 
 // A quoted, escaped JSON string.
 std::string JsonString(absl::string_view s);
 // [1,2,3]
-std::string JsonArray(const std::vector<uint64_t>& v);
+std::string JsonArray(absl::Span<const uint64_t> v);
 
 }  // namespace locus
 

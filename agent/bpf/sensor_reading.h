@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "policy/snapshot.h"
 
 namespace locus {
@@ -41,13 +42,15 @@ struct TaskCounters {
   int cpu = -1;  // CPU it last ran on, -1 when not seen switching out
   uint64_t migrations = 0;
   uint64_t cross_node_migrations = 0;
-  std::vector<uint64_t> runtime_ns;  // indexed by node id
+  // Per node, inline up to 4 nodes: a reading holds one of these per task
+  // on the host, every tick, and copying it then allocates nothing.
+  absl::InlinedVector<uint64_t, 4> runtime_ns;  // indexed by node id
   // Softirq time spent while this task was current (the task interrupted,
   // or ksoftirqd); sampled estimate.
   uint64_t net_rx_softirq_ns = 0;
   uint64_t softirq_ns = 0;
   // Indexed by memory node id; empty when the reading has no NUMA data.
-  std::vector<NumaNodeFaults> numa_faults;
+  absl::InlinedVector<NumaNodeFaults, 4> numa_faults;
   // Task-wide locality (kKernelDecayed sources: task->numa_faults_locality).
   uint64_t numa_local = 0;
   uint64_t numa_remote = 0;

@@ -274,6 +274,7 @@ int RunDaemon(const DaemonOptions& options) {
   // threads moved to other nodes (the collector marks those): at steady
   // state they are most of a scan's cost and rarely change.
   scan.refresh_every = 5;
+  model_options.irq_refresh_every = scan.refresh_every;
   scan.read_affinity = [threads = scan_threads.get()](int32_t tid,
                                                       std::vector<int>* cpus) {
     return threads->GetAffinity(tid, cpus);

@@ -1,7 +1,6 @@
 #include "agent/host/host_model.h"
 
 #include "absl/strings/str_cat.h"
-#include "agent/host/irqs.h"
 #include "agent/host/topology.h"
 
 namespace locus {
@@ -23,7 +22,7 @@ absl::Status HostModel::Refresh(Snapshot* snapshot,
   snapshot->irqs.clear();
   if (options_.read_irqs) {
     absl::StatusOr<std::vector<IrqSample>> irqs =
-        ReadIrqs(options_.paths, managed_, errors);
+        ReadIrqs(options_.paths, managed_, errors, &irq_cache_);
     if (!irqs.ok()) {
       // IRQs are one part of the model; the rest still stands.
       errors->push_back(std::string(irqs.status().message()));

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "agent/host/host_paths.h"
+#include "agent/host/irqs.h"
 #include "agent/host/targets.h"
 #include "policy/snapshot.h"
 
@@ -19,11 +20,16 @@ struct HostModelOptions {
   HostPaths paths;
   TargetScanOptions targets;
   bool read_irqs = true;
+  // NICs and IRQs of no NIC are re-read every this many Refreshes (see
+  // IrqReadCache).
+  int irq_refresh_every = 1;
 };
 
 class HostModel {
  public:
-  explicit HostModel(HostModelOptions options) : options_(std::move(options)) {}
+  explicit HostModel(HostModelOptions options) : options_(std::move(options)) {
+    irq_cache_.refresh_every = options_.irq_refresh_every;
+  }
 
   // Fills snapshot->topology, ->targets and ->irqs. Fails only when the
   // topology cannot be read at all (no node directory) or /proc cannot be
@@ -51,6 +57,7 @@ class HostModel {
   HostModelOptions options_;
   std::set<int> managed_;
   TargetScanCache scan_cache_;
+  IrqReadCache irq_cache_;
   std::vector<IrqSample> previous_irqs_;  // totals at the last Refresh
   bool have_previous_ = false;
 };

@@ -107,9 +107,40 @@ int QueueFromIrqName(absl::string_view name) {
   return queue;
 }
 
+namespace {
+
+// IRQ -> (NIC, its device's NUMA node) from each NIC's MSI vectors. For
+// virtio the netdev's device is the virtio device; the vectors belong to the
+// PCI function above it.
+void ReadNics(const HostPaths& paths, IrqReadCache* out) {
+  out->nic_of_irq.clear();
+  out->nics.clear();
+  const std::string net_dir = JoinPath(paths.sysfs_root, "class/net");
+  if (auto names = ListDirectory(net_dir); names.ok()) out->nics = *names;
+  for (const std::string& nic : out->nics) {
+    const std::string device = JoinPath(JoinPath(net_dir, nic), "device");
+    int node = -1;
+    for (const std::string& dir : {device, JoinPath(device, "..")}) {
+      if (auto text = ReadFirstLine(JoinPath(dir, "numa_node")); text.ok()) {
+        int value = -1;
+        if (absl::SimpleAtoi(*text, &value) && value >= 0) node = value;
+      }
+      auto irqs = ListDirectory(JoinPath(dir, "msi_irqs"));
+      if (!irqs.ok()) continue;
+      for (const std::string& name : *irqs) {
+        int irq = 0;
+        if (absl::SimpleAtoi(name, &irq)) out->nic_of_irq[irq] = {nic, node};
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<IrqSample>> ReadIrqs(
     const HostPaths& paths, const std::set<int>& managed,
-    std::vector<std::string>* errors) {
+    std::vector<std::string>* errors, IrqReadCache* cache) {
   const std::string interrupts_path = JoinPath(paths.procfs_root, "interrupts");
   auto text = ReadTextFile(interrupts_path);
   if (!text.ok()) return text.status();
@@ -123,41 +154,30 @@ absl::StatusOr<std::vector<IrqSample>> ReadIrqs(
     errors->push_back(absl::StrCat(interrupts_path, ": ", error));
   }
 
-  // IRQ -> (NIC, its device's NUMA node) from each NIC's MSI vectors. For
-  // virtio the netdev's device is the virtio device; the vectors belong to
-  // the PCI function above it.
-  struct Nic {
-    std::string name;
-    int node = -1;
-  };
-  std::map<int, Nic> nic_of_irq;
-  std::vector<std::string> nics;
-  const std::string net_dir = JoinPath(paths.sysfs_root, "class/net");
-  if (auto names = ListDirectory(net_dir); names.ok()) nics = *names;
-  for (const std::string& nic : nics) {
-    const std::string device = JoinPath(JoinPath(net_dir, nic), "device");
-    int node = -1;
-    for (const std::string& dir : {device, JoinPath(device, "..")}) {
-      if (auto text = ReadFirstLine(JoinPath(dir, "numa_node")); text.ok()) {
-        int value = -1;
-        if (absl::SimpleAtoi(*text, &value) && value >= 0) node = value;
-      }
-      auto irqs = ListDirectory(JoinPath(dir, "msi_irqs"));
-      if (!irqs.ok()) continue;
-      for (const std::string& name : *irqs) {
-        int irq = 0;
-        if (absl::SimpleAtoi(name, &irq)) nic_of_irq[irq] = Nic{nic, node};
-      }
-      break;
-    }
+  IrqReadCache uncached;
+  if (cache == nullptr) cache = &uncached;
+  bool full = cache->calls % std::max(cache->refresh_every, 1) == 0;
+  ++cache->calls;
+  if (full) {
+    ReadNics(paths, cache);
+    cache->quiet.clear();
   }
+  const std::map<int, IrqReadCache::Nic>& nic_of_irq = cache->nic_of_irq;
+  const std::vector<std::string>& nics = cache->nics;
 
   std::vector<IrqSample> out;
   for (InterruptLine& row : *rows) {
+    if (auto quiet = cache->quiet.find(row.irq);
+        quiet != cache->quiet.end() && quiet->second.name == row.name) {
+      IrqSample irq = quiet->second;
+      irq.count_per_cpu = std::move(row.counts);
+      irq.managed = managed.count(row.irq) > 0;
+      out.push_back(std::move(irq));
+      continue;
+    }
     IrqSample irq;
     irq.irq = row.irq;
     irq.name = std::move(row.name);
-    irq.count_per_cpu = std::move(row.counts);
     irq.managed = managed.count(row.irq) > 0;
     const std::string dir =
         JoinPath(paths.procfs_root, absl::StrCat("irq/", row.irq));
@@ -202,6 +222,8 @@ absl::StatusOr<std::vector<IrqSample>> ReadIrqs(
       }
       *field = *std::move(cpus);
     }
+    if (full && irq.net_device.empty()) cache->quiet[irq.irq] = irq;
+    irq.count_per_cpu = std::move(row.counts);
     out.push_back(std::move(irq));
   }
   return out;

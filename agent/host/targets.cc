@@ -297,7 +297,9 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
         }
       }
     }
-    if (options.read_numa_maps) {
+    // On a single node every page is local and there is nothing to place:
+    // numa_maps (a walk over every mapped page) is not read at all.
+    if (options.read_numa_maps && topology.nodes.size() > 1) {
       if (recent(&TargetScanCache::Entry::numa_scan)) {
         target.resident_pages = cached->resident_pages;
       } else {

@@ -94,6 +94,44 @@ TEST(ReadIrqsTest, OfflineCpuHasNoColumn) {
   EXPECT_EQ((*irqs)[2].device_node, 2);
 }
 
+TEST(ReadIrqsTest, CacheRereadsNicIrqsEachCallAndTheRestEveryFew) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  IrqReadCache cache;
+  cache.refresh_every = 3;
+  std::vector<std::string> errors;
+  auto read = [&](int irq) {
+    auto irqs = ReadIrqs(paths, {}, &errors, &cache);
+    EXPECT_TRUE(irqs.ok()) << irqs.status();
+    for (const IrqSample& s : *irqs) {
+      if (s.irq == irq) return s;
+    }
+    ADD_FAILURE() << "no irq " << irq;
+    return IrqSample{};
+  };
+  EXPECT_THAT(read(24).affinity, ElementsAre(0, 1, 2, 3));  // a full read
+  // Another tool moves IRQ 24 (no NIC's) and 38 (eth0's); 24 fires again.
+  tree.Write("proc/irq/24/smp_affinity_list", "1\n");
+  tree.Write("proc/irq/38/smp_affinity_list", "2\n");
+  tree.Write("proc/interrupts",
+             "  CPU0 CPU1 CPU2 CPU3\n"
+             " 24: 9 0 0 0 IO-APIC 5-edge ACPI:Ged\n"
+             " 38: 100 101 102 103 PCI-MSIX 1-edge virtio2-input.0\n");
+  IrqSample acpi = read(24);
+  EXPECT_THAT(acpi.affinity, ElementsAre(0, 1, 2, 3));  // reused
+  EXPECT_THAT(acpi.count_per_cpu, ElementsAre(9, 0, 0, 0));
+  EXPECT_EQ(acpi.device_node, 0);
+  IrqSample rx = read(38);  // a NIC's: read at once
+  EXPECT_THAT(rx.affinity, ElementsAre(2));
+  EXPECT_EQ(rx.net_device, "eth0");
+  EXPECT_EQ(rx.device_node, 1);
+  EXPECT_THAT(read(24).affinity, ElementsAre(1));  // the 4th call: in full
+  // The fixture's malformed IRQ 51 was read, and reported, once.
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("irq/51/smp_affinity_list"));
+}
+
 TEST(ReadIrqsTest, Deltas) {
   std::vector<IrqSample> before(2), now(3);
   before[0].irq = 1;

@@ -33,6 +33,11 @@ struct locus_sched_task {
    * last migration seen since load. */
   __u64 runtime_ns[LOCUS_MAX_NODES];
   __u64 runtime_mark_ns; /* private: se.sum_exec_runtime at the last move */
+  /* The softirq sensor's per-task figures (locus_softirq_task), read from
+   * its task storage by this object's iterator when both sensors are on
+   * tp_btf (one walk over the threads instead of two); 0 otherwise. */
+  __u64 net_rx_ns;
+  __u64 softirq_ns;
 };
 
 /* Task storage of the tp_btf path: created at a task's first cross-node
