@@ -5,14 +5,15 @@
  * Two attachments, chosen by the agent's feature probe:
  *  - tp_btf (preferred): the hot hooks touch no per-task state. sched_switch
  *    counts into a per-CPU slot and adds one ending slice in
- *    switch_sample_every to it; sched_migrate_task does work
- *    only for a cross-node move (then in task storage), and is not loaded
- *    on a single-node host. Migration counts and
- *    runtime come from the kernel's own se.nr_migrations/se.sum_exec_runtime,
- *    read for every task by iter/task, which also charges the runtime since
- *    the last cross-node move to the node the task is on now.
+ *    switch_sample_every to it; sched_migrate_task does work only for a
+ *    cross-node move (then in task storage), and is not loaded on a
+ *    single-node host. Migration counts and runtime come from the kernel's
+ *    own se.nr_migrations/se.sum_exec_runtime, read for every task by
+ *    iter/task, which also charges the runtime since the last cross-node
+ *    move to the node the task is on now.
  *  - raw_tp (fallback, no tp_btf/task storage/iterators): every migration
- *    updates a tid-keyed LRU hash read by map iteration. */
+ *    updates a tid-keyed LRU hash read by map iteration.
+ * Both also note which processes changed their name (task_rename). */
 // clang-format off
 #include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/sched.h"
@@ -42,6 +43,18 @@ struct {
   __type(key, __u32);
   __type(value, struct locus_sched_task);
 } task_lru SEC(".maps");
+
+/* Processes (tgid) whose name may have changed since the agent last drained
+ * this set: an exec, or a new comm for the leader (prctl, a write to its
+ * comm file). With it the agent need not re-read every process's comm each
+ * scan to find new targets. A rename with no room here is counted
+ * (LOCUS_SCHED_RENAMED_LOST) and the agent then re-reads every name. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, LOCUS_MAX_RENAMED);
+  __type(key, __u32);
+  __type(value, __u8);
+} renamed SEC(".maps");
 
 /* The softirq sensor's task storage (softirq.bpf.c's task_stats): the agent
  * hands this object that map before load, so dump_sched emits both sensors'
@@ -160,7 +173,28 @@ int dump_sched(struct bpf_iter__task *ctx) {
   return 0;
 }
 
+/* A process's name is its leader's (and exec makes the exec'ing thread the
+ * leader before naming it): another thread's own name changes nothing. */
+static __always_inline void note_rename(__u32 pid, __u32 tgid) {
+  if (pid != tgid) return;
+  __u8 one = 1;
+  if (bpf_map_update_elem(&renamed, &tgid, &one, BPF_ANY))
+    LOCUS_COUNT(drops, LOCUS_SCHED_RENAMED_LOST);
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(rename_btf, struct task_struct *task) {
+  note_rename(task->pid, task->tgid);
+  return 0;
+}
+
 /* raw_tp fallback: untyped task pointers, read through probe reads. */
+
+SEC("raw_tp/task_rename")
+int BPF_PROG(rename_raw, struct task_struct *task) {
+  note_rename(BPF_CORE_READ(task, pid), BPF_CORE_READ(task, tgid));
+  return 0;
+}
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev) {

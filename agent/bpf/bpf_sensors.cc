@@ -204,10 +204,20 @@ class BpfSensors : public SensorSource {
     r.cpus.resize(ncpus_);
     for (int c = 0; c < ncpus_; ++c) r.cpus[c].cpu = c;
     tasks_.clear();
+    tasks_.reserve(tasks_last_);  // not regrown step by step every read
     PruneScopedLinks();
     RETURN_IF_ERROR(ReadSched(r));
     RETURN_IF_ERROR(ReadSoftirq(r));
     if (numa_active_) RETURN_IF_ERROR(ReadNuma(r));
+    if (sched_) {
+      // Last, once nothing can fail: a failed read leaves the set for the
+      // next one rather than losing it.
+      uint64_t lost = r.drops["sched.renamed_lost"];
+      r.renamed = DrainRenamed();
+      if (lost != renamed_lost_) r.renamed.reset();
+      renamed_lost_ = lost;
+    }
+    tasks_last_ = tasks_.size();
     r.tasks.reserve(tasks_.size());
     for (auto& [tid, t] : tasks_) {
       if (scope_ && !std::binary_search(scope_->begin(), scope_->end(), t.pid))
@@ -292,11 +302,15 @@ class BpfSensors : public SensorSource {
     sched_->rodata->switch_sample_every =
         PowerOfTwoAtLeast(options_.switch_sample_every);
     bool btf = plan_.sched == TraceSource::kTpBtf;
-    SetAutoload({sched_->progs.switch_btf, sched_->progs.dump_sched}, btf);
+    SetAutoload({sched_->progs.switch_btf, sched_->progs.dump_sched,
+                 sched_->progs.rename_btf},
+                btf);
     // On one node no move crosses a node: the tp_btf migrate program would
     // run on every migration for nothing (the iterator reads the counts).
     SetAutoload({sched_->progs.migrate_btf}, btf && options_.num_nodes > 1);
-    SetAutoload({sched_->progs.migrate_raw, sched_->progs.switch_raw}, !btf);
+    SetAutoload({sched_->progs.migrate_raw, sched_->progs.switch_raw,
+                 sched_->progs.rename_raw},
+                !btf);
     // The unused per-task map is not created: task storage may not exist on
     // the kernels that need the LRU fallback.
     bpf_map__set_autocreate(
@@ -411,6 +425,7 @@ class BpfSensors : public SensorSource {
     r.drops["sched.storage_unavailable"] = d[LOCUS_SCHED_DROP_STORAGE];
     r.drops["sched.node_out_of_range"] = d[LOCUS_SCHED_DROP_NODE];
     r.drops["sched.cpu_out_of_range"] = d[LOCUS_SCHED_DROP_CPU];
+    r.drops["sched.renamed_lost"] = d[LOCUS_SCHED_RENAMED_LOST];
     if (plan_.sched == TraceSource::kRawTp) {
       // Entries the LRU pushed out: inserted minus still present.
       uint64_t ins = d[LOCUS_SCHED_LRU_INSERTS];
@@ -418,6 +433,21 @@ class BpfSensors : public SensorSource {
           ins > lru_live_sched_ ? ins - lru_live_sched_ : 0;
     }
     return absl::OkStatus();
+  }
+
+  // Takes (and empties) the set of processes renamed since the last call.
+  // A rename between reading a key and deleting it is lost from the set but
+  // not missed: its process is in this call's answer.
+  std::vector<int32_t> DrainRenamed() {
+    int fd = bpf_map__fd(sched_->maps.renamed);
+    std::vector<int32_t> pids;
+    ForEachEntry<uint32_t, uint8_t>(fd,
+                                    [&](const uint32_t& pid, const uint8_t*) {
+                                      pids.push_back(static_cast<int32_t>(pid));
+                                    });
+    for (int32_t pid : pids) bpf_map_delete_elem(fd, &pid);
+    std::sort(pids.begin(), pids.end());
+    return pids;
   }
 
   void AddSoftirqTask(const locus_softirq_task& s) {
@@ -553,9 +583,11 @@ class BpfSensors : public SensorSource {
   uint64_t hardirq_period_ = 1;
   // The sched iterator emits the softirq sensor's per-task figures too.
   bool softirq_in_sched_ = false;
+  uint64_t renamed_lost_ = 0;  // LOCUS_SCHED_RENAMED_LOST at the last read
   size_t irq_map_bytes_ = 0;
   const locus_irq_stat* irq_map_ = nullptr;
   absl::flat_hash_map<int32_t, TaskCounters> tasks_;
+  size_t tasks_last_ = 0;                      // tasks_.size() at the last read
   std::optional<std::vector<int32_t>> scope_;  // sorted
   bool scoped_iterators_ = true;
   std::map<std::pair<bpf_program*, int32_t>, LinkPtr> pid_links_;

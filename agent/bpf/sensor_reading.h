@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,11 @@ struct SensorReading {
   std::vector<TaskCounters> tasks;  // ascending by tid
   std::vector<CpuCounters> cpus;    // indexed by cpu
   std::vector<IrqCounters> irqs;    // ascending by irq
+  // Processes whose name may have changed (exec, or their leader renamed)
+  // since the previous reading, ascending. nullopt when the sensors cannot
+  // tell (no scheduler sensor, or more renames than they keep): then any
+  // process may have been renamed.
+  std::optional<std::vector<int32_t>> renamed;
   // Lost information, by name ("sched.storage", "softirq.irq_map_full",
   // "sched.lru_evicted", ...), cumulative.
   std::map<std::string, uint64_t> drops;

@@ -115,8 +115,28 @@ TickReport Loop::Tick() {
       last_notes_ = report.plan.notes;
     }
     bool dry_run = report.mode == v1::Policy::MODE_DRY_RUN;
+    if (!dry_run) {
+      last_dry_run_.clear();
+    } else {
+      absl::erase_if(last_dry_run_, [&](const auto& entry) {
+        return entry.second.last_ns + 60'000'000'000ull < start;
+      });
+    }
     for (const Action& action : report.plan.actions) {
-      ActionResult result = executor_->Apply(action, dry_run);
+      ActionResult result;
+      if (dry_run) {
+        DryRun& last = last_dry_run_[Describe(action)];
+        if (last.last_ns != 0) {
+          // Planned again: on the stream, not in the log.
+          last.last_ns = start;
+          report.actions.push_back(ActionRecord{action, last.result});
+          continue;
+        }
+        result = executor_->Apply(action, true);
+        last = DryRun{result, start};
+      } else {
+        result = executor_->Apply(action, false);
+      }
       switch (result.outcome) {
         case Outcome::kApplied:
           RecordApplied(history_, action, snap.topology, snap.now_ns);

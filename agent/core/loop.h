@@ -113,6 +113,18 @@ class Loop {
   // Loop thread only.
   History history_;
   std::vector<std::string> last_notes_;  // logged when they change
+  // Dry run applies nothing, so the same actions are planned again tick
+  // after tick: the ones planned in the last minute, by what they would do
+  // (Describe), with what the dry run said and when last planned. One
+  // planned again is reported on the stream but not logged, noted or looked
+  // up on the host again (with 1000 threads to pin that would be 1000 log
+  // lines and a few thousand /proc reads every tick). Enforce mode empties
+  // it.
+  struct DryRun {
+    ActionResult result;
+    uint64_t last_ns = 0;
+  };
+  absl::flat_hash_map<std::string, DryRun> last_dry_run_;
   Verifier verifier_;
 
   std::atomic<uint64_t> ticks_{0};

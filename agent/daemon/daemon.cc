@@ -130,7 +130,11 @@ std::set<int32_t> ProcessesActedOn(const TickReport& report) {
     if (const auto* move = std::get_if<MigratePages>(&action.op))
       pids.insert(move->pid);
   };
-  for (const ActionRecord& record : report.actions) add(record.action);
+  // Only what changed the host: a dry run, or an action refused or
+  // finding its entity already in place, leaves the last scan true.
+  for (const ActionRecord& record : report.actions) {
+    if (record.result.outcome == Outcome::kApplied) add(record.action);
+  }
   for (const RevertRecord& revert : report.reverts) add(revert.verdict.action);
   return pids;
 }

@@ -4,7 +4,8 @@
 #ifndef LOCUS_AGENT_DAEMON_SENSOR_MERGE_H_
 #define LOCUS_AGENT_DAEMON_SENSOR_MERGE_H_
 
-#include "absl/container/flat_hash_map.h"
+#include <vector>
+
 #include "agent/bpf/sensor_reading.h"
 #include "policy/snapshot.h"
 
@@ -18,8 +19,8 @@ class SensorMerge {
   void Merge(const SensorReading& reading, Snapshot* snapshot);
 
  private:
-  // Previous counters of the targets' threads, by tid.
-  absl::flat_hash_map<int32_t, TaskCounters> tasks_;
+  // Previous counters of the targets' threads, ascending by tid.
+  std::vector<TaskCounters> tasks_;
   std::vector<CpuCounters> cpus_;  // previous, by cpu
   uint64_t previous_ns_ = 0;
 };

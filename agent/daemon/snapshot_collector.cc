@@ -52,6 +52,15 @@ void SnapshotCollector::RefreshOnce() {
     absl::MutexLock lock(&mu_);
     model_->MarkStale(pending_stale_);
     pending_stale_.clear();
+    if (renames_reported_) {
+      std::optional<std::vector<int32_t>> renamed;
+      if (!renames_unknown_) {
+        renamed.emplace(pending_renamed_.begin(), pending_renamed_.end());
+      }
+      model_->NoteRenamed(renamed);
+      renames_reported_ = renames_unknown_ = false;
+      pending_renamed_.clear();
+    }
     if (pending_targets_) {
       model_->set_targets(*std::move(pending_targets_));
       pending_targets_.reset();
@@ -140,6 +149,13 @@ absl::StatusOr<Snapshot> SnapshotCollector::Collect() {
       absl::MutexLock lock(&mu_);
       sensor_state_ = SensorState{reading->sources, reading->numa_active,
                                   reading->numa_status, reading->drops};
+      renames_reported_ = true;
+      if (reading->renamed) {
+        pending_renamed_.insert(reading->renamed->begin(),
+                                reading->renamed->end());
+      } else {
+        renames_unknown_ = true;
+      }
     }
   }
   return snapshot;

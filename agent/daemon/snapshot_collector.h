@@ -87,6 +87,11 @@ class SnapshotCollector : public SnapshotSource {
   std::optional<TargetScanOptions> pending_targets_ ABSL_GUARDED_BY(mu_);
   std::optional<std::set<int>> pending_managed_ ABSL_GUARDED_BY(mu_);
   std::set<int32_t> pending_stale_ ABSL_GUARDED_BY(mu_);
+  // Renames the sensors reported since the last scan (HostModel::
+  // NoteRenamed): whether any reading came, and whether one could not tell.
+  bool renames_reported_ ABSL_GUARDED_BY(mu_) = false;
+  bool renames_unknown_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<int32_t> pending_renamed_ ABSL_GUARDED_BY(mu_);
   SensorState sensor_state_ ABSL_GUARDED_BY(mu_);
 
   absl::Notification stop_;

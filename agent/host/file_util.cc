@@ -56,18 +56,30 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> ListDirectory(
+absl::StatusOr<std::vector<DirEntry>> ListDirectoryEntries(
     const std::string& path) {
   DIR* dir = opendir(path.c_str());
   if (dir == nullptr) return ErrnoStatus(errno, path);
-  std::vector<std::string> names;
+  std::vector<DirEntry> entries;
   while (struct dirent* entry = readdir(dir)) {
     std::string name = entry->d_name;
     if (name == "." || name == "..") continue;
-    names.push_back(std::move(name));
+    entries.push_back({std::move(name), entry->d_ino});
   }
   closedir(dir);
-  std::sort(names.begin(), names.end());
+  std::sort(
+      entries.begin(), entries.end(),
+      [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return entries;
+}
+
+absl::StatusOr<std::vector<std::string>> ListDirectory(
+    const std::string& path) {
+  absl::StatusOr<std::vector<DirEntry>> entries = ListDirectoryEntries(path);
+  if (!entries.ok()) return entries.status();
+  std::vector<std::string> names;
+  names.reserve(entries->size());
+  for (DirEntry& entry : *entries) names.push_back(std::move(entry.name));
   return names;
 }
 

@@ -4,6 +4,7 @@
 #ifndef LOCUS_AGENT_HOST_FILE_UTIL_H_
 #define LOCUS_AGENT_HOST_FILE_UTIL_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
 // Names in a directory (no "." or ".."), sorted. Errors name the directory.
 absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path);
+
+struct DirEntry {
+  std::string name;
+  uint64_t inode = 0;  // as readdir gives it: no stat
+};
+// The same, with each entry's inode number.
+absl::StatusOr<std::vector<DirEntry>> ListDirectoryEntries(
+    const std::string& path);
 
 // First line of a file with surrounding whitespace removed; an empty file is
 // an error ("truncated"), since every single-value sysfs file has a value.

@@ -4,6 +4,7 @@
 #ifndef LOCUS_AGENT_HOST_HOST_MODEL_H_
 #define LOCUS_AGENT_HOST_HOST_MODEL_H_
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ class HostModel {
   // New selectors (the policy was reloaded); used from the next Refresh.
   void set_targets(TargetScanOptions targets) {
     options_.targets = std::move(targets);
+    scan_cache_.ruled_out.clear();  // by the old selectors
   }
 
   // IRQs the IRQ actuator found kernel-managed (EIO): reported as managed.
@@ -51,6 +53,20 @@ class HostModel {
   // than reuse (see TargetScanOptions::refresh_every).
   void MarkStale(const std::set<int32_t>& pids) {
     scan_cache_.stale.insert(pids.begin(), pids.end());
+  }
+
+  // Processes that may have been renamed (exec, prctl) since the last call,
+  // as the sensors report them (SensorReading::renamed): the next scan
+  // re-reads their comm, and reuses the others' verdicts. nullopt: any
+  // process may have been; every comm is re-read until a call says again.
+  void NoteRenamed(const std::optional<std::vector<int32_t>>& pids) {
+    if (!pids) {
+      scan_cache_.ruled_out.clear();
+      scan_cache_.names_tracked = false;
+      return;
+    }
+    for (int32_t pid : *pids) scan_cache_.ruled_out.erase(pid);
+    scan_cache_.names_tracked = true;
   }
 
  private:

@@ -51,8 +51,8 @@ struct IrqReadCache {
     std::string name;
     int node = -1;
   };
-  std::map<int, Nic> nic_of_irq;  // from each NIC's msi_irqs
-  std::vector<std::string> nics;  // names in /sys/class/net
+  std::map<int, Nic> nic_of_irq;   // from each NIC's msi_irqs
+  std::vector<std::string> nics;   // names in /sys/class/net
   std::map<int, IrqSample> quiet;  // IRQs of no NIC, as last read in full
 };
 

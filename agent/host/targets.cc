@@ -186,8 +186,8 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
       cache->nodes = topology.nodes.size();
     }
   }
-  auto names = ListDirectory(paths.procfs_root);
-  if (!names.ok()) return names.status();
+  auto entries = ListDirectoryEntries(paths.procfs_root);
+  if (!entries.ok()) return entries.status();
 
   // Only comm can select most processes, and their comm file costs the
   // kernel far less to format than stat: it alone rules them out.
@@ -196,14 +196,25 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
   const uint64_t every =
       static_cast<uint64_t>(std::max(1, options.refresh_every));
   std::map<int32_t, Candidate> selected;
-  for (const std::string& name : *names) {
-    if (!IsNumber(name)) continue;
+  absl::flat_hash_map<int32_t, uint64_t> ruled_out;
+  for (const DirEntry& entry : *entries) {
+    const std::string& name = entry.name;
+    int32_t pid = 0;
+    if (!IsNumber(name) || !absl::SimpleAtoi(name, &pid)) continue;
+    if (comm_only && cache != nullptr && cache->names_tracked) {
+      auto known = cache->ruled_out.find(pid);
+      if (known != cache->ruled_out.end() && known->second == entry.inode) {
+        ruled_out.emplace(pid, entry.inode);
+        continue;
+      }
+    }
     const std::string dir = JoinPath(paths.procfs_root, name);
     if (comm_only) {
       auto comm = ReadTextFile(JoinPath(dir, "comm"));
       if (comm.ok() &&
           !Contains(sel.comms,
                     std::string(absl::StripTrailingAsciiWhitespace(*comm)))) {
+        ruled_out.emplace(pid, entry.inode);
         continue;
       }
     }
@@ -319,6 +330,7 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
       return !selected.contains(entry.first);
     });
     cache->stale.clear();
+    cache->ruled_out = std::move(ruled_out);
   }
   return targets;
 }

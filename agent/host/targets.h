@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "agent/host/host_paths.h"
 #include "policy/snapshot.h"
@@ -75,6 +76,14 @@ struct TargetScanCache {
   // Processes to re-read fully at the next scan: ones the agent just acted
   // on, or whose threads moved to other nodes. Cleared by the scan.
   std::set<int32_t> stale;
+  // Processes a comm selector ruled out by their comm, by the inode number
+  // of their /proc directory (a reused pid has another). Reading every
+  // process's comm each scan is most of a scan's syscalls on a busy host,
+  // while names rarely change: these are not re-read while `names_tracked`,
+  // that is while the owner erases, before each scan, every process that
+  // may have been renamed since (exec, prctl; HostModel::NoteRenamed).
+  absl::flat_hash_map<int32_t, uint64_t> ruled_out;
+  bool names_tracked = false;
 };
 
 // Scans <procfs_root>/[0-9]*. A process or thread that vanishes mid-scan is

@@ -5,6 +5,9 @@
 # /proc/PID/stat) over a measured window, printed against the targets
 # (<= 32 MiB RSS, <= 0.5% of one core). Run as root after building:
 #   tests/bench/agent_footprint.sh [BUILD_DIR] [THREADS] [SECONDS]
+# Env: LOCUSD_FLAGS, extra locusd flags; e.g. on a one-node machine
+# --sysfs_root=tests/fixtures/split2/sys shows it two nodes, so the agent
+# also reads what it skips on one (numa_maps, the migrate program).
 set -euo pipefail
 build=${1:-build}
 threads=${2:-1000}
@@ -34,8 +37,9 @@ YAML
 target=$!
 until grep -q ready "$dir/synth.out" 2>/dev/null; do sleep 0.1; done
 
+# shellcheck disable=SC2086 # LOCUSD_FLAGS is a list of flags
 "$locusd" --policy="$dir/policy.yaml" --socket="$dir/locusd.sock" \
-  --journal="$dir/journal" --tick=1s 2>"$dir/locusd.log" &
+  --journal="$dir/journal" --tick=1s ${LOCUSD_FLAGS:-} 2>"$dir/locusd.log" &
 agent=$!
 sleep 10  # warm-up: sensors loaded, a few ticks, maps populated
 

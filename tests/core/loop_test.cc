@@ -58,6 +58,33 @@ TEST(LoopTest, DryRunPlansButAsksForNothingToChange) {
   EXPECT_EQ(report.actions[0].result.outcome, Outcome::kDryRun);
 }
 
+// Dry run changes nothing, so the same plan comes back every tick: it is
+// reported each tick but looked up (and logged, and noted) once, until it
+// changes or enforce mode ends the series.
+TEST(LoopTest, DryRunLooksUpARepeatedPlanOnce) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  h.loop.SetMode(v1::Policy::MODE_DRY_RUN);
+  TickReport first = h.loop.Tick();
+  ASSERT_THAT(first.actions, Not(IsEmpty()));
+  size_t looked_up = h.executor.applied.size();
+  size_t noted = h.loop.ExplainTask(100).size();
+  TickReport second = h.loop.Tick();
+  EXPECT_EQ(h.executor.applied.size(), looked_up);
+  EXPECT_EQ(h.loop.ExplainTask(100).size(), noted);
+  ASSERT_EQ(second.actions.size(), first.actions.size());
+  EXPECT_EQ(second.actions[0].result.outcome, Outcome::kDryRun);
+  // An enforce tick in between (whose action found its thread gone, so the
+  // same plan comes back) ends the series: the next dry run looks again.
+  h.executor.outcome = Outcome::kGone;
+  h.loop.SetMode(v1::Policy::MODE_ENFORCE);
+  h.loop.Tick();
+  EXPECT_EQ(h.executor.dry_runs.back(), false);
+  h.loop.SetMode(v1::Policy::MODE_DRY_RUN);
+  size_t before = h.executor.applied.size();
+  h.loop.Tick();
+  EXPECT_GT(h.executor.applied.size(), before);
+}
+
 TEST(LoopTest, PolicyModeAppliesUntilOverridden) {
   Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
   h.policy.policy().set_mode(v1::Policy::MODE_DRY_RUN);

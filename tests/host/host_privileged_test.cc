@@ -88,8 +88,13 @@ class NginxTest : public ::testing::Test {
     return false;
   }
   // This nginx's targets (other nginx instances may run on the machine).
+  // The machine is shown as two nodes (tests/fixtures/split2), as on one
+  // node the model reads no numa_maps.
   std::map<int32_t, Target> Scan() {
-    HostModel model(HostModelOptions{});
+    HostModelOptions options;
+    options.paths.sysfs_root =
+        std::string(LOCUS_SOURCE_DIR) + "/tests/fixtures/split2/sys";
+    HostModel model(options);
     Snapshot snapshot;
     std::vector<std::string> errors;
     EXPECT_TRUE(model.Refresh(&snapshot, &errors).ok());

@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "agent/host/host_model.h"
 #include "agent/host/topology.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -135,6 +137,107 @@ TEST_F(TargetsTest, OneNodeReadsNoNumaMaps) {
   ASSERT_TRUE(by_pid.contains(101));
   EXPECT_THAT(by_pid[101].resident_pages, IsEmpty());
   EXPECT_FALSE(by_pid[101].threads.empty());
+}
+
+// Pid 300 (bash in the fixture) execs nginx: its comm and stat say so.
+void ExecNginx(TempTree& tree, const std::string& dir) {
+  tree.Write(dir + "/comm", "nginx\n");
+  tree.Write(dir + "/task/300/stat",
+             "300 (nginx) S 1 1 1 0 -1 4194560 100 0 0 0 12 3 0 0 20 0 1 0 "
+             "1300 12345678 1234 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+             "0 0 0 0 0 0 0\n");
+}
+
+TEST_F(TargetsTest, CommVerdictsAreReusedUntilTheProcessIsRenamed) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanCache cache;
+  cache.names_tracked = true;
+  std::vector<std::string> errors;
+  auto scan = [&] {
+    return CachedScan(paths, TargetScanOptions{}, &cache, &errors);
+  };
+  EXPECT_FALSE(scan().contains(300));
+  EXPECT_TRUE(cache.ruled_out.contains(300));
+  EXPECT_FALSE(cache.ruled_out.contains(101));  // a target
+  ExecNginx(tree, "proc/300");
+  EXPECT_FALSE(scan().contains(300)) << "no comm read: nobody said renamed";
+  cache.ruled_out.erase(300);  // as HostModel::NoteRenamed({300}) does
+  EXPECT_TRUE(scan().contains(300));
+  EXPECT_FALSE(cache.ruled_out.contains(300));
+}
+
+TEST_F(TargetsTest, AReusedPidIsReadAgainWithoutARename) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanCache cache;
+  cache.names_tracked = true;
+  std::vector<std::string> errors;
+  auto scan = [&] {
+    return CachedScan(paths, TargetScanOptions{}, &cache, &errors);
+  };
+  EXPECT_FALSE(scan().contains(300));
+  // Bash exits and a new nginx gets its pid: a new /proc/300 directory. The
+  // old one is kept aside so its inode number cannot be reused.
+  namespace fs = std::filesystem;
+  const fs::path proc = paths.procfs_root;
+  fs::copy(proc / "300", proc / "300.new", fs::copy_options::recursive);
+  ExecNginx(tree, "proc/300.new");
+  fs::rename(proc / "300", proc / "300.old");
+  fs::rename(proc / "300.new", proc / "300");
+  EXPECT_TRUE(scan().contains(300));
+}
+
+TEST_F(TargetsTest, UntrackedNamesAreReadEveryScan) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanCache cache;  // names_tracked false
+  std::vector<std::string> errors;
+  EXPECT_FALSE(
+      CachedScan(paths, TargetScanOptions{}, &cache, &errors).contains(300));
+  ExecNginx(tree, "proc/300");
+  EXPECT_TRUE(
+      CachedScan(paths, TargetScanOptions{}, &cache, &errors).contains(300));
+}
+
+TEST(HostModelNamesTest, RenamesAndNewSelectorsAreReadAgain) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostModelOptions options;
+  options.paths = {tree.root() + "/sys", tree.root() + "/proc"};
+  HostModel model(options);
+  auto has = [&](int32_t pid) {
+    Snapshot snapshot;
+    std::vector<std::string> errors;
+    EXPECT_TRUE(model.Refresh(&snapshot, &errors).ok());
+    return std::any_of(snapshot.targets.begin(), snapshot.targets.end(),
+                       [&](const Target& t) { return t.pid == pid; });
+  };
+  EXPECT_FALSE(has(300));
+  model.NoteRenamed(std::vector<int32_t>{});  // the sensors track names
+  ExecNginx(tree, "proc/300");
+  EXPECT_FALSE(has(300)) << "verdict reused";
+  model.NoteRenamed(std::vector<int32_t>{300});
+  EXPECT_TRUE(has(300));
+
+  TargetScanOptions bash;
+  bash.selector.comms = {"bash", "envoy"};
+  model.set_targets(bash);
+  EXPECT_TRUE(has(200)) << "ruled out by the old selectors only";
+
+  tree.Write("proc/200/comm", "bash\n");  // envoy renamed, unreported...
+  model.set_targets(TargetScanOptions{});
+  EXPECT_FALSE(has(200));
+  model.NoteRenamed(std::nullopt);  // ...but the sensors lost count
+  tree.Write("proc/200/comm", "nginx\n");
+  tree.Write("proc/200/task/200/stat",
+             "200 (nginx) S 1 1 1 0 -1 4194560 100 0 0 0 12 3 0 0 20 0 1 0 "
+             "1200 12345678 1234 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+             "0 0 0 0 0 0 0\n");
+  EXPECT_TRUE(has(200));
 }
 
 TEST_F(TargetsTest, OtherSelectors) {

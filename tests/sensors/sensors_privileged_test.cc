@@ -4,10 +4,13 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -254,6 +257,38 @@ TEST_P(CountTest, ScopedReadHoldsOnlyThatProcess) {
         [](const TaskCounters& task) { return task.pid != getpid(); }))
         << "no other process without a scope";
   }
+}
+
+// A process that renames itself (as exec does) is reported once, by the
+// next reading; a thread other than the leader renaming itself is not (a
+// process's name is its leader's).
+TEST_P(CountTest, RenamedProcessesAreReported) {
+  std::unique_ptr<SensorSource> s = Open(GetParam());
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Read().ok());  // takes any rename from before
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    prctl(PR_SET_NAME, "locus-renamed");
+    _exit(0);
+  }
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  std::thread([] {
+    pthread_setname_np(pthread_self(), "locus-thread");
+  }).join();
+  absl::StatusOr<SensorReading> r = s->Read();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->renamed.has_value());
+  EXPECT_TRUE(
+      std::binary_search(r->renamed->begin(), r->renamed->end(), child));
+  EXPECT_FALSE(
+      std::binary_search(r->renamed->begin(), r->renamed->end(), getpid()));
+  r = s->Read();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->renamed.has_value());
+  EXPECT_FALSE(
+      std::binary_search(r->renamed->begin(), r->renamed->end(), child))
+      << "reported twice";
 }
 
 // The same moves with a CPU->node map that puts CPU 0 and CPU 1 on different

@@ -11,6 +11,9 @@
 /* Per-task LRU maps (fallback paths); IRQ numbers tracked per CPU. */
 #define LOCUS_MAX_TASKS 16384
 #define LOCUS_MAX_IRQS 2048
+/* Processes renamed between two reads of the sched sensor that it keeps;
+ * more, and the agent re-reads every name. */
+#define LOCUS_MAX_RENAMED 1024
 #define LOCUS_NR_SOFTIRQS 10
 #define LOCUS_COMM_LEN 16
 

@@ -71,7 +71,8 @@ enum locus_sched_drop {
   LOCUS_SCHED_DROP_NODE = 1,    /* node id >= LOCUS_MAX_NODES */
   LOCUS_SCHED_LRU_INSERTS = 2,  /* new tasks put in the LRU (raw_tp) */
   LOCUS_SCHED_DROP_CPU = 3,     /* cpu id >= LOCUS_MAX_CPUS */
-  LOCUS_SCHED_NR_DROPS = 4,
+  LOCUS_SCHED_RENAMED_LOST = 4, /* a rename the `renamed` set had no room for */
+  LOCUS_SCHED_NR_DROPS = 5,
 };
 
 #endif /* LOCUS_BPF_SCHED_H_ */
