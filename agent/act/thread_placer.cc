@@ -110,14 +110,24 @@ absl::Status ThreadPlacer::Revert(int32_t tid) {
 
 std::vector<ExternalChange> ThreadPlacer::CheckExternalChanges() {
   std::vector<ExternalChange> changes;
+  // The affinity is read every call (one syscall), the start time (a stat
+  // file) only when the affinity differs or every kIdentityEvery calls: with
+  // a thousand threads pinned, reading both every tick was most of the
+  // agent's CPU. A reused tid that kept Locus's CPUs is thus dropped up to
+  // that many calls late, harmlessly: restore and revert check the start
+  // time themselves.
+  constexpr uint32_t kIdentityEvery = 10;
   for (auto it = placed_.begin(); it != placed_.end();) {
     const int32_t tid = it->first;
-    const Placed& placed = it->second;
+    Placed& placed = it->second;
     uint64_t start_time = 0;
     std::vector<int> now;
-    if (ops_->StartTime(tid, &start_time) != 0 ||
-        start_time != placed.start_time || ops_->GetAffinity(tid, &now) != 0) {
-      (void)journal_->ForgetThread(tid);  // gone: nothing left to restore
+    bool gone = ops_->GetAffinity(tid, &now) != 0;
+    if (!gone && (now != placed.cpus || ++placed.checks % kIdentityEvery == 0))
+      gone = ops_->StartTime(tid, &start_time) != 0 ||
+             start_time != placed.start_time;
+    if (gone) {
+      (void)journal_->ForgetThread(tid);  // nothing left to restore
       it = placed_.erase(it);
       continue;
     }

@@ -54,6 +54,7 @@ class ThreadPlacer {
     int32_t pid = 0;
     uint64_t start_time = 0;
     std::vector<int> cpus;
+    uint32_t checks = 0;  // CheckExternalChanges calls since placed
   };
   ThreadOps* ops_;
   Journal* journal_;

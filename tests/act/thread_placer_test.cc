@@ -127,10 +127,23 @@ TEST_F(ThreadPlacerTest, GoneOrRecycledThreadsAreDroppedQuietly) {
   ASSERT_EQ(placer.Apply(Pin(11, {2})).outcome, Outcome::kApplied);
   ASSERT_EQ(placer.Apply(Pin(12, {0})).outcome, Outcome::kApplied);
   ops_.threads.erase(11);
-  ops_.threads[12].start_time = 999;  // TID reused by a new thread
+  ops_.threads[12].start_time = 999;  // TID reused by a new thread...
+  ops_.threads[12].affinity = {0, 1};  // ...with CPUs of its own
   EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
   EXPECT_FALSE(journal_->HasThread(11));
   EXPECT_FALSE(journal_->HasThread(12));
+}
+
+// A new thread on a recycled TID that has Locus's CPUs (inherited from a
+// pinned parent) is told by its start time, read every few checks.
+TEST_F(ThreadPlacerTest, RecycledThreadWithLocusCpusIsDroppedWithinTenChecks) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  ASSERT_EQ(placer.Apply(Pin(11, {2})).outcome, Outcome::kApplied);
+  ops_.threads[11].start_time = 999;
+  for (int i = 0; i < 10 && journal_->HasThread(11); ++i) {
+    EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
+  }
+  EXPECT_FALSE(journal_->HasThread(11));
 }
 
 }  // namespace

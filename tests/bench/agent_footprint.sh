@@ -5,7 +5,9 @@
 # /proc/PID/stat) over a measured window, printed against the targets
 # (<= 32 MiB RSS, <= 0.5% of one core). Run as root after building:
 #   tests/bench/agent_footprint.sh [BUILD_DIR] [THREADS] [SECONDS]
-# Env: LOCUSD_FLAGS, extra locusd flags; e.g. on a one-node machine
+# Env: MODE, the policy's mode (default dry_run; enforce pins the synthetic
+# threads: they are the benchmark's own).
+#      LOCUSD_FLAGS, extra locusd flags; e.g. on a one-node machine
 # --sysfs_root=tests/fixtures/split2/sys shows it two nodes, so the agent
 # also reads what it skips on one (numa_maps, the migrate program).
 set -euo pipefail
@@ -27,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 
 cat >"$dir/policy.yaml" <<YAML
-mode: dry_run
+mode: ${MODE:-dry_run}
 targets:
   comm: [locus-synth]
   workers_only: false
