@@ -127,7 +127,7 @@ TEST_F(ThreadPlacerTest, GoneOrRecycledThreadsAreDroppedQuietly) {
   ASSERT_EQ(placer.Apply(Pin(11, {2})).outcome, Outcome::kApplied);
   ASSERT_EQ(placer.Apply(Pin(12, {0})).outcome, Outcome::kApplied);
   ops_.threads.erase(11);
-  ops_.threads[12].start_time = 999;  // TID reused by a new thread...
+  ops_.threads[12].start_time = 999;   // TID reused by a new thread...
   ops_.threads[12].affinity = {0, 1};  // ...with CPUs of its own
   EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
   EXPECT_FALSE(journal_->HasThread(11));
