@@ -72,10 +72,16 @@ start_sensors() {
   # shellcheck disable=SC2086 # LOCUSD_FLAGS is a list of flags
   "$locusd" --observe=3600 --json ${LOCUSD_FLAGS:-} >/dev/null 2>"$work/locusd.err" &
   sensors_pid=$!
-  # Loaded once its last program (the softirq iterator) shows up in bpftool.
+  # Loaded once it stops using CPU: verifying and attaching the programs
+  # takes a second or more here, and a run started meanwhile measures that.
+  local last=-1 now
   for _ in $(seq 100); do
-    bpftool prog show 2>/dev/null | grep -q 'name dump_softirq' && return 0
-    sleep 0.1
+    sleep 0.2
+    now=$(awk '{ print $14 + $15 }' "/proc/$sensors_pid/stat" 2>/dev/null) || break
+    if [ "$now" = "$last" ] && bpftool prog show 2>/dev/null | grep -qE 'name switch_(btf|raw)'; then
+      return 0
+    fi
+    last=$now
   done
   echo "locusd did not load:" >&2; cat "$work/locusd.err" >&2; exit 1
 }
