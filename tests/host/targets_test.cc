@@ -148,59 +148,55 @@ void ExecNginx(TempTree& tree, const std::string& dir) {
              "0 0 0 0 0 0 0\n");
 }
 
-TEST_F(TargetsTest, CommVerdictsAreReusedUntilTheProcessIsRenamed) {
-  TempTree tree;
-  tree.CopyFixture("numa2");
-  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
-  TargetScanCache cache;
-  cache.names_tracked = true;
-  std::vector<std::string> errors;
-  auto scan = [&] {
-    return CachedScan(paths, TargetScanOptions{}, &cache, &errors);
-  };
-  EXPECT_FALSE(scan().contains(300));
-  EXPECT_TRUE(cache.ruled_out.contains(300));
-  EXPECT_FALSE(cache.ruled_out.contains(101));  // a target
-  ExecNginx(tree, "proc/300");
-  EXPECT_FALSE(scan().contains(300)) << "no comm read: nobody said renamed";
-  cache.ruled_out.erase(300);  // as HostModel::NoteRenamed({300}) does
-  EXPECT_TRUE(scan().contains(300));
-  EXPECT_FALSE(cache.ruled_out.contains(300));
+// A copy of numa2 that a test may change, scanned with one cache whose
+// names the sensors track.
+class NamesTest : public TargetsTest {
+ protected:
+  NamesTest() {
+    tree_.CopyFixture("numa2");
+    cache_.names_tracked = true;
+  }
+  HostPaths Paths() const {
+    return {tree_.root() + "/sys", tree_.root() + "/proc"};
+  }
+  bool Selects(int32_t pid) {
+    return CachedScan(Paths(), TargetScanOptions{}, &cache_, &errors_)
+        .contains(pid);
+  }
+  TempTree tree_;
+  TargetScanCache cache_;
+  std::vector<std::string> errors_;
+};
+
+TEST_F(NamesTest, CommVerdictsAreReusedUntilTheProcessIsRenamed) {
+  EXPECT_FALSE(Selects(300));
+  EXPECT_TRUE(cache_.ruled_out.contains(300));
+  EXPECT_FALSE(cache_.ruled_out.contains(101));  // a target
+  ExecNginx(tree_, "proc/300");
+  EXPECT_FALSE(Selects(300)) << "no comm read: nobody said renamed";
+  cache_.ruled_out.erase(300);  // as HostModel::NoteRenamed({300}) does
+  EXPECT_TRUE(Selects(300));
+  EXPECT_FALSE(cache_.ruled_out.contains(300));
 }
 
-TEST_F(TargetsTest, AReusedPidIsReadAgainWithoutARename) {
-  TempTree tree;
-  tree.CopyFixture("numa2");
-  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
-  TargetScanCache cache;
-  cache.names_tracked = true;
-  std::vector<std::string> errors;
-  auto scan = [&] {
-    return CachedScan(paths, TargetScanOptions{}, &cache, &errors);
-  };
-  EXPECT_FALSE(scan().contains(300));
+TEST_F(NamesTest, AReusedPidIsReadAgainWithoutARename) {
+  EXPECT_FALSE(Selects(300));
   // Bash exits and a new nginx gets its pid: a new /proc/300 directory. The
   // old one is kept aside so its inode number cannot be reused.
   namespace fs = std::filesystem;
-  const fs::path proc = paths.procfs_root;
+  const fs::path proc = Paths().procfs_root;
   fs::copy(proc / "300", proc / "300.new", fs::copy_options::recursive);
-  ExecNginx(tree, "proc/300.new");
+  ExecNginx(tree_, "proc/300.new");
   fs::rename(proc / "300", proc / "300.old");
   fs::rename(proc / "300.new", proc / "300");
-  EXPECT_TRUE(scan().contains(300));
+  EXPECT_TRUE(Selects(300));
 }
 
-TEST_F(TargetsTest, UntrackedNamesAreReadEveryScan) {
-  TempTree tree;
-  tree.CopyFixture("numa2");
-  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
-  TargetScanCache cache;  // names_tracked false
-  std::vector<std::string> errors;
-  EXPECT_FALSE(
-      CachedScan(paths, TargetScanOptions{}, &cache, &errors).contains(300));
-  ExecNginx(tree, "proc/300");
-  EXPECT_TRUE(
-      CachedScan(paths, TargetScanOptions{}, &cache, &errors).contains(300));
+TEST_F(NamesTest, UntrackedNamesAreReadEveryScan) {
+  cache_.names_tracked = false;
+  EXPECT_FALSE(Selects(300));
+  ExecNginx(tree_, "proc/300");
+  EXPECT_TRUE(Selects(300));
 }
 
 TEST(HostModelNamesTest, RenamesAndNewSelectorsAreReadAgain) {
