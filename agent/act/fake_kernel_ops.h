@@ -22,9 +22,11 @@ class FakeThreadOps : public ThreadOps {
   };
   std::map<int32_t, Thread> threads;
   int set_calls = 0;
+  int get_calls = 0;
   int set_error = 0;  // errno SetAffinity returns when non-zero
 
   int GetAffinity(int32_t tid, std::vector<int>* cpus) override {
+    ++get_calls;
     auto it = threads.find(tid);
     if (it == threads.end()) return ESRCH;
     *cpus = it->second.affinity;

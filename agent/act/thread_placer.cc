@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "agent/host/cpu_list.h"
@@ -52,6 +53,14 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
     return MakeResult(
         err == ESRCH ? Outcome::kGone : Outcome::kError,
         absl::StrCat(who, ": sched_getaffinity: ", std::strerror(err)));
+  }
+  placed = placed_.find(pin.tid);
+  if (placed != placed_.end() && current != placed->second.cpus) {
+    // Changed by someone else since Locus set it, and not yet checked.
+    ExternalChange change = BackOff(placed, current);
+    std::string message = change.message;
+    noticed_.push_back(std::move(change));
+    return MakeResult(Outcome::kBackedOff, std::move(message));
   }
   const std::string change = absl::StrCat(
       who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target),
@@ -108,47 +117,57 @@ absl::Status ThreadPlacer::Revert(int32_t tid) {
   return journal_->ForgetThread(tid);
 }
 
+ExternalChange ThreadPlacer::BackOff(std::map<int32_t, Placed>::iterator placed,
+                                     std::vector<int> now) {
+  const int32_t tid = placed->first;
+  ExternalChange change;
+  change.kind = ExternalChange::Kind::kThread;
+  change.id = tid;
+  change.pid = placed->second.pid;
+  change.expected = placed->second.cpus;
+  change.actual = std::move(now);
+  change.message = absl::StrCat("thread ", tid, " (pid ", change.pid,
+                                "): affinity is ", FormatCpuList(change.actual),
+                                ", Locus set ", FormatCpuList(change.expected),
+                                ": someone else moved it, backing off");
+  (void)journal_->ForgetThread(tid);
+  backed_off_.insert(tid);
+  placed_.erase(placed);
+  return change;
+}
+
 std::vector<ExternalChange> ThreadPlacer::CheckExternalChanges() {
-  std::vector<ExternalChange> changes;
-  // The affinity is read every call (one syscall), the start time (a stat
-  // file) only when the affinity differs or every kIdentityEvery calls: with
-  // a thousand threads pinned, reading both every tick was most of the
-  // agent's CPU. A reused tid that kept Locus's CPUs is thus dropped up to
-  // that many calls late, harmlessly: restore and revert check the start
-  // time themselves.
-  constexpr uint32_t kIdentityEvery = 10;
-  for (auto it = placed_.begin(); it != placed_.end();) {
-    const int32_t tid = it->first;
-    Placed& placed = it->second;
+  std::vector<ExternalChange> changes = std::exchange(noticed_, {});
+  // The affinity is read at each visit (one syscall), the start time (a
+  // stat file) only when the affinity differs or every kIdentityEvery
+  // visits. A reused tid that kept Locus's CPUs is thus dropped late,
+  // harmlessly: restore and revert check the start time themselves.
+  constexpr uint32_t kIdentityEvery = 2;
+  const size_t budget = std::min(
+      placed_.size(), std::max(kCheckAtOnce, (placed_.size() + 4) / 5));
+  std::vector<int32_t> due;  // in turn, from where the last call stopped
+  auto it = placed_.lower_bound(next_check_);
+  while (due.size() < budget) {
+    if (it == placed_.end()) it = placed_.begin();
+    due.push_back((it++)->first);
+  }
+  next_check_ = it == placed_.end() ? 0 : it->first;
+  for (int32_t tid : due) {
+    auto placed = placed_.find(tid);
     uint64_t start_time = 0;
     std::vector<int> now;
     bool gone = ops_->GetAffinity(tid, &now) != 0;
-    if (!gone && (now != placed.cpus || ++placed.checks % kIdentityEvery == 0))
+    if (!gone && (now != placed->second.cpus ||
+                  ++placed->second.checks % kIdentityEvery == 0)) {
       gone = ops_->StartTime(tid, &start_time) != 0 ||
-             start_time != placed.start_time;
+             start_time != placed->second.start_time;
+    }
     if (gone) {
       (void)journal_->ForgetThread(tid);  // nothing left to restore
-      it = placed_.erase(it);
-      continue;
+      placed_.erase(placed);
+    } else if (now != placed->second.cpus) {
+      changes.push_back(BackOff(placed, std::move(now)));
     }
-    if (now != placed.cpus) {
-      ExternalChange change;
-      change.kind = ExternalChange::Kind::kThread;
-      change.id = tid;
-      change.pid = placed.pid;
-      change.expected = placed.cpus;
-      change.actual = now;
-      change.message = absl::StrCat("thread ", tid, " (pid ", placed.pid,
-                                    "): affinity is ", FormatCpuList(now),
-                                    ", Locus set ", FormatCpuList(placed.cpus),
-                                    ": someone else moved it, backing off");
-      changes.push_back(std::move(change));
-      (void)journal_->ForgetThread(tid);
-      backed_off_.insert(tid);
-      it = placed_.erase(it);
-      continue;
-    }
-    ++it;
   }
   return changes;
 }

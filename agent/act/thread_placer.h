@@ -42,10 +42,16 @@ class ThreadPlacer {
   // undo or the thread is gone.
   absl::Status Revert(int32_t tid);
 
-  // For each thread Locus has set: gone => its entry is dropped silently;
+  // For threads Locus has set: gone => its entry is dropped silently;
   // affinity no longer what Locus set => backed off (never touched again),
-  // journal entry forgotten, and reported.
+  // journal entry forgotten, and reported. Each call checks up to
+  // kCheckAtOnce threads or a fifth of them, whichever is more, in turn:
+  // with a thousand pinned, one syscall each every tick was half the
+  // agent's CPU. A thread Locus is asked to pin again is checked then
+  // (Apply), so an unchecked change is never overwritten; what Apply finds
+  // is reported here too.
   std::vector<ExternalChange> CheckExternalChanges();
+  static constexpr size_t kCheckAtOnce = 64;
 
   bool BackedOff(int32_t tid) const { return backed_off_.count(tid) > 0; }
 
@@ -54,13 +60,18 @@ class ThreadPlacer {
     int32_t pid = 0;
     uint64_t start_time = 0;
     std::vector<int> cpus;
-    uint32_t checks = 0;  // CheckExternalChanges calls since placed
+    uint32_t checks = 0;  // CheckExternalChanges visits since placed
   };
+  // Backs off `tid`, whose affinity is `now`, not what Locus set.
+  ExternalChange BackOff(std::map<int32_t, Placed>::iterator placed,
+                         std::vector<int> now);
   ThreadOps* ops_;
   Journal* journal_;
   bool dry_run_;
   std::map<int32_t, Placed> placed_;  // by tid: what Locus set
   std::set<int32_t> backed_off_;
+  int32_t next_check_ = 0;  // CheckExternalChanges resumes at this tid
+  std::vector<ExternalChange> noticed_;  // by Apply, not yet reported
 };
 
 }  // namespace locus

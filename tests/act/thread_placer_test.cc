@@ -134,6 +134,45 @@ TEST_F(ThreadPlacerTest, GoneOrRecycledThreadsAreDroppedQuietly) {
   EXPECT_FALSE(journal_->HasThread(12));
 }
 
+// With many threads pinned each call checks a turn of them, and every one
+// is checked within five calls.
+TEST_F(ThreadPlacerTest, ChecksATurnOfTheThreadsEachCall) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  for (int32_t tid = 1000; tid < 2000; ++tid) {
+    ops_.threads[tid] = {1, {0, 1, 2, 3}, {0, 1, 2, 3}};
+    ASSERT_EQ(placer.Apply(Pin(tid, {1})).outcome, Outcome::kApplied);
+  }
+  int before = ops_.get_calls;
+  EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
+  EXPECT_EQ(ops_.get_calls - before, 200);
+  ops_.threads[1000].affinity = {3};  // just checked: next turn is 4 away
+  size_t reported = 0;
+  for (int call = 0; call < 5; ++call) {
+    reported += placer.CheckExternalChanges().size();
+  }
+  EXPECT_EQ(reported, 1u);
+  EXPECT_TRUE(placer.BackedOff(1000));
+}
+
+// A pin asked again over a change the turns have not reached yet backs off
+// rather than overwrite it, and the change is reported like any other.
+TEST_F(ThreadPlacerTest, APinOverAnUncheckedChangeBacksOff) {
+  ThreadPlacer placer(&ops_, journal_.get(), false);
+  ASSERT_EQ(placer.Apply(Pin(11, {2})).outcome, Outcome::kApplied);
+  ops_.threads[11].affinity = {3};  // taskset by an operator
+  int calls = ops_.set_calls;
+  ActionResult again = placer.Apply(Pin(11, {2}));
+  EXPECT_EQ(again.outcome, Outcome::kBackedOff);
+  EXPECT_THAT(again.message, HasSubstr("someone else"));
+  EXPECT_EQ(ops_.set_calls, calls);
+  EXPECT_THAT(ops_.threads[11].affinity, ElementsAre(3));
+  EXPECT_FALSE(journal_->HasThread(11));
+  std::vector<ExternalChange> changes = placer.CheckExternalChanges();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].id, 11);
+  EXPECT_THAT(placer.CheckExternalChanges(), IsEmpty());
+}
+
 // A new thread on a recycled TID that has Locus's CPUs (inherited from a
 // pinned parent) is told by its start time, read every few checks.
 TEST_F(ThreadPlacerTest, RecycledThreadWithLocusCpusIsDroppedWithinTenChecks) {
