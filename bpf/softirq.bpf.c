@@ -9,8 +9,9 @@
  * `*_sample_every` reads the clock (the dominant cost here) and touches
  * per-IRQ or per-task state, so the cost per event stays flat as the rate
  * grows.
- * tp_btf programs keep per-task state in task storage + iter/task; raw_tp
- * programs in a tid-keyed LRU hash. */
+ * tp_btf programs keep per-task state in task storage, which the sched
+ * object's task iterator reads (the agent shares the map); raw_tp programs
+ * in a tid-keyed LRU hash. */
 // clang-format off
 #include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/softirq.h"
@@ -144,20 +145,6 @@ int BPF_PROG(irq_entry_btf, int irq) {
 SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(irq_exit_btf, int irq) {
   hardirq_exit(irq);
-  return 0;
-}
-
-SEC("iter/task")
-int dump_softirq(struct bpf_iter__task *ctx) {
-  struct task_struct *task = ctx->task;
-  if (!task) return 0;
-  struct locus_softirq_task *t = bpf_task_storage_get(&task_stats, task, 0, 0);
-  if (!t) return 0;
-  struct locus_softirq_task out = *t;
-  out.tid = task->pid;
-  out.pid = task->tgid;
-  __builtin_memcpy(out.comm, task->comm, sizeof(out.comm));
-  bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
   return 0;
 }
 

@@ -182,7 +182,12 @@ class BpfSensors : public SensorSource {
   }
 
   absl::Status Open() {
-    // Softirq first: the sched object reads its task storage (OpenSched).
+    // The sched object reads the softirq object's per-task figures on
+    // tp_btf (OpenSched): one source for both, and softirq loaded first.
+    if (plan_.sched != plan_.softirq) {
+      return absl::InvalidArgumentError(
+          "the sched and softirq sensors need the same source");
+    }
     RETURN_IF_ERROR(OpenSoftirq());
     RETURN_IF_ERROR(OpenSched());
     RETURN_IF_ERROR(OpenNuma());
@@ -316,14 +321,14 @@ class BpfSensors : public SensorSource {
     bpf_map__set_autocreate(
         btf ? sched_->maps.task_lru : sched_->maps.task_state, false);
     bpf_map__set_max_entries(sched_->maps.task_lru, options_.max_tasks);
-    if (!btf) {
-      bpf_map__set_autocreate(sched_->maps.softirq_tasks, false);
-    } else if (softirq_ && plan_.softirq == TraceSource::kTpBtf) {
-      // One iterator for both sensors' per-task figures (ReadSoftirq).
+    // The softirq sensor's task storage, read by dump_sched: one task walk
+    // for both sensors' per-task figures (Open loaded softirq first).
+    if (btf) {
       if (int err = bpf_map__reuse_fd(sched_->maps.softirq_tasks,
                                       bpf_map__fd(softirq_->maps.task_stats)))
         return Errno(err, "sharing the softirq task storage");
-      softirq_in_sched_ = true;
+    } else {
+      bpf_map__set_autocreate(sched_->maps.softirq_tasks, false);
     }
     if (int err = sched_bpf__load(sched_.p)) return Errno(err, "loading sched");
     if (int err = sched_bpf__attach(sched_.p))
@@ -364,8 +369,7 @@ class BpfSensors : public SensorSource {
     bool btf = plan_.softirq == TraceSource::kTpBtf;
     SetAutoload(
         {softirq_->progs.softirq_entry_btf, softirq_->progs.softirq_exit_btf,
-         softirq_->progs.irq_entry_btf, softirq_->progs.irq_exit_btf,
-         softirq_->progs.dump_softirq},
+         softirq_->progs.irq_entry_btf, softirq_->progs.irq_exit_btf},
         btf);
     SetAutoload(
         {softirq_->progs.softirq_entry_raw, softirq_->progs.softirq_exit_raw,
@@ -392,7 +396,7 @@ class BpfSensors : public SensorSource {
     t.migrations = s.migrations;
     t.cross_node_migrations = s.cross_node_migrations;
     for (int n = 0; n < num_nodes_; ++n) t.runtime_ns[n] = s.runtime_ns[n];
-    if (softirq_in_sched_) {
+    if (plan_.softirq == TraceSource::kTpBtf) {  // see OpenSched
       t.net_rx_softirq_ns = s.net_rx_ns;
       t.softirq_ns = s.softirq_ns;
     }
@@ -481,14 +485,10 @@ class BpfSensors : public SensorSource {
       }
       if (any) r.irqs.push_back(std::move(ic));
     }
+    // tp_btf: the per-task figures come with the sched sensor's tasks
+    // (ReadSched); raw_tp: from this object's LRU.
     uint64_t live = 0;
-    if (softirq_in_sched_) {
-      // Read with the sched sensor's tasks (ReadSched).
-    } else if (plan_.softirq == TraceSource::kTpBtf) {
-      RETURN_IF_ERROR(ReadTaskIter<locus_softirq_task>(
-          softirq_->progs.dump_softirq, softirq_->links.dump_softirq,
-          [&](const locus_softirq_task& s) { AddSoftirqTask(s); }));
-    } else {
+    if (plan_.softirq == TraceSource::kRawTp) {
       live = ForEachEntry<uint32_t, locus_softirq_task>(
           bpf_map__fd(softirq_->maps.task_lru),
           [&](const uint32_t&, const locus_softirq_task* s) {
@@ -581,8 +581,6 @@ class BpfSensors : public SensorSource {
   uint64_t lru_live_sched_ = 0;
   size_t irq_map_entries_ = 0;
   uint64_t hardirq_period_ = 1;
-  // The sched iterator emits the softirq sensor's per-task figures too.
-  bool softirq_in_sched_ = false;
   uint64_t renamed_lost_ = 0;  // LOCUS_SCHED_RENAMED_LOST at the last read
   size_t irq_map_bytes_ = 0;
   const locus_irq_stat* irq_map_ = nullptr;
