@@ -125,15 +125,19 @@ TickReport Loop::Tick() {
     for (const Action& action : report.plan.actions) {
       ActionResult result;
       if (dry_run) {
-        DryRun& last = last_dry_run_[Describe(action)];
-        if (last.last_ns != 0) {
+        std::string planned = Describe(action);
+        if (auto last = last_dry_run_.find(planned);
+            last != last_dry_run_.end()) {
           // Planned again: on the stream, not in the log.
-          last.last_ns = start;
-          report.actions.push_back(ActionRecord{action, last.result});
+          last->second.last_ns = start;
+          report.actions.push_back(ActionRecord{action, last->second.result});
           continue;
         }
         result = executor_->Apply(action, true);
-        last = DryRun{result, start};
+        // Only what a dry run would do repeats unchanged; a refusal is held
+        // down below like in enforce mode.
+        if (result.outcome == Outcome::kDryRun)
+          last_dry_run_[std::move(planned)] = DryRun{result, start};
       } else {
         result = executor_->Apply(action, false);
       }

@@ -115,10 +115,10 @@ class Loop {
   std::vector<std::string> last_notes_;  // logged when they change
   // Dry run applies nothing, so the same actions are planned again tick
   // after tick: the ones planned in the last minute, by what they would do
-  // (Describe), with what the dry run said and when last planned. One
-  // planned again is reported on the stream but not logged, noted or looked
-  // up on the host again (with 1000 threads to pin that would be 1000 log
-  // lines and a few thousand /proc reads every tick). Enforce mode empties
+  // (Describe), with what the dry run said (kDryRun) and when last planned.
+  // One planned again is reported on the stream but not logged, noted or
+  // looked up on the host again (with 1000 threads to pin that would be 1000
+  // log lines and a few thousand /proc reads every tick). Enforce mode empties
   // it.
   struct DryRun {
     ActionResult result;

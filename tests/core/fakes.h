@@ -56,7 +56,7 @@ class FakeExecutor : public Executor {
   ActionResult Apply(const Action& action, bool dry_run) override {
     applied.push_back(action);
     dry_runs.push_back(dry_run);
-    return ActionResult{dry_run ? Outcome::kDryRun : outcome, "", 0, 0,
+    return ActionResult{dry_run ? dry_run_outcome : outcome, "", 0, 0,
                         nothing_left};
   }
   absl::Status Revert(const Action& action) override {
@@ -69,6 +69,7 @@ class FakeExecutor : public Executor {
   absl::Status RestoreAll() override { return absl::OkStatus(); }
 
   Outcome outcome = Outcome::kApplied;
+  Outcome dry_run_outcome = Outcome::kDryRun;
   bool nothing_left = false;
   std::vector<Action> applied;
   std::vector<bool> dry_runs;

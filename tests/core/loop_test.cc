@@ -85,6 +85,20 @@ TEST(LoopTest, DryRunLooksUpARepeatedPlanOnce) {
   EXPECT_GT(h.executor.applied.size(), before);
 }
 
+// A dry run the actuator refuses is held down like in enforce mode, and
+// looked up again when the hold ends: only "would do" repeats unchanged.
+TEST(LoopTest, ARefusedDryRunIsHeldDownNotRepeated) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  h.policy.policy().mutable_stability()->set_hold_down_s(2);
+  h.loop.SetMode(v1::Policy::MODE_DRY_RUN);
+  h.executor.dry_run_outcome = Outcome::kForbidden;
+  ASSERT_THAT(h.loop.Tick().actions, Not(IsEmpty()));
+  size_t looked_up = h.executor.applied.size();
+  EXPECT_THAT(h.loop.Tick().actions, IsEmpty()) << "held down";
+  for (int i = 0; i < 3; ++i) h.loop.Tick();
+  EXPECT_GT(h.executor.applied.size(), looked_up) << "looked up again";
+}
+
 TEST(LoopTest, PolicyModeAppliesUntilOverridden) {
   Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
   h.policy.policy().set_mode(v1::Policy::MODE_DRY_RUN);
