@@ -34,6 +34,7 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
   if (placed != placed_.end() && placed->second.start_time != start_time) {
     // The TID was recycled: the thread Locus placed is gone.
     placed_.erase(placed);
+    placed = placed_.end();
     (void)journal_->ForgetThread(pin.tid);
   }
   std::vector<int> cpuset;
@@ -54,7 +55,6 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
         err == ESRCH ? Outcome::kGone : Outcome::kError,
         absl::StrCat(who, ": sched_getaffinity: ", std::strerror(err)));
   }
-  placed = placed_.find(pin.tid);
   if (placed != placed_.end() && current != placed->second.cpus) {
     // Changed by someone else since Locus set it, and not yet checked.
     ExternalChange change = BackOff(placed, current);
