@@ -273,12 +273,12 @@ int RunDaemon(const DaemonOptions& options) {
   scan.read_thread_cpu =
       sensors == nullptr ||
       sensors->sources().sched == SourceName(TraceSource::kNone);
-  // Thread lists and numa_maps are re-read every few scans, and at once for
-  // a new process, a changed thread count, a process acted on or one whose
-  // threads moved to other nodes (the collector marks those): at steady
-  // state they are most of a scan's cost and rarely change.
+  // Thread lists, numa_maps and the IRQs of no NIC are re-read every few
+  // scans; thread lists and numa_maps at once for a new process, a changed
+  // thread count, a process acted on or one whose threads moved to other
+  // nodes (the collector marks those): at steady state they are most of a
+  // scan's cost and rarely change.
   scan.refresh_every = 5;
-  model_options.irq_refresh_every = scan.refresh_every;
   scan.read_affinity = [threads = scan_threads.get()](int32_t tid,
                                                       std::vector<int>* cpus) {
     return threads->GetAffinity(tid, cpus);

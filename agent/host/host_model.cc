@@ -21,6 +21,7 @@ absl::Status HostModel::Refresh(Snapshot* snapshot,
 
   snapshot->irqs.clear();
   if (options_.read_irqs) {
+    irq_cache_.refresh_every = options_.targets.refresh_every;
     absl::StatusOr<std::vector<IrqSample>> irqs =
         ReadIrqs(options_.paths, managed_, errors, &irq_cache_);
     if (!irqs.ok()) {

@@ -21,18 +21,15 @@ struct HostModelOptions {
   HostPaths paths;
   TargetScanOptions targets;
   bool read_irqs = true;
-  // NICs and IRQs of no NIC are re-read every this many Refreshes (see
-  // IrqReadCache).
-  int irq_refresh_every = 1;
 };
 
 class HostModel {
  public:
-  explicit HostModel(HostModelOptions options) : options_(std::move(options)) {
-    irq_cache_.refresh_every = options_.irq_refresh_every;
-  }
+  explicit HostModel(HostModelOptions options) : options_(std::move(options)) {}
 
-  // Fills snapshot->topology, ->targets and ->irqs. Fails only when the
+  // Fills snapshot->topology, ->targets and ->irqs. What rarely changes is
+  // re-read every targets.refresh_every calls: thread lists, numa_maps, and
+  // the NICs and IRQs of no NIC (IrqReadCache). Fails only when the
   // topology cannot be read at all (no node directory) or /proc cannot be
   // listed; everything else that is wrong (a truncated stat, a malformed
   // numa_maps, a missing IRQ file) goes to `errors` as "<path>: <why>" and

@@ -183,6 +183,29 @@ TEST(HostModelTest, RefreshFillsSnapshotFromFixture) {
   EXPECT_THAT(errors.back(), HasSubstr("proc/interrupts"));
 }
 
+// The model re-reads the IRQs of no NIC at the cadence of its thread lists.
+TEST(HostModelTest, IrqsOfNoNicFollowTheScanCadence) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  HostModelOptions options;
+  options.paths = {tree.root() + "/sys", tree.root() + "/proc"};
+  options.targets.refresh_every = 2;
+  HostModel model(options);
+  auto affinity_of_24 = [&] {
+    Snapshot snapshot;
+    std::vector<std::string> errors;
+    EXPECT_TRUE(model.Refresh(&snapshot, &errors).ok());
+    for (const IrqSample& irq : snapshot.irqs) {
+      if (irq.irq == 24) return irq.affinity;
+    }
+    return std::vector<int>{};
+  };
+  EXPECT_THAT(affinity_of_24(), ElementsAre(0, 1, 2, 3));
+  tree.Write("proc/irq/24/smp_affinity_list", "1\n");
+  EXPECT_THAT(affinity_of_24(), ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(affinity_of_24(), ElementsAre(1));
+}
+
 TEST(HostModelTest, NewSelectorsApplyFromNextRefresh) {
   HostModelOptions options;
   options.paths = {FixturePath("numa2/sys"), FixturePath("numa2/proc")};
