@@ -5,7 +5,7 @@
  * Two attachments, chosen by the agent's feature probe:
  *  - tp_btf (preferred): the hot hooks touch no per-task state. sched_switch
  *    counts into a per-CPU slot and adds one ending slice in
- *    switch_sample_every to it; sched_migrate_task does work only for a
+ *    sample_mask + 1 to it; sched_migrate_task does work only for a
  *    cross-node move (then in task storage), and is not loaded on a
  *    single-node host. Migration counts and runtime come from the kernel's
  *    own se.nr_migrations/se.sum_exec_runtime, read for every task by
@@ -24,10 +24,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Load-time knob: CPU -> node. */
 const volatile __u32 cpu_node[LOCUS_MAX_CPUS] = {};
-/* Time one sched_switch in this many per CPU (a power of two). */
-const volatile __u32 switch_sample_every = 1;
-
-/* Per-CPU slots, read by the agent through the skeleton's mmap of .bss. */
+/* Per-CPU slots, read by the agent through the skeleton's mmap of .bss; it
+ * sets each slot's sample_mask before load. */
 struct locus_sched_cpu cpu_slots[LOCUS_MAX_CPUS] = {};
 
 struct {
@@ -96,7 +94,7 @@ static __always_inline struct locus_sched_cpu *count_switch(void) {
     return 0;
   }
   struct locus_sched_cpu *c = &cpu_slots[slot];
-  if (++c->switches & (switch_sample_every - 1)) return 0;
+  if (++c->switches & c->sample_mask) return 0;
   c->sampled_switches++;
   return c;
 }

@@ -6,7 +6,7 @@
  *  - per task: softirq time charged to the task current when a sampled
  *    softirq ran (the one it interrupted, or ksoftirqd).
  * Every event costs one per-CPU slot update in a global array; only one in
- * `*_sample_every` reads the clock (the dominant cost here) and touches
+ * `*_mask + 1` reads the clock (the dominant cost here) and touches
  * per-IRQ or per-task state, so the cost per event stays flat as the rate
  * grows.
  * tp_btf programs keep per-task state in task storage, which the sched
@@ -19,11 +19,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Load-time knobs: sampling periods, powers of two (the agent rounds up). */
-const volatile __u32 softirq_sample_every = 64;
-const volatile __u32 hardirq_sample_every = 64;
-
-/* Per-CPU slots, read by the agent through the skeleton's mmap of .bss. */
+/* Per-CPU slots, read by the agent through the skeleton's mmap of .bss; it
+ * sets each slot's sampling masks before load. */
 struct locus_softirq_cpu cpu_slots[LOCUS_MAX_CPUS] = {};
 
 /* Per IRQ and CPU at cpu * LOCUS_MAX_IRQS + irq; the agent sizes it to the
@@ -70,7 +67,7 @@ static __always_inline struct locus_softirq_cpu *this_cpu_slot(void) {
 static __always_inline void softirq_entry(void) {
   struct locus_softirq_cpu *c = this_cpu_slot();
   if (!c) return;
-  if ((++c->softirq_tick & (softirq_sample_every - 1)) == 0)
+  if ((++c->softirq_tick & c->softirq_mask) == 0)
     c->softirq_start_ns = bpf_ktime_get_ns();
 }
 
@@ -85,7 +82,7 @@ static __always_inline __u64 softirq_exit(unsigned int vec) {
   c->softirq_start_ns = 0;
   c->sampled_ns[vec] += delta;
   c->sampled_count[vec]++;
-  return delta * softirq_sample_every;
+  return delta * (c->softirq_mask + 1);
 }
 
 static __always_inline void charge(struct locus_softirq_task *t,
@@ -100,7 +97,7 @@ static __always_inline void charge(struct locus_softirq_task *t,
 
 static __always_inline void hardirq_entry(void) {
   struct locus_softirq_cpu *c = this_cpu_slot();
-  if (c && (++c->hardirq_tick & (hardirq_sample_every - 1)) == 0)
+  if (c && (++c->hardirq_tick & c->hardirq_mask) == 0)
     c->hardirq_start_ns = bpf_ktime_get_ns();
 }
 

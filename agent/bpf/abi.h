@@ -33,7 +33,8 @@ static_assert(sizeof(locus_sched_task) == 72 + 8 * LOCUS_MAX_NODES);
 static_assert(sizeof(locus_sched_task_state) == 16 + 8 * LOCUS_MAX_NODES);
 // Per-CPU slots are whole cache lines, so CPUs never share one.
 static_assert(sizeof(locus_sched_cpu) == 64);
-static_assert(offsetof(locus_sched_cpu, sampled_untimed) == 24);
+static_assert(offsetof(locus_sched_cpu, sample_mask) == 8);
+static_assert(offsetof(locus_sched_cpu, sampled_untimed) == 32);
 static_assert(sizeof(locus_softirq_cpu) % 64 == 0);
 
 static_assert(offsetof(locus_numa_fentry_task, local_pages) == 24);
@@ -50,12 +51,13 @@ static_assert(offsetof(locus_numa_iter_task, preferred_nid) ==
 static_assert(sizeof(locus_numa_iter_task) == 24 + 16 * LOCUS_MAX_NODES + 40);
 
 static_assert(offsetof(locus_softirq_cpu, softirq_tick) == 16);
-static_assert(offsetof(locus_softirq_cpu, count) == 24);
+static_assert(offsetof(locus_softirq_cpu, hardirq_mask) == 28);
+static_assert(offsetof(locus_softirq_cpu, count) == 32);
 static_assert(offsetof(locus_softirq_cpu, sampled_ns) ==
-              24 + 8 * LOCUS_NR_SOFTIRQS);
+              32 + 8 * LOCUS_NR_SOFTIRQS);
 static_assert(offsetof(locus_softirq_cpu, sampled_count) ==
-              24 + 16 * LOCUS_NR_SOFTIRQS);
-static_assert(sizeof(locus_softirq_cpu) == 24 + 24 * LOCUS_NR_SOFTIRQS + 56);
+              32 + 16 * LOCUS_NR_SOFTIRQS);
+static_assert(sizeof(locus_softirq_cpu) == 32 + 24 * LOCUS_NR_SOFTIRQS + 48);
 static_assert(sizeof(locus_irq_stat) == 16);
 static_assert(offsetof(locus_softirq_task, net_rx_ns) == 24);
 static_assert(sizeof(locus_softirq_task) == 40);

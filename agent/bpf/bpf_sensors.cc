@@ -304,8 +304,6 @@ class BpfSensors : public SensorSource {
       int node = options_.cpu_node[c];
       sched_->rodata->cpu_node[c] = node < 0 ? 0 : node;
     }
-    sched_->rodata->switch_sample_every =
-        PowerOfTwoAtLeast(options_.switch_sample_every);
     bool btf = plan_.sched == TraceSource::kTpBtf;
     SetAutoload({sched_->progs.switch_btf, sched_->progs.dump_sched,
                  sched_->progs.rename_btf},
@@ -331,6 +329,11 @@ class BpfSensors : public SensorSource {
       bpf_map__set_autocreate(sched_->maps.softirq_tasks, false);
     }
     if (int err = sched_bpf__load(sched_.p)) return Errno(err, "loading sched");
+    // Through the live mapping of .bss, before any program runs.
+    uint32_t switch_mask = PowerOfTwoAtLeast(options_.switch_sample_every) - 1;
+    for (locus_sched_cpu& slot : sched_->bss->cpu_slots) {
+      slot.sample_mask = switch_mask;
+    }
     if (int err = sched_bpf__attach(sched_.p))
       return Errno(err, "attaching sched");
     return absl::OkStatus();
@@ -359,10 +362,7 @@ class BpfSensors : public SensorSource {
     if (plan_.softirq == TraceSource::kNone) return absl::OkStatus();
     softirq_.p = softirq_bpf__open();
     if (!softirq_) return Errno(errno, "opening softirq.bpf.o");
-    softirq_->rodata->softirq_sample_every =
-        PowerOfTwoAtLeast(options_.softirq_sample_every);
     hardirq_period_ = PowerOfTwoAtLeast(options_.hardirq_sample_every);
-    softirq_->rodata->hardirq_sample_every = hardirq_period_;
     // One element per (possible CPU, IRQ number).
     irq_map_entries_ = static_cast<size_t>(ncpus_) * LOCUS_MAX_IRQS;
     bpf_map__set_max_entries(softirq_->maps.irq_stats, irq_map_entries_);
@@ -380,6 +380,13 @@ class BpfSensors : public SensorSource {
     bpf_map__set_max_entries(softirq_->maps.task_lru, options_.max_tasks);
     if (int err = softirq_bpf__load(softirq_.p))
       return Errno(err, "loading softirq");
+    // Through the live mapping of .bss, before any program runs.
+    uint32_t softirq_mask =
+        PowerOfTwoAtLeast(options_.softirq_sample_every) - 1;
+    for (locus_softirq_cpu& slot : softirq_->bss->cpu_slots) {
+      slot.softirq_mask = softirq_mask;
+      slot.hardirq_mask = hardirq_period_ - 1;
+    }
     if (int err = softirq_bpf__attach(softirq_.p))
       return Errno(err, "attaching softirq");
     irq_map_bytes_ = RoundUpToPage(irq_map_entries_ * sizeof(locus_irq_stat));

@@ -384,6 +384,28 @@ TEST_P(CountTest, LoopbackTcpShowsNetRxTime) {
   EXPECT_GT(ours, 0u) << "NET_RX charged to any task: " << all << " ns";
 }
 
+// The sampling periods reach the programs (each CPU's slot carries them):
+// with a period longer than the run, every event is counted and none timed.
+TEST_P(CountTest, EventsPastTheSamplingPeriodAreCountedNotTimed) {
+  SensorOptions o = HostOptions();
+  o.softirq_sample_every = 1u << 30;
+  o.switch_sample_every = 1u << 30;
+  std::unique_ptr<SensorSource> s = Open(GetParam(), o);
+  ASSERT_NE(s, nullptr);
+  absl::StatusOr<SensorReading> r;
+  LoopbackTraffic(16 << 20, [&] { r = s->Read(); });
+  ASSERT_TRUE(r.ok()) << r.status();
+  uint64_t net_rx = 0, switches = 0;
+  for (const CpuCounters& c : r->cpus) {
+    net_rx += c.softirq_count[kSoftirqNetRx];
+    switches += c.switches;
+    EXPECT_EQ(c.softirq_ns[kSoftirqNetRx], 0u) << "cpu " << c.cpu;
+    EXPECT_EQ(c.busy_ns, 0u) << "cpu " << c.cpu;
+  }
+  EXPECT_GT(net_rx, 0u);
+  EXPECT_GT(switches, 0u);
+}
+
 // IRQ -> total count across CPUs, from /proc/interrupts.
 std::map<int, uint64_t> ProcInterrupts() {
   std::map<int, uint64_t> out;

@@ -50,10 +50,15 @@ struct locus_sched_task_state {
 
 /* Per CPU: a cache-line-padded slot of a global array indexed by CPU (no map
  * lookup on sched_switch). Cumulative since load. Every switch is counted;
- * one in `switch_sample_every` is timed (its rate grows with load), and the
+ * one in `sample_mask + 1` is timed (its rate grows with load), and the
  * agent scales: busy ~= sampled_busy_ns * switches / sampled_switches. */
 struct locus_sched_cpu {
   __u64 switches;
+  /* 2^n - 1, written by the agent into every slot before load: in this
+   * line, which the hook touches anyway, rather than in .rodata, which
+   * would be a second line on every switch. */
+  __u32 sample_mask;
+  __u32 pad32;
   __u64 sampled_switches;
   /* Sampled slices of fair-class tasks: se.sum_exec_runtime -
    * prev_sum_exec_runtime at switch-out (the kernel's clock, no timestamp
@@ -62,7 +67,7 @@ struct locus_sched_cpu {
   /* Sampled switch-outs of RT/DL tasks, whose slice that formula does not
    * give: counted, not timed. */
   __u64 sampled_untimed;
-  __u64 pad[4];
+  __u64 pad[3];
 };
 
 /* Drop counters (per-CPU array indexed by these; off the hot paths). */

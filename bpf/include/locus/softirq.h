@@ -5,12 +5,12 @@
  * Cost model: softirq counts are exact (every event increments a per-CPU
  * slot of a global array: no helper call, no timestamp). Time is sampled,
  * because reading the clock costs more than everything else on these hooks
- * and their rate grows with load: one event in `*_sample_every` per CPU is
+ * and their rate grows with load: one event in `*_mask + 1` per CPU is
  * timed, and the agent scales: ns ~= sampled_ns * count / sampled_count.
  * Hardirqs are sampled whole: the hooks touch only the CPU's slot, which the
- * softirq hooks keep in cache, and one hardirq in `hardirq_sample_every` per
+ * softirq hooks keep in cache, and one hardirq in `hardirq_mask + 1` per
  * CPU updates its IRQ's element (timed and counted there); the agent
- * estimates counts as sampled_count * hardirq_sample_every. Exact per-IRQ
+ * estimates counts as sampled_count * (hardirq_mask + 1). Exact per-IRQ
  * counts are the kernel's own, in /proc/interrupts, which the host model
  * reads; touching a per-IRQ element on every hardirq would mean a cold cache
  * line on every event of a rare hook. */
@@ -28,16 +28,21 @@
 #define LOCUS_NET_RX_SOFTIRQ 3
 
 /* Per CPU: cache-line-padded slot of a global array indexed by CPU.
- * Cumulative since load. */
+ * Cumulative since load. Everything a hook touches on an unsampled event is
+ * in the first cache line, the sampling periods included: the agent writes
+ * them into every slot before load (a load-time constant in .rodata would be
+ * a second cache line, often cold, on every event). */
 struct locus_softirq_cpu {
   __u64 softirq_start_ns; /* private: set when this softirq is sampled */
   __u64 hardirq_start_ns; /* private: set when this hardirq is sampled */
   __u32 softirq_tick;     /* private: sampling counter */
   __u32 hardirq_tick;     /* private: sampling counter */
+  __u32 softirq_mask;     /* time one softirq in softirq_mask + 1 (2^n - 1) */
+  __u32 hardirq_mask;     /* time one hardirq in hardirq_mask + 1 (2^n - 1) */
   __u64 count[LOCUS_NR_SOFTIRQS];
   __u64 sampled_ns[LOCUS_NR_SOFTIRQS];
   __u64 sampled_count[LOCUS_NR_SOFTIRQS];
-  __u64 pad[7];
+  __u64 pad[6];
 };
 
 /* Per IRQ and CPU: array map element at cpu * LOCUS_MAX_IRQS + irq, updated
