@@ -19,6 +19,9 @@
 #   --share DIR                DIR writable in the guest at the same path (results)
 #   --append ARGS              extra kernel command line            [LAB_APPEND]
 #   --keep                     keep the run directory (console log)  [LAB_KEEP=1]
+#   --tcg multi|single         one host thread per vCPU, or one for all
+#                              (no vCPU can then run code another one is
+#                              patching; half the speed on 2 CPUs)  [LAB_TCG=multi]
 #
 # Inside the guest: the command runs as root with the caller's environment and
 # working directory; / is this machine's root read-only under a tmpfs overlay
@@ -43,6 +46,7 @@ timeout_s=${LAB_TIMEOUT:-600}
 build=${LOCUS_BUILD_DIR:-$repo/build}
 append=${LAB_APPEND:-}
 keep=${LAB_KEEP:-0}
+tcg=${LAB_TCG:-multi}
 forwards=()
 shares=()
 
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
     --share) mkdir -p "$2" && shares+=("$(realpath "$2")"); shift 2 ;;
     --append) append="$append $2"; shift 2 ;;
     --keep) keep=1; shift ;;
+    --tcg) tcg=$2; shift 2 ;;
     --) shift; break ;;
     -*) die "unknown option $1 (see the header of $0)" ;;
     *) break ;;
@@ -75,6 +80,7 @@ done
 [ $# -gt 0 ] || die "no command given"
 [[ "$nodes" =~ ^[1-9][0-9]*$ && "$cpus_per_node" =~ ^[1-9][0-9]*$ ]] ||
   die "--nodes and --cpus-per-node must be positive integers"
+[[ "$tcg" == multi || "$tcg" == single ]] || die "--tcg must be multi or single, not $tcg"
 (( mem_mb % nodes == 0 )) || die "--mem ($mem_mb) must divide evenly over $nodes nodes"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing (deploy/deps.sh)"
 [ -x /bin/busybox ] || skip "busybox missing (deploy/deps.sh installs busybox-static)"
@@ -178,7 +184,7 @@ done
 cmdline="console=ttyS0 loglevel=0 panic=-1 lab.run=$run_dir lab.stage2=$repo/tests/lab/guest_stage2.sh $append"
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
   -nodefaults -no-user-config -display none -no-reboot \
-  -accel tcg,thread=multi -cpu max -bios /usr/share/qemu/qboot.rom \
+  -accel "tcg,thread=$tcg" -cpu max -bios /usr/share/qemu/qboot.rom \
   -smp $((nodes * cpus_per_node)) -m "${mem_mb}M" "${numa[@]}" \
   -kernel "/boot/vmlinuz-$kver" -initrd "$initramfs" -append "$cmdline" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
