@@ -9,11 +9,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/bpf/abi.h"
 #include "agent/bpf/proc_sched.h"
+#include "agent/bpf/proc_softirqs.h"
 #include "common/status_macros.h"
 #include "numa.skel.h"
 #include "sched.skel.h"
@@ -195,6 +203,14 @@ class BpfSensors : public SensorSource {
   }
 
   ~BpfSensors() override {
+    if (windows_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(windows_mu_);
+        windows_stop_ = true;
+      }
+      windows_cv_.notify_all();
+      windows_.join();
+    }
     if (irq_map_) munmap(const_cast<locus_irq_stat*>(irq_map_), irq_map_bytes_);
   }
 
@@ -211,6 +227,9 @@ class BpfSensors : public SensorSource {
     tasks_.clear();
     tasks_.reserve(tasks_last_);  // not regrown step by step every read
     PruneScopedLinks();
+    // First: the per-task softirq figures read with the sched sensor's
+    // tasks are scaled by the share of softirqs seen.
+    RETURN_IF_ERROR(ReadSoftirqCounts(r));
     RETURN_IF_ERROR(ReadSched(r));
     RETURN_IF_ERROR(ReadSoftirq(r));
     if (numa_active_) RETURN_IF_ERROR(ReadNuma(r));
@@ -378,6 +397,16 @@ class BpfSensors : public SensorSource {
     bpf_map__set_autocreate(
         btf ? softirq_->maps.task_lru : softirq_->maps.task_stats, false);
     bpf_map__set_max_entries(softirq_->maps.task_lru, options_.max_tasks);
+    bpf_program* entry = btf ? softirq_->progs.softirq_entry_btf
+                             : softirq_->progs.softirq_entry_raw;
+    bpf_program* exit = btf ? softirq_->progs.softirq_exit_btf
+                            : softirq_->progs.softirq_exit_raw;
+    windowed_ = options_.softirq_window_ns > 0 &&
+                options_.softirq_window_ns < options_.softirq_window_every_ns;
+    if (windowed_) {
+      bpf_program__set_autoattach(entry, false);
+      bpf_program__set_autoattach(exit, false);
+    }
     if (int err = softirq_bpf__load(softirq_.p))
       return Errno(err, "loading softirq");
     // Through the live mapping of .bss, before any program runs.
@@ -394,6 +423,12 @@ class BpfSensors : public SensorSource {
                    bpf_map__fd(softirq_->maps.irq_stats), 0);
     if (m == MAP_FAILED) return Errno(errno, "mmap of irq_stats");
     irq_map_ = static_cast<const locus_irq_stat*>(m);
+    if (windowed_) {
+      // /proc/softirqs counts since boot; readings count since this.
+      ASSIGN_OR_RETURN(softirq_base_, ReadProcSoftirqs());
+      windows_ =
+          std::thread([this, entry, exit] { RunSoftirqWindows(entry, exit); });
+    }
     return absl::OkStatus();
   }
 
@@ -404,8 +439,8 @@ class BpfSensors : public SensorSource {
     t.cross_node_migrations = s.cross_node_migrations;
     for (int n = 0; n < num_nodes_; ++n) t.runtime_ns[n] = s.runtime_ns[n];
     if (plan_.softirq == TraceSource::kTpBtf) {  // see OpenSched
-      t.net_rx_softirq_ns = s.net_rx_ns;
-      t.softirq_ns = s.softirq_ns;
+      t.net_rx_softirq_ns = UnseenToo(s.net_rx_ns);
+      t.softirq_ns = UnseenToo(s.softirq_ns);
     }
   }
 
@@ -463,20 +498,92 @@ class BpfSensors : public SensorSource {
 
   void AddSoftirqTask(const locus_softirq_task& s) {
     TaskCounters& t = Task(s.tid, s.pid, s.comm);
-    t.net_rx_softirq_ns = s.net_rx_ns;
-    t.softirq_ns = s.softirq_ns;
+    t.net_rx_softirq_ns = UnseenToo(s.net_rx_ns);
+    t.softirq_ns = UnseenToo(s.softirq_ns);
+  }
+
+  // A per-task charge from the softirqs seen, scaled to all of them.
+  uint64_t UnseenToo(uint64_t ns) const {
+    return static_cast<uint64_t>(static_cast<double>(ns) / softirq_traced_);
+  }
+
+  // Per CPU and vector: counts (the hooks' own, or /proc/softirqs' when
+  // they run in windows) and time, scaled from the timed events to them.
+  absl::Status ReadSoftirqCounts(SensorReading& r) {
+    if (!softirq_) return absl::OkStatus();
+    std::vector<SoftirqCounts> all;
+    if (windowed_) {
+      ASSIGN_OR_RETURN(all, ReadProcSoftirqs());
+      all.resize(std::max<size_t>(all.size(), ncpus_));
+    }
+    uint64_t seen_total = 0, total = 0;
+    for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
+      const locus_softirq_cpu& slot = softirq_->bss->cpu_slots[c];
+      for (int v = 0; v < kNumSoftirqVectors; ++v) {
+        uint64_t seen = slot.count[v];
+        uint64_t count = seen;
+        if (windowed_) {
+          uint64_t base = c < static_cast<int>(softirq_base_.size())
+                              ? softirq_base_[c][v]
+                              : 0;
+          count = all[c][v] > base ? all[c][v] - base : 0;
+        }
+        seen_total += seen;
+        total += count;
+        r.cpus[c].softirq_count[v] = count;
+        r.cpus[c].softirq_ns[v] =
+            Scale(slot.sampled_ns[v], count, slot.sampled_count[v]);
+      }
+    }
+    softirq_traced_ = seen_total && total > seen_total
+                          ? static_cast<double>(seen_total) / total
+                          : 1.0;
+    r.softirq_traced = softirq_traced_;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<SoftirqCounts>> ReadProcSoftirqs() const {
+    std::string path = absl::StrCat(options_.procfs_root, "/softirqs");
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path));
+    absl::StatusOr<std::vector<SoftirqCounts>> counts =
+        ParseProcSoftirqs(text.str());
+    if (!counts.ok()) {
+      return absl::Status(counts.status().code(),
+                          absl::StrCat(path, ": ", counts.status().message()));
+    }
+    return counts;
+  }
+
+  // Attaches the softirq entry and exit programs for a window, detaches
+  // them, waits out the period, again until the destructor stops it.
+  void RunSoftirqWindows(bpf_program* entry, bpf_program* exit) {
+    const auto window = std::chrono::nanoseconds(options_.softirq_window_ns);
+    const auto rest = std::chrono::nanoseconds(
+        options_.softirq_window_every_ns - options_.softirq_window_ns);
+    std::unique_lock<std::mutex> lock(windows_mu_);
+    while (!windows_stop_) {
+      // A softirq whose entry the last window saw but whose exit it did
+      // not left its start time in the slot; cleared now, long after the
+      // programs last ran, so that the next window's first exit on that
+      // CPU does not time the gap between windows.
+      for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
+        softirq_->bss->cpu_slots[c].softirq_start_ns = 0;
+      }
+      LinkPtr exit_link(bpf_program__attach(exit));
+      LinkPtr entry_link(bpf_program__attach(entry));
+      if (!exit_link || !entry_link) window_failures_++;
+      windows_cv_.wait_for(lock, window, [&] { return windows_stop_; });
+      entry_link.reset();
+      exit_link.reset();
+      windows_cv_.wait_for(lock, rest, [&] { return windows_stop_; });
+    }
   }
 
   absl::Status ReadSoftirq(SensorReading& r) {
     if (!softirq_) return absl::OkStatus();
-    for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
-      const locus_softirq_cpu& slot = softirq_->bss->cpu_slots[c];
-      for (int v = 0; v < kNumSoftirqVectors; ++v) {
-        r.cpus[c].softirq_count[v] = slot.count[v];
-        r.cpus[c].softirq_ns[v] =
-            Scale(slot.sampled_ns[v], slot.count[v], slot.sampled_count[v]);
-      }
-    }
     for (int irq = 0; irq < LOCUS_MAX_IRQS; ++irq) {
       IrqCounters ic;
       ic.irq = irq;
@@ -507,6 +614,7 @@ class BpfSensors : public SensorSource {
     r.drops["softirq.irq_out_of_range"] = d[LOCUS_SOFTIRQ_DROP_IRQ];
     r.drops["softirq.cpu_out_of_range"] = d[LOCUS_SOFTIRQ_DROP_CPU];
     r.drops["softirq.storage_unavailable"] = d[LOCUS_SOFTIRQ_DROP_STORAGE];
+    if (windowed_) r.drops["softirq.window_not_attached"] = window_failures_;
     if (plan_.softirq == TraceSource::kRawTp) {
       uint64_t ins = d[LOCUS_SOFTIRQ_LRU_INSERTS];
       r.drops["softirq.lru_evicted"] = ins > live ? ins - live : 0;
@@ -596,6 +704,15 @@ class BpfSensors : public SensorSource {
   std::optional<std::vector<int32_t>> scope_;  // sorted
   bool scoped_iterators_ = true;
   std::map<std::pair<bpf_program*, int32_t>, LinkPtr> pid_links_;
+  // Softirq hooks attached in windows (SensorOptions::softirq_window_ns).
+  bool windowed_ = false;
+  std::vector<SoftirqCounts> softirq_base_;  // /proc/softirqs at open
+  double softirq_traced_ = 1;                // share seen, at the last read
+  std::atomic<uint64_t> window_failures_{0};
+  std::mutex windows_mu_;
+  std::condition_variable windows_cv_;
+  bool windows_stop_ = false;  // guarded by windows_mu_
+  std::thread windows_;
 };
 
 }  // namespace

@@ -83,6 +83,7 @@ std::string ReadingToJson(const SensorReading& r, uint64_t window_ns) {
       ",\"sources\":{\"sched\":", JsonString(r.sources.sched),
       ",\"numa\":", JsonString(r.sources.numa),
       ",\"softirq\":", JsonString(r.sources.softirq), "}",
+      ",\"softirq_traced\":", r.softirq_traced,
       ",\"numa\":{\"active\":", r.numa_active ? "true" : "false",
       ",\"status\":", JsonString(r.numa_status),
       ",\"fault_kind\":", JsonString(KindName(r.numa_kind)), "}",

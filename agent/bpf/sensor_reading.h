@@ -101,6 +101,11 @@ struct SensorReading {
   // tell (no scheduler sensor, or more renames than they keep): then any
   // process may have been renamed.
   std::optional<std::vector<int32_t>> renamed;
+  // Share of the softirqs since the source opened that its hooks saw: 1
+  // unless they are attached in windows (SensorOptions::softirq_window_ns).
+  // Softirq counts are exact either way; times and per-task charges are
+  // estimates scaled by it.
+  double softirq_traced = 1;
   // Lost information, by name ("sched.storage", "softirq.irq_map_full",
   // "sched.lru_evicted", ...), cumulative.
   std::map<std::string, uint64_t> drops;

@@ -55,10 +55,21 @@ ABSL_FLAG(std::string, sysfs_root, "/sys",
           "Root of sysfs (topology is read from here).");
 ABSL_FLAG(std::string, procfs_root, "/proc",
           "Root of procfs (numa_balancing, /proc/PID/task/TID/sched).");
-ABSL_FLAG(uint32_t, softirq_sample_every, 64,
-          "Time one softirq in N per CPU (rounded up to a power of two) and "
-          "charge it, scaled by N, to the interrupted task; counts stay "
-          "exact.");
+ABSL_FLAG(uint32_t, softirq_sample_every, 8,
+          "Time one softirq in N of those the hooks see per CPU (rounded up "
+          "to a power of two) and charge it, scaled, to the interrupted task; "
+          "counts stay exact. With the hooks attached a tenth of the time "
+          "(--softirq_window), 8 times one softirq in about 80.");
+ABSL_FLAG(absl::Duration, softirq_window, absl::Milliseconds(25),
+          "Attach the softirq entry/exit hooks only this long in every "
+          "--softirq_window_every: they fire on every packet batch, and what "
+          "they cost falls with the time attached. Counts stay exact (from "
+          "/proc/softirqs); time and per-task charges are scaled from the "
+          "events seen. 0: attached all the time.");
+ABSL_FLAG(absl::Duration, softirq_window_every, absl::Milliseconds(250),
+          "Period of --softirq_window. The daemon shortens a period longer "
+          "than its --tick to the tick, keeping the share of time attached, "
+          "so that every tick sees some softirqs.");
 ABSL_FLAG(uint32_t, switch_sample_every, 1,
           "Time one context switch in N per CPU for per-CPU busy time (power "
           "of two; 1 = every switch); counts stay exact.");
@@ -114,6 +125,17 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_hardirq_sample_every);
   options.sensors.switch_sample_every =
       absl::GetFlag(FLAGS_switch_sample_every);
+  absl::Duration window = absl::GetFlag(FLAGS_softirq_window);
+  absl::Duration window_every = absl::GetFlag(FLAGS_softirq_window_every);
+  if (window < absl::ZeroDuration() ||
+      (window > absl::ZeroDuration() && window >= window_every)) {
+    std::cerr << "locusd: --softirq_window must be 0 or shorter than "
+                 "--softirq_window_every\n";
+    return 2;
+  }
+  options.sensors.softirq_window_ns = absl::ToInt64Nanoseconds(window);
+  options.sensors.softirq_window_every_ns =
+      absl::ToInt64Nanoseconds(window_every);
   options.sensors.max_tasks = absl::GetFlag(FLAGS_sensor_max_tasks);
   if (options.sensors.max_tasks == 0) {
     std::cerr << "locusd: --sensor_max_tasks must be at least 1\n";
@@ -163,5 +185,11 @@ int main(int argc, char** argv) {
   daemon.procfs_root = options.procfs_root;
   daemon.disabled_features = options.disabled_features;
   daemon.sensors = options.sensors;
+  if (window > absl::ZeroDuration() && window_every > daemon.tick) {
+    daemon.sensors.softirq_window_ns = absl::ToInt64Nanoseconds(
+        window * absl::FDivDuration(daemon.tick, window_every));
+    daemon.sensors.softirq_window_every_ns =
+        absl::ToInt64Nanoseconds(daemon.tick);
+  }
   return locus::RunDaemon(daemon);
 }

@@ -6,7 +6,9 @@
 #    run_time_ns / run_cnt per program) while nginx serves `wrk -t1 -c50` on
 #    loopback, with the sensors (locusd --observe) and empty programs on the
 #    same hooks (locus_bench_empty) loaded side by side in the same run.
-#    Target: each sensor program <= 2x the empty one on its hook.
+#    Target: each sensor program <= 2x the empty one on its hook. locusd
+#    attaches the softirq programs in windows (--softirq_window): their
+#    events/s are those seen, a tenth or so of the hook's rate.
 # 2. nginx requests/s with the sensors loaded, not loaded, and with only the
 #    empty programs loaded (the floor), in rotated order, median of each
 #    (single runs vary +-20% here). bpf_stats is off for this part so only
@@ -18,7 +20,8 @@
 #
 # Env: WRK_SECONDS (default 4), PAIRS (rounds, default 10; 0 skips part 2),
 #      PORT (default 18080),
-#      LOCUSD_FLAGS (extra locusd flags, e.g. --switch_sample_every=8).
+#      LOCUSD_FLAGS (extra locusd flags, e.g. --softirq_window=0 for the
+#      softirq hooks attached all the time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-${LOCUS_BUILD_DIR:-build}}

@@ -29,9 +29,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "agent/bpf/bpf_sensors.h"
 #include "agent/bpf/capabilities.h"
 #include "agent/bpf/libbpf_prober.h"
+#include "agent/bpf/proc_softirqs.h"
 #include "agent/host/topology.h"
 #include "gtest/gtest.h"
 
@@ -372,6 +375,7 @@ TEST_P(CountTest, LoopbackTcpShowsNetRxTime) {
   }
   EXPECT_GT(count, 0u);
   EXPECT_GT(ns, 0u);
+  EXPECT_EQ(r->softirq_traced, 1.0);  // attached all along
   // Loopback NET_RX runs on the way out of a bottom-half section of the
   // sending or receiving thread (or in ksoftirqd when it piles up), so most
   // of it is charged to this process's threads; sampled, but 64 MiB is
@@ -382,6 +386,58 @@ TEST_P(CountTest, LoopbackTcpShowsNetRxTime) {
     if (t.pid == getpid()) ours += t.net_rx_softirq_ns;
   }
   EXPECT_GT(ours, 0u) << "NET_RX charged to any task: " << all << " ns";
+}
+
+// NET_RX softirqs on every CPU, from the kernel's own count.
+uint64_t ProcNetRx() {
+  std::ifstream in("/proc/softirqs");
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::vector<SoftirqCounts>> c = ParseProcSoftirqs(text.str());
+  EXPECT_TRUE(c.ok()) << c.status();
+  uint64_t n = 0;
+  if (c.ok()) {
+    for (const SoftirqCounts& cpu : *c) n += cpu[kSoftirqNetRx];
+  }
+  return n;
+}
+
+// With the softirq hooks attached 5 ms in every 50 ms, the counts are the
+// kernel's (every softirq since the sensors opened), the hooks see a share
+// of them near the time attached, and time and per-task charges are still
+// there, scaled up.
+TEST_P(CountTest, SoftirqWindowsCountEveryEventAndTraceAShare) {
+  SensorOptions o = HostOptions();
+  o.softirq_sample_every = 1;
+  o.softirq_window_ns = 5'000'000;
+  o.softirq_window_every_ns = 50'000'000;
+  uint64_t before = ProcNetRx();
+  std::unique_ptr<SensorSource> s = Open(GetParam(), o);
+  ASSERT_NE(s, nullptr);
+  absl::StatusOr<SensorReading> r;
+  // Long enough for several windows whatever the loopback speed.
+  absl::Time end = absl::Now() + absl::Milliseconds(600);
+  while (absl::Now() < end) {
+    LoopbackTraffic(16 << 20, [&] { r = s->Read(); });
+  }
+  uint64_t after = ProcNetRx();
+  ASSERT_TRUE(r.ok()) << r.status();
+  uint64_t ns = 0, count = 0;
+  for (const CpuCounters& c : r->cpus) {
+    ns += c.softirq_ns[kSoftirqNetRx];
+    count += c.softirq_count[kSoftirqNetRx];
+  }
+  EXPECT_GT(count, 0u);
+  EXPECT_LE(count, after - before);
+  EXPECT_GT(ns, 0u);
+  EXPECT_GT(r->softirq_traced, 0.0);
+  EXPECT_LT(r->softirq_traced, 0.5);
+  uint64_t ours = 0;
+  for (const TaskCounters& t : r->tasks) {
+    if (t.pid == getpid()) ours += t.net_rx_softirq_ns;
+  }
+  EXPECT_GT(ours, 0u);
+  EXPECT_EQ(r->drops["softirq.window_not_attached"], 0u);
 }
 
 // The sampling periods reach the programs (each CPU's slot carries them):
