@@ -362,30 +362,39 @@ void LoopbackTraffic(size_t bytes, const std::function<void()>& while_alive) {
   EXPECT_EQ(sent, bytes);
 }
 
+// NET_RX in a reading: per-CPU time and count, and time charged to tasks
+// (all of them, and this process's threads).
+struct NetRx {
+  uint64_t ns = 0, count = 0, all = 0, ours = 0;
+};
+NetRx NetRxOf(const SensorReading& r) {
+  NetRx n;
+  for (const CpuCounters& c : r.cpus) {
+    n.ns += c.softirq_ns[kSoftirqNetRx];
+    n.count += c.softirq_count[kSoftirqNetRx];
+  }
+  for (const TaskCounters& t : r.tasks) {
+    n.all += t.net_rx_softirq_ns;
+    if (t.pid == getpid()) n.ours += t.net_rx_softirq_ns;
+  }
+  return n;
+}
+
 TEST_P(CountTest, LoopbackTcpShowsNetRxTime) {
   std::unique_ptr<SensorSource> s = Open(GetParam());
   ASSERT_NE(s, nullptr);
   absl::StatusOr<SensorReading> r;
   LoopbackTraffic(64 << 20, [&] { r = s->Read(); });
   ASSERT_TRUE(r.ok()) << r.status();
-  uint64_t ns = 0, count = 0;
-  for (const CpuCounters& c : r->cpus) {
-    ns += c.softirq_ns[kSoftirqNetRx];
-    count += c.softirq_count[kSoftirqNetRx];
-  }
-  EXPECT_GT(count, 0u);
-  EXPECT_GT(ns, 0u);
+  NetRx n = NetRxOf(*r);
+  EXPECT_GT(n.count, 0u);
+  EXPECT_GT(n.ns, 0u);
   EXPECT_EQ(r->softirq_traced, 1.0);  // attached all along
   // Loopback NET_RX runs on the way out of a bottom-half section of the
   // sending or receiving thread (or in ksoftirqd when it piles up), so most
   // of it is charged to this process's threads; sampled, but 64 MiB is
   // thousands of softirqs.
-  uint64_t ours = 0, all = 0;
-  for (const TaskCounters& t : r->tasks) {
-    all += t.net_rx_softirq_ns;
-    if (t.pid == getpid()) ours += t.net_rx_softirq_ns;
-  }
-  EXPECT_GT(ours, 0u) << "NET_RX charged to any task: " << all << " ns";
+  EXPECT_GT(n.ours, 0u) << "NET_RX charged to any task: " << n.all << " ns";
 }
 
 // NET_RX softirqs on every CPU, from the kernel's own count.
@@ -422,21 +431,13 @@ TEST_P(CountTest, SoftirqWindowsCountEveryEventAndTraceAShare) {
   }
   uint64_t after = ProcNetRx();
   ASSERT_TRUE(r.ok()) << r.status();
-  uint64_t ns = 0, count = 0;
-  for (const CpuCounters& c : r->cpus) {
-    ns += c.softirq_ns[kSoftirqNetRx];
-    count += c.softirq_count[kSoftirqNetRx];
-  }
-  EXPECT_GT(count, 0u);
-  EXPECT_LE(count, after - before);
-  EXPECT_GT(ns, 0u);
+  NetRx n = NetRxOf(*r);
+  EXPECT_GT(n.count, 0u);
+  EXPECT_LE(n.count, after - before);
+  EXPECT_GT(n.ns, 0u);
   EXPECT_GT(r->softirq_traced, 0.0);
   EXPECT_LT(r->softirq_traced, 0.5);
-  uint64_t ours = 0;
-  for (const TaskCounters& t : r->tasks) {
-    if (t.pid == getpid()) ours += t.net_rx_softirq_ns;
-  }
-  EXPECT_GT(ours, 0u);
+  EXPECT_GT(n.ours, 0u);
   EXPECT_EQ(r->drops["softirq.window_not_attached"], 0u);
 }
 
