@@ -38,6 +38,7 @@ locusd=$build/agent/main/locusd
 locusctl=$build/agent/ctl/locusctl
 memhog=$build/tests/bench/lab_memhog
 sampler=$build/tests/bench/lab_sampler
+tp_hold=$build/tests/bench/locus_bench_empty
 work=$(mktemp -d /tmp/bench.XXXXXX)
 socket=/run/locus/bench.sock
 
@@ -178,12 +179,36 @@ stop_workload() {
   return 0
 }
 
+# Empty programs held on the sensors' tracepoints in every tool's run, as
+# the lab's scenarios do (tests/lab/lib.sh, tracepoints_hold): locusd's
+# softirq windows attach and detach its programs several times a second,
+# and without holders each time patches kernel text, which multi-threaded
+# TCG can run half-patched (the guest froze within seconds in every Locus
+# run without them).
+hold_pids=()
+hold_tracepoints() {
+  local i deadline
+  for i in 1 2; do
+    "$tp_hold" >"$work/tp_hold$i.log" 2>&1 &
+    hold_pids+=($!)
+  done
+  deadline=$((SECONDS + 60))
+  until grep -q attached "$work/tp_hold1.log" && grep -q attached "$work/tp_hold2.log"; do
+    ((SECONDS < deadline)) || die "cannot hold the tracepoints: $(cat "$work"/tp_hold*.log)"
+    sleep 0.1
+  done
+}
+
 cleanup() {
   stop_workload
   stop_tool
+  local p
+  for p in "${hold_pids[@]}"; do kill "$p" 2>/dev/null; done
   rm -rf "$work"
 }
 trap cleanup EXIT
+
+hold_tracepoints
 
 if [ "$workload" = nginx ]; then
   # The NIC's queue IRQs on node 0, before any tool runs (a tool that finds

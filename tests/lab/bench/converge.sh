@@ -1,8 +1,8 @@
 #!/bin/bash
 # The lab's side-by-side convergence benchmark (a script, not a ctest): the
 # same guest, the same scenario, under each tool, as a table, CSV samples and
-# a PNG plot of the curves. Run as root after building locusd, locusctl and
-# lab_memhog:
+# a PNG plot of the curves. Run as root after building locusd, locusctl,
+# lab_memhog, lab_sampler and locus_bench_empty:
 #
 #   tests/lab/bench/converge.sh [BUILD_DIR] [OUT_DIR]      (build, BUILD_DIR/lab-bench)
 #   tests/lab/bench/converge.sh --summarize OUT_DIR         (table and plot again)
@@ -121,8 +121,9 @@ fi
 
 build=$(realpath "${1:-${LOCUS_BUILD_DIR:-$repo/build}}")
 out=${2:-$build/lab-bench}
-for bin in agent/main/locusd agent/ctl/locusctl tests/bench/lab_memhog; do
-  [ -x "$build/$bin" ] || { echo "converge.sh: missing $build/$bin (build locusd locusctl lab_memhog)" >&2; exit 1; }
+for bin in agent/main/locusd agent/ctl/locusctl tests/bench/lab_memhog tests/bench/lab_sampler \
+  tests/bench/locus_bench_empty; do
+  [ -x "$build/$bin" ] || { echo "converge.sh: missing $build/$bin (build it first)" >&2; exit 1; }
 done
 mkdir -p "$out" && out=$(realpath "$out")
 failed=0
