@@ -59,6 +59,19 @@ def pfn_nodes(page_size):
     return block // page_size, blocks
 
 
+def private_ranges(pid):
+    """(start, end) of PID's private writable mappings, where the pages
+    move_pages(MPOL_MF_MOVE) may move live ([vdso] and [vvar] aside)."""
+    for line in read(f"/proc/{pid}/maps").splitlines():
+        fields = line.split()
+        perms = fields[1]
+        if perms[0] != "r" or perms[1] != "w" or perms[3] != "p":
+            continue
+        if len(fields) > 5 and fields[5].startswith("[v"):
+            continue
+        yield tuple(int(x, 16) for x in fields[0].split("-"))
+
+
 def pages(pid):
     """Where PID's own pages are: present pages mapped by PID alone
     (pagemap's exclusive bit) in its private writable mappings, which are the
@@ -71,14 +84,7 @@ def pages(pid):
     run_nodes = sorted({node_of_cpu[c] for c in os.sched_getaffinity(pid)})
     by_node = defaultdict(int)
     with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
-        for line in read(f"/proc/{pid}/maps").splitlines():
-            fields = line.split()
-            perms = fields[1]
-            if perms[0] != "r" or perms[1] != "w" or perms[3] != "p":
-                continue
-            if len(fields) > 5 and fields[5].startswith("[v"):
-                continue
-            start, end = (int(x, 16) for x in fields[0].split("-"))
+        for start, end in private_ranges(pid):
             count = (end - start) // page_size
             pagemap.seek(start // page_size * 8)
             entries = array.array("Q")

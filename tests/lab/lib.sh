@@ -41,6 +41,8 @@ since() {
 }
 log() { echo "  $*"; }
 tool() { "$PY" "$LAB_DIR/labtool.py" "$@"; }
+# shellcheck source=tests/lab/tp_hold.sh
+. "$LAB_DIR/tp_hold.sh"
 ctl() { "$LOCUSCTL" --socket="$SOCK" "$@"; }
 
 # fail MESSAGE: prints the failed assertion; the scenario returns 1.
@@ -73,27 +75,6 @@ wait_until() {
     [ "$(now)" -gt "$deadline" ] && return 1
     sleep 0.5
   done
-}
-
-# QEMU's multi-threaded TCG can let a vCPU run a stale int3 of the kernel's
-# live code patching (text_poke_bp): a 6.12 guest died with "Oops: int3" in
-# __handle_irq_event_percpu in about half the runs, right after locusd
-# attached or detached its tracepoint programs (the first probe flips the
-# tracepoint's static key, the second its static call). Two holders of empty
-# programs on the same tracepoints keep the keys on and the static calls on
-# the probe iterator, so that locusd's attach and detach patch no kernel
-# text. The fentry site (task_numa_fault) is not held: it runs only on NUMA
-# hinting faults. The holders run until the guest powers off.
-tracepoints_hold() {
-  local i
-  for i in 1 2; do
-    "$LAB_TP_HOLD" >"$WORK/tp_hold$i.log" 2>&1 &
-  done
-  wait_until 60 grep -q attached "$WORK/tp_hold1.log" &&
-    wait_until 60 grep -q attached "$WORK/tp_hold2.log" || {
-    echo "  cannot hold the tracepoints: $(cat "$WORK"/tp_hold*.log)"
-    return 1
-  }
 }
 
 # Runs each scenario function, reports each, and fails if any failed; a
@@ -146,7 +127,8 @@ cpulist_expand() {
     for ((i = lo; i <= hi; i++)); do echo "$i"; done
   done
 }
-tracepoints_hold || exit 1
+# The holders run until the guest powers off.
+tracepoints_hold "$LAB_TP_HOLD" "$WORK" || exit 1
 declare -A CPU_NODE
 for node_dir in /sys/devices/system/node/node[0-9]*; do
   for cpu in $(cpulist_expand "$(<"$node_dir/cpulist")"); do

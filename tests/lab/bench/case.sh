@@ -44,6 +44,8 @@ socket=/run/locus/bench.sock
 
 die() { echo "case.sh [$tool $workload]: $*" >&2; exit 1; }
 note() { echo "case.sh [$tool $workload]: $*" >&2; }
+# shellcheck source=tests/lab/tp_hold.sh
+. "$here/../tp_hold.sh"
 
 node0_cpus=$(cat /sys/devices/system/node/node0/cpulist)
 node1_cpus=$(cat /sys/devices/system/node/node1/cpulist 2>/dev/null) ||
@@ -179,36 +181,17 @@ stop_workload() {
   return 0
 }
 
-# Empty programs held on the sensors' tracepoints in every tool's run, as
-# the lab's scenarios do (tests/lab/lib.sh, tracepoints_hold): locusd's
-# softirq windows attach and detach its programs several times a second,
-# and without holders each time patches kernel text, which multi-threaded
-# TCG can run half-patched (the guest froze within seconds in every Locus
-# run without them).
-hold_pids=()
-hold_tracepoints() {
-  local i deadline
-  for i in 1 2; do
-    "$tp_hold" >"$work/tp_hold$i.log" 2>&1 &
-    hold_pids+=($!)
-  done
-  deadline=$((SECONDS + 60))
-  until grep -q attached "$work/tp_hold1.log" && grep -q attached "$work/tp_hold2.log"; do
-    ((SECONDS < deadline)) || die "cannot hold the tracepoints: $(cat "$work"/tp_hold*.log)"
-    sleep 0.1
-  done
-}
-
 cleanup() {
   stop_workload
   stop_tool
   local p
-  for p in "${hold_pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${tp_hold_pids[@]}"; do kill "$p" 2>/dev/null; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-hold_tracepoints
+# In every tool's run, as in the lab's scenarios (see tp_hold.sh).
+tracepoints_hold "$tp_hold" "$work" || die "the sensors' tracepoints are not held"
 
 if [ "$workload" = nginx ]; then
   # The NIC's queue IRQs on node 0, before any tool runs (a tool that finds

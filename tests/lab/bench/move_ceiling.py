@@ -28,6 +28,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import labtool  # noqa: E402  (tests/lab, beside this directory)
+
 SYS_MOVE_PAGES = 279  # x86_64
 MPOL_MF_MOVE = 2
 
@@ -48,17 +51,8 @@ def move_pages(pid, addrs, node):
 
 
 def private_pages(pid):
-    addrs = []
-    with open(f"/proc/{pid}/maps") as maps:
-        for line in maps:
-            f = line.split()
-            if f[1][:2] != "rw" or f[1][3] != "p":
-                continue
-            if len(f) > 5 and f[5].startswith("[v"):
-                continue
-            start, end = (int(x, 16) for x in f[0].split("-"))
-            addrs.extend(range(start, end, page_size))
-    return addrs
+    return [a for start, end in labtool.private_ranges(pid)
+            for a in range(start, end, page_size)]
 
 
 # Each way returns the seconds it spent looking pages up.
