@@ -58,8 +58,11 @@ struct SensorOptions {
   // Sample one hardirq in this many per CPU: per-IRQ time and count are
   // both estimates (exact with 1). The kernel counts them exactly in
   // /proc/interrupts; counting every one here would touch a cold cache line
-  // per event on a rare hook.
-  uint32_t hardirq_sample_every = 16;
+  // per event on a rare hook. A sampled hardirq costs several unsampled ones
+  // (the clock, its IRQ's element, both cold): tests/bench/sensor_overhead.sh
+  // read the exit hook at 2.0x an empty program with 1 in 16, 1.6x with 1 in
+  // 64.
+  uint32_t hardirq_sample_every = 64;
   // Time one context switch in this many per CPU for busy_ns (counts stay
   // exact). Default 1, every switch: slice lengths are heavy-tailed, and at
   // a few hundred switches/s sampling 1 in 8 was measured 35% off; raise it

@@ -73,7 +73,7 @@ ABSL_FLAG(absl::Duration, softirq_window_every, absl::Milliseconds(250),
 ABSL_FLAG(uint32_t, switch_sample_every, 1,
           "Time one context switch in N per CPU for per-CPU busy time (power "
           "of two; 1 = every switch); counts stay exact.");
-ABSL_FLAG(uint32_t, hardirq_sample_every, 16,
+ABSL_FLAG(uint32_t, hardirq_sample_every, 64,
           "Sample one hardirq in N per CPU (power of two) for per-IRQ time "
           "and counts, both estimates (exact with 1; /proc/interrupts has "
           "the kernel's exact counts).");

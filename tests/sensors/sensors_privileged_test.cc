@@ -512,7 +512,7 @@ void DirectWrites() {
 
 TEST_P(CountTest, IrqCountGrows) {
   // Time every hardirq: the handful this makes could all miss the default
-  // default 1-in-64 sample, and the test checks time as well as counts.
+  // 1-in-64 sample, and the test checks time as well as counts.
   SensorOptions o = HostOptions();
   o.hardirq_sample_every = 1;
   std::unique_ptr<SensorSource> s = Open(GetParam(), o);
