@@ -32,7 +32,7 @@ locusd=$build/agent/main/locusd
 empty=$build/tests/bench/locus_bench_empty
 secs=${WRK_SECONDS:-4}
 pairs=${PAIRS:-10}
-rounds=${WINDOWS:-5}
+windows=${WINDOWS:-5}
 port=${PORT:-18080}
 for bin in "$locusd" "$empty"; do
   [ -x "$bin" ] || { echo "missing $bin: build targets locusd and locus_bench_empty" >&2; exit 1; }
@@ -97,7 +97,7 @@ stop_sensors() {
   kill "$sensors_pid"; wait "$sensors_pid" 2>/dev/null || true
 }
 
-echo "== per-program cost (bpf_stats, ${rounds} windows of wrk -t1 -c50 -d${secs}s, sensors + empty programs side by side)"
+echo "== per-program cost (bpf_stats, ${windows} windows of wrk -t1 -c50 -d${secs}s, sensors + empty programs side by side)"
 # Programs on one hook run in attach order and the first pays for the cold
 # caches (here that alone moves a program from ~30 to ~300 ns/event), so the
 # sensors are sandwiched between two sets of empty programs: one attached
@@ -117,7 +117,7 @@ start_empty 2
 # Hardirqs: loopback makes none, so small O_DIRECT writes keep the block
 # device's IRQ firing during each window (a few thousand/s), else the IRQ
 # rows would rest on a handful of events.
-for r in $(seq "$rounds"); do
+for r in $(seq "$windows"); do
   ( end=$((SECONDS + secs + 2))
     while [ $SECONDS -lt $end ]; do
       dd if=/dev/zero of="$work/irqload" bs=4k count=256 oflag=direct,dsync status=none 2>/dev/null || break
@@ -135,9 +135,9 @@ done
 for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
 pids=()
 sysctl -qw kernel.bpf_stats_enabled=0
-python3 - "$work" "$rounds" <<'PY'
+python3 - "$work" "$windows" <<'PY'
 import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, windows = sys.argv[1], int(sys.argv[2])
 # sensor program -> (hook, empty program); bpftool prints full names from BTF
 pairs = [
     ("switch_btf", "sched_switch", "e_sched_switch"),
@@ -164,7 +164,7 @@ def per_event(s):
 # hook -> one (sensor, empty<, empty>, ratio, events/s) per window with events
 rows = {hook: [] for _, hook, _ in pairs}
 loaded = set()
-for r in range(1, rounds + 1):
+for r in range(1, windows + 1):
     before, after = load(f"before{r}.json"), load(f"after{r}.json")
     t0, t1 = (float(x) for x in open(f"{work}/times{r}").read().split())
     for sensor, hook, empty in pairs:
@@ -176,7 +176,7 @@ for r in range(1, rounds + 1):
         sn, e1, e2 = per_event(s[0]), per_event(e[0]), per_event(e[1])
         rows[hook].append((sn, e1, e2, sn / ((e1 + e2) / 2), s[0][0] / (t1 - t0)))
 print(f"{'hook':<20}{'sensor':>9}{'empty<':>9}{'empty>':>9}{'ratio':>7}{'min..max':>13}{'events/s':>11}")
-print(f"  (medians over {rounds} windows, ns/event; empty< attached before the sensor, empty> after)")
+print(f"  (medians over {windows} windows, ns/event; empty< attached before the sensor, empty> after)")
 worst = 0
 for _, hook, _ in pairs:
     if hook not in loaded:
