@@ -19,10 +19,8 @@ afterwards, and MB/s:
   migratepages    numactl's migratepages (migrate_pages(2), numad's way;
                   its exec is timed too)
 
-The lookups are also shown apart; the process start is not timed. Each way
-first moves a 32 MiB process untimed (TCG's first pass over kernel code is
-slow). NUMA balancing is off. Only the standard library: the guests run this
-machine's python3.
+The lookups are also shown apart; the process start is not timed. NUMA balancing
+is off. Only the standard library: the guests run this machine's python3.
 """
 import ctypes
 import os
@@ -86,25 +84,6 @@ def migratepages(pid, addrs):
     return 0.0
 
 
-def run(memhog, node1_cpus, mib, way):
-    """Pages on node 0 after `way` moved a fresh lab_memhog of `mib` MiB,
-    the seconds it took and the seconds of those spent on lookups."""
-    hog = subprocess.Popen(
-        ["taskset", "-c", node1_cpus, memhog, f"--mb={mib}",
-         "--touch_node=1", "--run_node=0", "--report_ms=0"],
-        stdout=subprocess.PIPE, text=True)
-    if hog.stdout.readline().strip() != "ready":
-        sys.exit("lab_memhog did not report ready")
-    addrs = private_pages(hog.pid)
-    start = time.monotonic()
-    lookups = way(hog.pid, addrs)
-    seconds = time.monotonic() - start
-    moved = move_pages(hog.pid, addrs, None).count(0)
-    hog.kill()
-    hog.wait()
-    return moved, seconds, lookups
-
-
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -118,13 +97,20 @@ def main():
             ("move_pages 8192", lambda p, a: by_batches(p, a, 8192)),
             ("lookup+move", lookup_and_move),
             ("migratepages", migratepages)]
-    # TCG translates the kernel's migration paths the first time they run:
-    # whichever way ran first paid for that (up to twice its time), so each
-    # runs once on a small process before anything is timed.
-    for _, way in ways:
-        run(memhog, node1_cpus, 32, way)
     for name, way in ways:
-        moved, seconds, lookups = run(memhog, node1_cpus, mib, way)
+        hog = subprocess.Popen(
+            ["taskset", "-c", node1_cpus, memhog, f"--mb={mib}",
+             "--touch_node=1", "--run_node=0", "--report_ms=0"],
+            stdout=subprocess.PIPE, text=True)
+        if hog.stdout.readline().strip() != "ready":
+            sys.exit("lab_memhog did not report ready")
+        addrs = private_pages(hog.pid)
+        start = time.monotonic()
+        lookups = way(hog.pid, addrs)
+        seconds = time.monotonic() - start
+        moved = move_pages(hog.pid, addrs, None).count(0)
+        hog.kill()
+        hog.wait()
         print(f"{name:16} {moved * page_size >> 20:5} MiB to node 0 in "
               f"{seconds:5.2f} s ({moved * page_size / seconds / 1e6:4.0f} "
               f"MB/s; lookups {lookups:.2f} s)", flush=True)
