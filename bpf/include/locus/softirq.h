@@ -2,18 +2,21 @@
  * hardirq count and time per IRQ and CPU, and softirq time charged to the
  * interrupted task.
  *
- * Cost model: softirq counts are exact (every event increments a per-CPU
- * slot of a global array: no helper call, no timestamp). Time is sampled,
- * because reading the clock costs more than everything else on these hooks
- * and their rate grows with load: one event in `*_mask + 1` per CPU is
- * timed, and the agent scales: ns ~= sampled_ns * count / sampled_count.
- * Hardirqs are sampled whole: the hooks touch only the CPU's slot, which the
- * softirq hooks keep in cache, and one hardirq in `hardirq_mask + 1` per
- * CPU updates its IRQ's element (timed and counted there); the agent
+ * Cost model: the softirq hooks count every event they see per CPU and
+ * vector in the CPU's slot of a global array (no helper call, no
+ * timestamp): the exact counts when they stay attached; attached in windows,
+ * the agent takes the counts from /proc/softirqs. Time is sampled, because
+ * reading the clock costs more than everything else on these hooks and
+ * their rate grows with load: one event in `*_mask + 1` per CPU is timed,
+ * and the agent scales: ns ~= sampled_ns * count / sampled_count.
+ * Hardirqs are sampled whole: an unsampled one touches only the CPU's slot
+ * (one cache line: nearly all of the exit hook's cost over an empty program's
+ * in tests/bench/sensor_overhead.sh), and one hardirq in `hardirq_mask + 1`
+ * per CPU updates its IRQ's element (timed and counted there); the agent
  * estimates counts as sampled_count * (hardirq_mask + 1). Exact per-IRQ
  * counts are the kernel's own, in /proc/interrupts, which the host model
- * reads; touching a per-IRQ element on every hardirq would mean a cold cache
- * line on every event of a rare hook. */
+ * reads; touching a per-IRQ element on every hardirq would mean a second cold
+ * cache line on every event. */
 #ifndef LOCUS_BPF_SOFTIRQ_H_
 #define LOCUS_BPF_SOFTIRQ_H_
 
