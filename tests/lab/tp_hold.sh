@@ -12,7 +12,8 @@
 # Two holders of empty programs on the same tracepoints keep the keys on and
 # the static calls on the probe iterator, so that locusd's attach and detach
 # patch no kernel text. The fentry site (task_numa_fault) is not held: it
-# runs only on NUMA hinting faults.
+# runs only on NUMA hinting faults. The holders' own attach still patches, and
+# has frozen a guest: the lab's ctests run under single-threaded TCG too.
 
 # tracepoints_hold BINARY DIR: starts two holders (BINARY is
 # locus_bench_empty), logs in DIR, and waits until both have attached; their
