@@ -71,7 +71,10 @@ ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {
   std::vector<int> now;
   if (ops_->ReadAffinity(set.irq, &now) != 0) now = target;
   placed_[set.irq] = now;
-  return MakeResult(Outcome::kApplied, absl::StrCat("moved ", change));
+  ActionResult result =
+      MakeResult(Outcome::kApplied, absl::StrCat("moved ", change));
+  result.cpus_before = std::move(current);
+  return result;
 }
 
 absl::Status IrqSetter::Revert(int irq) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -56,10 +57,13 @@ struct ActionResult {
   // A whole pass over the process found no page to move: its memory is
   // where it was asked to be, as far as it can be moved.
   bool nothing_left = false;
+  // IRQ only, when applied: the affinity the move replaced, read just
+  // before writing (the snapshot the plan came from may be older).
+  std::vector<int> cpus_before;
 };
 
 inline ActionResult MakeResult(Outcome outcome, std::string message) {
-  return ActionResult{outcome, std::move(message), 0, 0, false};
+  return ActionResult{outcome, std::move(message), 0, 0, false, {}};
 }
 
 }  // namespace locus

@@ -142,10 +142,20 @@ TickReport Loop::Tick() {
         result = executor_->Apply(action, false);
       }
       switch (result.outcome) {
-        case Outcome::kApplied:
-          RecordApplied(history_, action, snap.topology, snap.now_ns);
+        case Outcome::kApplied: {
+          // The node the move left is the one the actuator found: the host
+          // model is refreshed on its own thread, and an IRQ someone else
+          // moved since (irqbalance) would otherwise be recorded as taken
+          // from where it was before, and its hold-down would guard the
+          // wrong node.
+          Action applied = action;
+          if (!result.cpus_before.empty()) {
+            applied.from_node = NodeOfCpus(snap.topology, result.cpus_before);
+          }
+          RecordApplied(history_, applied, snap.topology, snap.now_ns);
           verifier_.Watch(action, snap);
           break;
+        }
         case Outcome::kUnchanged:
           if (std::holds_alternative<MigratePages>(action.op)) {
             // Finding nothing to move is not a move: the memory's dwell

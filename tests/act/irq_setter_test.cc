@@ -34,6 +34,7 @@ TEST_F(IrqSetterTest, JournalsThenWrites) {
   ActionResult result = setter.Apply({38, {1}});
   EXPECT_EQ(result.outcome, Outcome::kApplied) << result.message;
   EXPECT_THAT(ops_.affinity[38], ElementsAre(1));
+  EXPECT_THAT(result.cpus_before, ElementsAre(0, 1));
   ASSERT_TRUE(journal_->HasIrq(38));
   EXPECT_THAT(journal_->contents().irqs.at(38).cpus, ElementsAre(0, 1));
   EXPECT_EQ(setter.Apply({38, {1}}).outcome, Outcome::kUnchanged);

@@ -56,8 +56,12 @@ class FakeExecutor : public Executor {
   ActionResult Apply(const Action& action, bool dry_run) override {
     applied.push_back(action);
     dry_runs.push_back(dry_run);
-    return ActionResult{dry_run ? dry_run_outcome : outcome, "", 0, 0,
-                        nothing_left};
+    return ActionResult{dry_run ? dry_run_outcome : outcome,
+                        "",
+                        0,
+                        0,
+                        nothing_left,
+                        cpus_before};
   }
   absl::Status Revert(const Action& action) override {
     reverted.push_back(action);
@@ -71,6 +75,7 @@ class FakeExecutor : public Executor {
   Outcome outcome = Outcome::kApplied;
   Outcome dry_run_outcome = Outcome::kDryRun;
   bool nothing_left = false;
+  std::vector<int> cpus_before;  // what each applied IRQ move replaced
   std::vector<Action> applied;
   std::vector<bool> dry_runs;
   std::vector<Action> reverted;

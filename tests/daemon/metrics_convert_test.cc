@@ -30,12 +30,13 @@ TickReport Report() {
   r.tick = 9;
   r.snapshot = s;
   r.mode = v1::Policy::MODE_DRY_RUN;
-  ActionResult result{Outcome::kApplied, "", 256, 1 << 20};
+  ActionResult result = MakeResult(Outcome::kApplied, "");
+  result.pages_moved = 256;
+  result.bytes_moved = 1 << 20;
   r.actions.push_back(ActionRecord{
       Action{MigratePages{42, 0, 1, 4 << 20}, "remote faults", 0.3}, result});
-  r.actions.push_back(
-      ActionRecord{Action{SetIrqAffinity{30, {2}}, "irq", 0.5},
-                   ActionResult{Outcome::kGone, "ENOENT", 0, 0}});
+  r.actions.push_back(ActionRecord{Action{SetIrqAffinity{30, {2}}, "irq", 0.5},
+                                   MakeResult(Outcome::kGone, "ENOENT")});
   r.held_down = {EntityKey{EntityKind::kIrq, 30}};
   r.policy.version = 3;
   r.policy.last_error = "p.yaml:2:3: bad";
@@ -77,7 +78,7 @@ TEST(MetricsConvertTest, UnchangedIsNotApplied) {
   TickReport r = Report();
   r.actions.push_back(ActionRecord{
       Action{SetIrqAffinity{30, {1}}, "consumers on node 0", 0.5},
-      ActionResult{Outcome::kUnchanged, "irq 30: already on cpus 1", 0, 0}});
+      MakeResult(Outcome::kUnchanged, "irq 30: already on cpus 1")});
   v1::Metrics m = ToMetrics(r, MetricsContext{});
   ASSERT_EQ(m.actions_size(), 3);
   EXPECT_EQ(m.actions(2).outcome(), v1::ACTION_OUTCOME_UNCHANGED);
@@ -89,10 +90,9 @@ TEST(MetricsConvertTest, RefusedActionsSayWhy) {
   TickReport r = Report();
   r.actions.push_back(ActionRecord{
       Action{PinThread{42, 43, 1, {2, 3}}, "run off node", 0.5},
-      ActionResult{Outcome::kRefused,
-                   "thread 43 (pid 42): journal not writable, not acting: "
-                   "/j: Read-only file system",
-                   0, 0}});
+      MakeResult(Outcome::kRefused,
+                 "thread 43 (pid 42): journal not writable, not acting: "
+                 "/j: Read-only file system")});
   v1::Metrics m = ToMetrics(r, MetricsContext{});
   ASSERT_EQ(m.actions_size(), 3);
   EXPECT_EQ(m.actions(2).outcome(), v1::ACTION_OUTCOME_REFUSED);
