@@ -200,10 +200,12 @@ Snapshot PinnedWorkerMemory(uint64_t now_ns, double home_share) {
   return s;
 }
 
-int Migrations(const TickReport& report) {
+// How many actions of kind Op the tick planned.
+template <typename Op>
+int Planned(const TickReport& report) {
   int n = 0;
   for (const Action& a : report.plan.actions) {
-    n += std::holds_alternative<MigratePages>(a.op);
+    n += std::holds_alternative<Op>(a.op);
   }
   return n;
 }
@@ -214,17 +216,17 @@ TEST(LoopTest, AMigrationUnderWayRunsUntilAPassFindsNothing) {
   Harness h([](int n) {
     return PinnedWorkerMemory((n + 1) * kSecond, n == 0 ? 0.0 : 0.8);
   });
-  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
-  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
+  EXPECT_EQ(Planned<MigratePages>(h.loop.Tick()), 1);
+  EXPECT_EQ(Planned<MigratePages>(h.loop.Tick()), 1);
   // A tick that found nothing mid-pass: the pass goes on.
   h.executor.outcome = Outcome::kUnchanged;
-  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
+  EXPECT_EQ(Planned<MigratePages>(h.loop.Tick()), 1);
   // A whole pass found nothing: the memory is settled, and 20% remote is
   // below the threshold.
   h.executor.nothing_left = true;
-  EXPECT_EQ(Migrations(h.loop.Tick()), 1);
-  EXPECT_EQ(Migrations(h.loop.Tick()), 0);
-  EXPECT_EQ(Migrations(h.loop.Tick()), 0);
+  EXPECT_EQ(Planned<MigratePages>(h.loop.Tick()), 1);
+  EXPECT_EQ(Planned<MigratePages>(h.loop.Tick()), 0);
+  EXPECT_EQ(Planned<MigratePages>(h.loop.Tick()), 0);
 }
 
 // 2 nodes x 2 CPUs; workers 100 on node 1 and 101 on node 0, each with its
@@ -242,14 +244,6 @@ Snapshot ConsumersThatFlip(uint64_t now_ns, bool second,
   return s;
 }
 
-int IrqMoves(const TickReport& report) {
-  int n = 0;
-  for (const Action& a : report.plan.actions) {
-    n += std::holds_alternative<SetIrqAffinity>(a.op);
-  }
-  return n;
-}
-
 // The snapshot shows IRQ 40 spread over both nodes, but someone (irqbalance)
 // put it on CPU 1 since: the move takes it from node 0, and when the
 // consumers flip back to node 0 a dwell later, hold-down keeps it where it
@@ -262,11 +256,11 @@ TEST(LoopTest, AnIrqIsHeldDownFromTheNodeItWasActuallyTakenFrom) {
                     : ConsumersThatFlip(60 * kSecond, true, {2});
     });
     if (actuator_saw_cpu1) h.executor.cpus_before = {1};
-    ASSERT_EQ(IrqMoves(h.loop.Tick()), 1);
+    ASSERT_EQ(Planned<SetIrqAffinity>(h.loop.Tick()), 1);
     TickReport second = h.loop.Tick();
     // Without what the actuator saw, the move counts as taken from several
     // nodes, and nothing stops the move back: the case this guards.
-    EXPECT_EQ(IrqMoves(second), actuator_saw_cpu1 ? 0 : 1);
+    EXPECT_EQ(Planned<SetIrqAffinity>(second), actuator_saw_cpu1 ? 0 : 1);
   }
 }
 
