@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "agent/act/kernel_ops.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 
 namespace locus {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 
 namespace locus {
 ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
 
 namespace locus {

@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
 #include "agent/host/proc_parse.h"
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 
 namespace locus {
 

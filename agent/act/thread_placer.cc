@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 
 namespace locus {
 ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {

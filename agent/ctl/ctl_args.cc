@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "agent/metrics/default_socket.h"
+#include "common/defaults.h"
 
 namespace locus {
 namespace {

@@ -1,4 +1,4 @@
-// locusd's answers to the gRPC calls (agent/metrics/agent_controller.h),
+// locusd's answers to the gRPC calls (agent/api/agent_controller.h),
 // over the control loop and what its last tick published.
 #ifndef LOCUS_AGENT_DAEMON_CONTROLLER_H_
 #define LOCUS_AGENT_DAEMON_CONTROLLER_H_
@@ -9,8 +9,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/api/agent_controller.h"
 #include "agent/core/loop.h"
-#include "agent/metrics/agent_controller.h"
 
 namespace locus {
 

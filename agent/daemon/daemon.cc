@@ -19,11 +19,8 @@
 #include "absl/synchronization/notification.h"
 #include "agent/act/actuators.h"
 #include "agent/act/restore.h"
-#include "agent/bpf/bpf_sensors.h"
-#include "agent/bpf/capabilities.h"
-#include "agent/bpf/libbpf_prober.h"
-#include "agent/bpf/proc_sched.h"
-#include "agent/bpf/source_plan.h"
+#include "agent/api/agent_server.h"
+#include "agent/api/metrics_hub.h"
 #include "agent/config/policy_watcher.h"
 #include "agent/core/loop.h"
 #include "agent/daemon/controller.h"
@@ -33,8 +30,12 @@
 #include "agent/daemon/snapshot_collector.h"
 #include "agent/host/host_model.h"
 #include "agent/host/topology.h"
-#include "agent/metrics/agent_server.h"
-#include "agent/metrics/metrics_hub.h"
+#include "agent/sensors/bpf_sensors.h"
+#include "agent/sensors/capabilities.h"
+#include "agent/sensors/libbpf_prober.h"
+#include "agent/sensors/probe_report.h"
+#include "agent/sensors/proc_sched.h"
+#include "agent/sensors/source_plan.h"
 #include "common/log.h"
 #include "policy/policy_yaml.h"
 
@@ -72,27 +73,6 @@ SensorOptions SensorOptionsFor(const Topology& topology,
   s.numa_balancing = ReadNumaBalancing(options.procfs_root);
   s.SetTopology(topology);
   return s;
-}
-
-v1::ProbeReport ProbeReportOf(FeatureSet& features, const SourcePlan& plan) {
-  v1::ProbeReport report;
-  for (int i = 0; i < kNumFeatures; ++i) {
-    Feature f = static_cast<Feature>(i);
-    const ProbeResult& r = features.Get(f);
-    v1::ProbeFeature* out = report.add_features();
-    out->set_name(std::string(FeatureName(f)));
-    out->set_available(r.available);
-    out->set_forced_off(r.forced_off);
-    out->set_detail(features.Explain(f));
-  }
-  for (const SensorChoice& choice : plan.choices) {
-    v1::SensorSource* out = report.add_sensors();
-    out->set_sensor(choice.sensor);
-    out->set_source(choice.source);
-    out->set_ok(choice.source != "none");
-    out->set_detail(absl::StrJoin(choice.rejected, "; "));
-  }
-  return report;
 }
 
 // Blocks the signals the daemon handles in every thread it will start, and

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "agent/bpf/feature_probe.h"
-#include "agent/bpf/sensor_source.h"
+#include "agent/sensors/feature_probe.h"
+#include "agent/sensors/sensor_source.h"
 
 namespace locus {
 

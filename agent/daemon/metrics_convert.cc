@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "agent/metrics/metrics_builder.h"
+#include "agent/api/metrics_builder.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace locus {

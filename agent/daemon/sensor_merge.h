@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "agent/bpf/sensor_reading.h"
+#include "agent/sensors/sensor_reading.h"
 #include "policy/snapshot.h"
 
 namespace locus {

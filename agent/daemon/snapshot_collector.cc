@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "agent/bpf/proc_sched.h"
+#include "agent/sensors/proc_sched.h"
 #include "common/log.h"
 
 namespace locus {

@@ -18,10 +18,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "agent/bpf/sensor_source.h"
 #include "agent/core/ports.h"
 #include "agent/daemon/sensor_merge.h"
 #include "agent/host/host_model.h"
+#include "agent/sensors/sensor_source.h"
 
 namespace locus {
 

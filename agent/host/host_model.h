@@ -1,6 +1,6 @@
 // The host as the control loop sees it each tick: topology, targets with
 // their threads and memory placement, and IRQs (counts as deltas over the
-// tick). Sensors (agent/bpf) add runtime, migrations and faults on top.
+// tick). Sensors (agent/sensors) add runtime, migrations and faults on top.
 #ifndef LOCUS_AGENT_HOST_HOST_MODEL_H_
 #define LOCUS_AGENT_HOST_HOST_MODEL_H_
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 
 namespace locus {
 

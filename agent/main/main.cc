@@ -11,9 +11,9 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
-#include "agent/bpf/feature_probe.h"
 #include "agent/daemon/daemon.h"
 #include "agent/main/one_shot.h"
+#include "agent/sensors/feature_probe.h"
 
 ABSL_FLAG(std::string, policy, "/etc/locus/policy.yaml",
           "Policy file (YAML). When absent, the built-in default (nginx) "

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "agent/bpf/bpf_sensors.h"
-#include "agent/bpf/capabilities.h"
-#include "agent/bpf/libbpf_prober.h"
-#include "agent/bpf/proc_sched.h"
-#include "agent/bpf/reading_json.h"
-#include "agent/bpf/source_plan.h"
 #include "agent/host/topology.h"
+#include "agent/sensors/bpf_sensors.h"
+#include "agent/sensors/capabilities.h"
+#include "agent/sensors/libbpf_prober.h"
+#include "agent/sensors/proc_sched.h"
+#include "agent/sensors/reading_json.h"
+#include "agent/sensors/source_plan.h"
 
 namespace locus {
 namespace {

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "agent/bpf/feature_probe.h"
-#include "agent/bpf/sensor_source.h"
+#include "agent/sensors/feature_probe.h"
+#include "agent/sensors/sensor_source.h"
 
 namespace locus {
 

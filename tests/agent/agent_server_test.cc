@@ -1,4 +1,4 @@
-#include "agent/metrics/agent_server.h"
+#include "agent/api/agent_server.h"
 
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>

@@ -12,8 +12,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "agent/metrics/agent_controller.h"
-#include "agent/metrics/metrics_hub.h"
+#include "agent/api/agent_controller.h"
+#include "agent/api/metrics_hub.h"
 
 namespace locus {
 

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/metrics/agent_server.h"
+#include "agent/api/agent_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"

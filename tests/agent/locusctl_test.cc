@@ -13,7 +13,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
-#include "agent/metrics/agent_server.h"
+#include "agent/api/agent_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"

@@ -1,4 +1,4 @@
-#include "agent/metrics/metrics_builder.h"
+#include "agent/api/metrics_builder.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

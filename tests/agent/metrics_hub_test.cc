@@ -1,4 +1,4 @@
-#include "agent/metrics/metrics_hub.h"
+#include "agent/api/metrics_hub.h"
 
 #include <thread>
 

@@ -1,4 +1,4 @@
-#include "agent/metrics/peer_credentials.h"
+#include "agent/api/peer_credentials.h"
 
 #include <sys/socket.h>
 #include <unistd.h>

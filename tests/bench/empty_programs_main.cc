@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "agent/bpf/baseline_programs.h"
+#include "agent/sensors/baseline_programs.h"
 
 int main() {
   sigset_t set;

@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
 
 namespace locus {

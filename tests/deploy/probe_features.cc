@@ -3,8 +3,8 @@
 // without the systemd unit's capabilities and compares the two.
 #include <iostream>
 
-#include "agent/bpf/feature_probe.h"
-#include "agent/bpf/libbpf_prober.h"
+#include "agent/sensors/feature_probe.h"
+#include "agent/sensors/libbpf_prober.h"
 
 int main() {
   locus::LibbpfProber prober;

@@ -1,5 +1,5 @@
 // Hex CPU masks ("ff,00000001": smp_affinity, Cpus_allowed).
-#include "agent/host/cpu_list.h"
+#include "agent/host/cpu_mask.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // /proc/PID/task/TID/sched (the NUMA sensor's last-resort source).
-#include "agent/bpf/proc_sched.h"
+#include "agent/sensors/proc_sched.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // /proc/softirqs (the softirq counts when the hooks run in windows).
-#include "agent/bpf/proc_softirqs.h"
+#include "agent/sensors/proc_softirqs.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

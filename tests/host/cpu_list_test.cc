@@ -1,5 +1,4 @@
-#include "agent/host/cpu_list.h"
-
+#include "agent/host/cpu_mask.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,6 +1,7 @@
-// The layout checks are static_asserts in agent/bpf/abi.h: this file failing
-// to compile is the test. The runtime checks pin what C++ code relies on.
-#include "agent/bpf/abi.h"
+// The layout checks are static_asserts in agent/sensors/abi.h: this file
+// failing to compile is the test. The runtime checks pin what C++ code relies
+// on.
+#include "agent/sensors/abi.h"
 
 #include <type_traits>
 

@@ -1,10 +1,10 @@
-#include "agent/bpf/feature_probe.h"
+#include "agent/sensors/feature_probe.h"
 
 #include <errno.h>
 
 #include <map>
 
-#include "agent/bpf/source_plan.h"
+#include "agent/sensors/source_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

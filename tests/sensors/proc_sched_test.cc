@@ -1,4 +1,4 @@
-#include "agent/bpf/proc_sched.h"
+#include "agent/sensors/proc_sched.h"
 
 #include <filesystem>
 #include <fstream>

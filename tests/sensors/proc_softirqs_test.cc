@@ -1,4 +1,4 @@
-#include "agent/bpf/proc_softirqs.h"
+#include "agent/sensors/proc_softirqs.h"
 
 #include <fstream>
 #include <sstream>

@@ -1,7 +1,7 @@
-#include "agent/bpf/reading_json.h"
+#include "agent/sensors/reading_json.h"
 
-#include "agent/bpf/fake_sensor_source.h"
-#include "agent/bpf/json_util.h"
+#include "agent/sensors/fake_sensor_source.h"
+#include "agent/sensors/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -31,11 +31,11 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "agent/bpf/bpf_sensors.h"
-#include "agent/bpf/capabilities.h"
-#include "agent/bpf/libbpf_prober.h"
-#include "agent/bpf/proc_softirqs.h"
 #include "agent/host/topology.h"
+#include "agent/sensors/bpf_sensors.h"
+#include "agent/sensors/capabilities.h"
+#include "agent/sensors/libbpf_prober.h"
+#include "agent/sensors/proc_softirqs.h"
 #include "gtest/gtest.h"
 
 namespace locus {

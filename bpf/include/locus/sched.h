@@ -1,6 +1,6 @@
 /* ABI of bpf/sched.bpf.c: per-task migrations and on-CPU time by node, and
- * per-CPU busy time. Shared verbatim by the BPF program and agent/bpf (which
- * static_asserts the layout).
+ * per-CPU busy time. Shared verbatim by the BPF program and agent/sensors
+ * (which static_asserts the layout).
  *
  * Cost model: nothing per task happens on sched_switch, and on
  * sched_migrate_task only when the move crosses a NUMA node. Migration counts

@@ -1,0 +1,101 @@
+// Serves locus.v1.Agent on a Unix socket (and on TCP when asked).
+//
+// gRPC 1.51 cannot tell a handler who is on the other end of a Unix socket,
+// so this server owns the listening socket: it accepts each connection,
+// reads the peer's credentials from the kernel (SO_PEERCRED/SO_PEERGROUPS),
+// and hands the connection to one of two gRPC servers — one whose service
+// allows SetMode/Restore (root, or the socket's group), one whose service
+// refuses them. A connection's rights are thus fixed by which server owns
+// it, with no lookup by fd number that a reused fd could fool. TCP peers
+// have no credentials and always get the read-only service.
+#ifndef LOCUS_AGENT_API_AGENT_SERVER_H_
+#define LOCUS_AGENT_API_AGENT_SERVER_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "agent/api/agent_controller.h"
+#include "agent/api/agent_service.h"
+#include "agent/api/metrics_hub.h"
+#include "common/defaults.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace locus {
+
+struct AgentServerOptions {
+  std::string socket_path = kDefaultSocketPath;
+  // A missing parent directory is created 0750 with the socket's group.
+  mode_t socket_mode = 0660;
+  // The socket's group, whose members may mutate. When no such group exists
+  // on this host the socket is root's alone: group bits dropped (0600, the
+  // directory 0700) and only uid 0 may mutate. Falling back to group root
+  // instead would hand the socket to whoever happens to be in that group.
+  std::string socket_group = "locus";
+  // Empty: no TCP. "PORT" means 127.0.0.1:PORT; "HOST:PORT" as given; port 0
+  // picks one (see tcp_port()). TCP peers are always read-only.
+  std::string tcp_address;
+  int max_request_bytes = 64 * 1024;  // larger requests: RESOURCE_EXHAUSTED
+  int max_response_bytes = 64 * 1024 * 1024;
+  int max_threads = 64;  // per gRPC server; streams hold one each
+};
+
+class AgentServer {
+ public:
+  // `hub` and `controller` must outlive the server.
+  static absl::StatusOr<std::unique_ptr<AgentServer>> Start(
+      AgentServerOptions options, MetricsHub* hub, AgentController* controller);
+  ~AgentServer();  // Shutdown()
+  AgentServer(const AgentServer&) = delete;
+  AgentServer& operator=(const AgentServer&) = delete;
+
+  // Stops accepting, ends streams, waits for calls in flight (about a
+  // second at most), and removes the socket file. Idempotent.
+  void Shutdown();
+
+  const std::string& socket_path() const { return options_.socket_path; }
+  gid_t socket_gid() const { return socket_gid_; }
+  // The group name, or "" when the socket is root's alone.
+  const std::string& socket_group_name() const { return socket_group_name_; }
+  bool has_group() const { return !socket_group_name_.empty(); }
+  int tcp_port() const { return tcp_port_; }
+
+ private:
+  AgentServer(AgentServerOptions options, MetricsHub* hub,
+              AgentController* controller);
+  absl::Status Init();
+  absl::Status Listen();
+  absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(
+      AgentService* service, bool with_tcp);
+  void AcceptLoop();
+
+  const AgentServerOptions options_;
+  MetricsHub* const hub_;
+  AgentController* const controller_;
+  gid_t socket_gid_ = 0;
+  std::string socket_group_name_;  // "" when no such group exists
+  int listen_fd_ = -1;
+  ino_t socket_inode_ = 0;
+  int wake_fds_[2] = {-1, -1};
+  int tcp_port_ = 0;
+  std::unique_ptr<AgentService> privileged_service_;
+  std::unique_ptr<AgentService> readonly_service_;
+  std::unique_ptr<grpc::Server> privileged_server_;
+  std::unique_ptr<grpc::Server> readonly_server_;
+  std::thread acceptor_;
+  std::atomic<bool> stopped_{false};
+};
+
+// "7070" -> "127.0.0.1:7070"; "HOST:PORT" unchanged; INVALID_ARGUMENT else.
+absl::StatusOr<std::string> NormalizeTcpAddress(const std::string& address);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_API_AGENT_SERVER_H_

@@ -1,0 +1,15 @@
+// Where Locus keeps its files unless told otherwise: the one definition that
+// flags, options structs, help texts and clients all use.
+#ifndef LOCUS_COMMON_DEFAULTS_H_
+#define LOCUS_COMMON_DEFAULTS_H_
+
+namespace locus {
+
+inline constexpr char kDefaultPolicyPath[] = "/etc/locus/policy.yaml";
+inline constexpr char kDefaultSocketPath[] = "/run/locus/locusd.sock";
+inline constexpr char kDefaultSocketGroup[] = "locus";
+inline constexpr char kDefaultJournalPath[] = "/var/lib/locus/journal";
+
+}  // namespace locus
+
+#endif  // LOCUS_COMMON_DEFAULTS_H_
