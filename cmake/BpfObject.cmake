@@ -32,8 +32,9 @@ else()
   add_custom_command(
     OUTPUT ${LOCUS_VMLINUX_DIR}/vmlinux.h
     COMMAND ${CMAKE_COMMAND} -E make_directory ${LOCUS_VMLINUX_DIR}
-    COMMAND sh -c "${LOCUS_BPFTOOL} btf dump file ${LOCUS_VMLINUX_BTF} format c > vmlinux.h.tmp && mv vmlinux.h.tmp vmlinux.h"
-    WORKING_DIRECTORY ${LOCUS_VMLINUX_DIR}
+    # Absolute paths, no WORKING_DIRECTORY: Unix Makefiles enter that folder
+    # before the first command could create it (Ninja creates it itself).
+    COMMAND sh -c "${LOCUS_BPFTOOL} btf dump file ${LOCUS_VMLINUX_BTF} format c > ${LOCUS_VMLINUX_DIR}/vmlinux.h.tmp && mv ${LOCUS_VMLINUX_DIR}/vmlinux.h.tmp ${LOCUS_VMLINUX_DIR}/vmlinux.h"
     COMMENT "vmlinux.h from ${LOCUS_VMLINUX_BTF}"
     VERBATIM)
   add_custom_target(locus_vmlinux_h DEPENDS ${LOCUS_VMLINUX_DIR}/vmlinux.h)

@@ -14,6 +14,16 @@ grep -q '^ExecStart=/usr/sbin/locusd' "$unit" || {
   echo "$unit: ExecStart is not /usr/sbin/locusd, where the package puts it"
   exit 1
 }
+# `systemctl reload` needs ExecReload=; locusd reloads its policy on SIGHUP.
+grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit" || {
+  echo "$unit: no ExecReload= that sends SIGHUP: systemctl reload would fail"
+  exit 1
+}
+grep -qx 'EnvironmentFile=-/etc/default/locusd' "$unit" &&
+  grep -q '^ExecStart=/usr/sbin/locusd \$LOCUSD_OPTS$' "$unit" || {
+  echo "$unit: extra flags from /etc/default/locusd (LOCUSD_OPTS) are not passed"
+  exit 1
+}
 sed "s#/usr/sbin/locusd#$locusd#g" "$unit" >"$tmp/$(basename "$unit")"
 
 man_opt=--man=yes
