@@ -85,6 +85,8 @@ function(locus_bpf_object)
   add_custom_target(${ARG_NAME}_gen DEPENDS ${skel})
   add_library(${ARG_NAME} INTERFACE)
   add_dependencies(${ARG_NAME} ${ARG_NAME}_gen)
-  target_include_directories(${ARG_NAME} INTERFACE ${out_dir})
+  # The skeleton and the ABI headers it is read with (locus/*.h).
+  target_include_directories(${ARG_NAME} INTERFACE ${out_dir}
+                             ${PROJECT_SOURCE_DIR}/bpf/include)
   target_link_libraries(${ARG_NAME} INTERFACE PkgConfig::LIBBPF)
 endfunction()

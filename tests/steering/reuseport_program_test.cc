@@ -1,0 +1,223 @@
+// bpf/reuseport.bpf.c on this kernel: a reuseport group of listening sockets
+// on loopback, the program attached through one of them, and clients pinned
+// to each CPU. On loopback a SYN is handled on the connecting CPU, so a
+// client's CPU is the CPU the program sees; the CPU->node map says which node
+// that is, as the agent fills it from the (real or fixture) topology. What is
+// asserted is read outside the program: which listener accepted each
+// connection, and that every connection was accepted.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bpf/bpf.h"
+#include "bpf/libbpf.h"
+#include "gtest/gtest.h"
+#include "locus/reuseport.h"
+#include "reuseport.skel.h"
+
+namespace {
+
+constexpr int kConnections = 40;
+
+// The layout the program reads: no padding the C++ side could disagree on.
+static_assert(sizeof(locus_reuseport_node) ==
+              sizeof(__u32) * (2 + LOCUS_REUSEPORT_NODE_SLOTS));
+
+struct Skeleton {
+  reuseport_bpf* skel = nullptr;
+  ~Skeleton() { reuseport_bpf__destroy(skel); }
+};
+
+int Listener(uint16_t* port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(*port);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(fd, 4 * kConnections) != 0) {
+    close(fd);
+    return -1;
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// Connects `n` clients from a thread pinned to `cpu`; returns their fds
+// (-1 for a connection that failed).
+std::vector<int> ConnectFrom(int cpu, uint16_t port, int n) {
+  std::vector<int> fds;
+  std::thread t([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) return;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    for (int i = 0; i < n; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+        close(fd);
+        fd = -1;
+      }
+      fds.push_back(fd);
+    }
+  });
+  t.join();
+  return fds;
+}
+
+int AcceptAll(int listener) {
+  int n = 0;
+  for (;;) {
+    int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return n;
+    close(fd);
+    ++n;
+  }
+}
+
+class ReuseportProgramTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: loads a BPF program";
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+      GTEST_SKIP() << "needs two online CPUs to stand for two nodes";
+    }
+    bpf_.skel = reuseport_bpf__open_and_load();
+    ASSERT_NE(bpf_.skel, nullptr) << "load: " << std::strerror(errno);
+    for (int i = 0; i < 2; ++i) {
+      listeners_[i] = Listener(&port_);
+      ASSERT_GE(listeners_[i], 0) << std::strerror(errno);
+      uint32_t slot = i;
+      uint64_t fd = listeners_[i];
+      ASSERT_EQ(bpf_map__update_elem(bpf_.skel->maps.socks, &slot, sizeof(slot),
+                                     &fd, sizeof(fd), BPF_ANY),
+                0)
+          << std::strerror(errno);
+      // CPU i stands for node i; node i's worker listens on slot i.
+      uint32_t cpu = i, node = i;
+      ASSERT_EQ(bpf_map__update_elem(bpf_.skel->maps.cpu_node, &cpu,
+                                     sizeof(cpu), &node, sizeof(node), 0),
+                0);
+      SetNode(i, {static_cast<uint32_t>(i)}, 0);
+    }
+    int prog =
+        bpf_program__fd(bpf_.skel->progs.locus_reuseport_select_or_migrate);
+    ASSERT_EQ(setsockopt(listeners_[0], SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF,
+                         &prog, sizeof(prog)),
+              0)
+        << std::strerror(errno);
+  }
+
+  void TearDown() override {
+    for (int fd : listeners_) {
+      if (fd >= 0) close(fd);
+    }
+  }
+
+  void SetNode(uint32_t node, std::vector<uint32_t> slots, uint32_t spill) {
+    locus_reuseport_node value{};
+    value.count = slots.size();
+    value.spill_permille = spill;
+    for (size_t i = 0; i < slots.size(); ++i) value.slots[i] = slots[i];
+    ASSERT_EQ(bpf_map__update_elem(bpf_.skel->maps.nodes, &node, sizeof(node),
+                                   &value, sizeof(value), 0),
+              0);
+  }
+
+  // Per listener, how many of `n` connections from `cpu` it accepted;
+  // fails the test for a connection that was refused.
+  std::vector<int> Accepted(int cpu, int n) {
+    std::vector<int> clients = ConnectFrom(cpu, port_, n);
+    int failed = 0;
+    for (int fd : clients) {
+      if (fd < 0) ++failed;
+    }
+    EXPECT_EQ(failed, 0) << "connections from cpu " << cpu << " refused";
+    std::vector<int> per_listener;
+    for (int fd : listeners_)
+      per_listener.push_back(fd < 0 ? 0 : AcceptAll(fd));
+    for (int fd : clients) {
+      if (fd >= 0) close(fd);
+    }
+    return per_listener;
+  }
+
+  uint64_t Counter(uint32_t row, locus_reuseport_path path) {
+    uint32_t key = row * LOCUS_REUSEPORT_NR_PATHS + path;
+    int cpus = libbpf_num_possible_cpus();
+    std::vector<uint64_t> values(cpus);
+    EXPECT_EQ(bpf_map__lookup_elem(bpf_.skel->maps.counters, &key, sizeof(key),
+                                   values.data(),
+                                   values.size() * sizeof(uint64_t), 0),
+              0);
+    uint64_t sum = 0;
+    for (uint64_t v : values) sum += v;
+    return sum;
+  }
+
+  Skeleton bpf_;
+  int listeners_[2] = {-1, -1};
+  uint16_t port_ = 0;
+};
+
+TEST_F(ReuseportProgramTest, EachConnectionGoesToTheWorkerOfItsCpusNode) {
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    std::vector<int> got = Accepted(cpu, kConnections);
+    EXPECT_EQ(got[cpu], kConnections) << "from cpu " << cpu;
+    EXPECT_EQ(got[1 - cpu], 0) << "from cpu " << cpu;
+    EXPECT_EQ(Counter(cpu, LOCUS_REUSEPORT_LOCAL), kConnections);
+    EXPECT_EQ(Counter(cpu, LOCUS_REUSEPORT_FALLBACK), 0u);
+  }
+}
+
+TEST_F(ReuseportProgramTest, AFullSpillLeavesEveryConnectionToTheKernel) {
+  SetNode(0, {0}, LOCUS_REUSEPORT_SPILL_SCALE);
+  std::vector<int> got = Accepted(0, kConnections);
+  EXPECT_EQ(got[0] + got[1], kConnections);
+  EXPECT_GT(got[1], 0) << "the kernel's hash sent none to the other worker";
+  EXPECT_EQ(Counter(0, LOCUS_REUSEPORT_SPILLED), kConnections);
+  EXPECT_EQ(Counter(0, LOCUS_REUSEPORT_LOCAL), 0u);
+}
+
+TEST_F(ReuseportProgramTest, ANodeWithoutWorkersFallsBackWithoutRefusing) {
+  SetNode(1, {}, 0);
+  std::vector<int> got = Accepted(1, kConnections);
+  EXPECT_EQ(got[0] + got[1], kConnections);
+  EXPECT_EQ(Counter(1, LOCUS_REUSEPORT_FALLBACK), kConnections);
+}
+
+TEST_F(ReuseportProgramTest, AClosedWorkerSocketEmptiesItsSlot) {
+  close(listeners_[1]);
+  listeners_[1] = -1;
+  // Node 1 still lists slot 1, now empty: its connections go elsewhere.
+  std::vector<int> got = Accepted(1, kConnections);
+  EXPECT_EQ(got[0], kConnections);
+  EXPECT_EQ(Counter(1, LOCUS_REUSEPORT_FALLBACK), kConnections);
+}
+
+TEST_F(ReuseportProgramTest, ACpuOfNoKnownNodeIsCountedApart) {
+  uint32_t cpu = 1, node = LOCUS_MAX_NODES + 3;  // beyond the table
+  ASSERT_EQ(bpf_map__update_elem(bpf_.skel->maps.cpu_node, &cpu, sizeof(cpu),
+                                 &node, sizeof(node), 0),
+            0);
+  std::vector<int> got = Accepted(1, kConnections);
+  EXPECT_EQ(got[0] + got[1], kConnections);
+  EXPECT_EQ(Counter(LOCUS_MAX_NODES, LOCUS_REUSEPORT_FALLBACK), kConnections);
+}
+
+}  // namespace
