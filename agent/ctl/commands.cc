@@ -11,6 +11,7 @@
 #include "agent/ctl/ctl_args.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
+#include "agent/ctl/top_view.h"
 #include "policy/policy_yaml.h"
 
 namespace locus {
