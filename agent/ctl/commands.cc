@@ -23,7 +23,7 @@ using ctl::FormatProbe;
 using ctl::FormatStatus;
 using ctl::ModeName;
 using ctl::RenderTop;
-using ctl::ToJsonLine;
+using ctl::TextOrJson;
 
 class Command {
  public:
@@ -72,15 +72,12 @@ class Command {
     context->set_deadline(std::chrono::system_clock::now() +
                           absl::ToChronoNanoseconds(inv_.timeout));
   }
-  // Prints `message` as JSON or as `text`.
-  int Print(const google::protobuf::Message& message, const std::string& text) {
-    if (!inv_.json) {
-      out_ << text << std::flush;
-      return kExitOk;
-    }
-    absl::StatusOr<std::string> json = ToJsonLine(message);
-    if (!json.ok()) return Fail(std::string(json.status().message()));
-    out_ << *json << "\n" << std::flush;
+  // Prints `message` as JSON or as `format` shows it.
+  template <typename Message>
+  int Print(const Message& message, std::string (*format)(const Message&)) {
+    absl::StatusOr<std::string> shown = TextOrJson(message, inv_.json, format);
+    if (!shown.ok()) return Fail(std::string(shown.status().message()));
+    out_ << *shown << std::flush;
     return kExitOk;
   }
 
@@ -90,7 +87,7 @@ class Command {
     v1::AgentStatus status;
     grpc::Status rpc = stub_->GetStatus(&context, {}, &status);
     if (!rpc.ok()) return RpcFailed("status", rpc);
-    return Print(status, FormatStatus(status));
+    return Print(status, FormatStatus);
   }
 
   int Watch() {
@@ -104,14 +101,7 @@ class Command {
     int received = 0;
     while (reader->Read(&metrics)) {
       ++received;
-      if (inv_.json) {
-        absl::StatusOr<std::string> json = ToJsonLine(metrics);
-        if (!json.ok()) return Fail(std::string(json.status().message()));
-        out_ << *json << "\n";
-      } else {
-        out_ << FormatMetrics(metrics);
-      }
-      out_ << std::flush;
+      if (int rc = Print(metrics, FormatMetrics); rc != kExitOk) return rc;
       if (inv_.count > 0 && received >= inv_.count) {
         context.TryCancel();
         break;
@@ -175,7 +165,7 @@ class Command {
     v1::ExplainResponse response;
     grpc::Status rpc = stub_->Explain(&context, explain_, &response);
     if (!rpc.ok()) return RpcFailed("explain", rpc);
-    return Print(response, FormatExplain(response));
+    return Print(response, FormatExplain);
   }
 
   bool ParseMode() {
@@ -222,7 +212,7 @@ class Command {
     v1::ProbeReport report;
     grpc::Status rpc = stub_->Probe(&context, {}, &report);
     if (!rpc.ok()) return RpcFailed("probe", rpc);
-    return Print(report, FormatProbe(report));
+    return Print(report, FormatProbe);
   }
 
   int PolicyCheck() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/status_macros.h"
 #include "locus/v1/agent.pb.h"
 
 namespace locus {
@@ -45,6 +46,16 @@ std::string FormatProbe(const v1::ProbeReport& report);
 // One line of JSON (proto field names, zero values included), no newline.
 absl::StatusOr<std::string> ToJsonLine(
     const google::protobuf::Message& message);
+
+// What a command prints for `message`: `format`'s text, or with `json` its
+// JSON line and a newline.
+template <typename Message>
+absl::StatusOr<std::string> TextOrJson(const Message& message, bool json,
+                                       std::string (*format)(const Message&)) {
+  if (!json) return format(message);
+  ASSIGN_OR_RETURN(std::string line, ToJsonLine(message));
+  return line + "\n";
+}
 
 }  // namespace ctl
 }  // namespace locus

@@ -60,16 +60,13 @@ int RunProbe(const OneShotOptions& options, std::ostream& out,
   FeatureSet features(&prober, options.disabled_features);
   v1::ProbeReport report = ProbeReportOf(features, ChooseSources(features));
   // Printed as `locusctl probe` prints the daemon's report.
-  if (!options.json) {
-    out << ctl::FormatProbe(report);
-    return 0;
-  }
-  absl::StatusOr<std::string> json = ctl::ToJsonLine(report);
-  if (!json.ok()) {
-    err << "locusd: " << json.status().message() << "\n";
+  absl::StatusOr<std::string> shown =
+      ctl::TextOrJson(report, options.json, ctl::FormatProbe);
+  if (!shown.ok()) {
+    err << "locusd: " << shown.status().message() << "\n";
     return 1;
   }
-  out << *json << "\n";
+  out << *shown;
   return 0;
 }
 
