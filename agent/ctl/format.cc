@@ -74,14 +74,9 @@ std::string FormatDurationNs(uint64_t ns) {
 }
 
 std::string ModeName(v1::AgentMode mode) {
-  switch (mode) {
-    case v1::AGENT_MODE_ENFORCE:
-      return "enforce";
-    case v1::AGENT_MODE_DRY_RUN:
-      return "dry_run";
-    default:
-      return "unknown";
-  }
+  if (mode == v1::AGENT_MODE_ENFORCE) return "enforce";
+  if (mode == v1::AGENT_MODE_DRY_RUN) return "dry_run";
+  return "unknown";
 }
 
 std::string FormatLocalShare(uint64_t local, uint64_t remote) {

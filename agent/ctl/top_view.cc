@@ -12,14 +12,9 @@ namespace ctl {
 namespace {
 
 std::string RoleName(v1::TaskRole role) {
-  switch (role) {
-    case v1::TASK_ROLE_MASTER:
-      return "master";
-    case v1::TASK_ROLE_WORKER:
-      return "worker";
-    default:
-      return "other";
-  }
+  if (role == v1::TASK_ROLE_MASTER) return "master";
+  if (role == v1::TASK_ROLE_WORKER) return "worker";
+  return "other";
 }
 
 // The title, the policy error if any, and the node table.

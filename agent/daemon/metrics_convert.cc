@@ -25,14 +25,9 @@ int NodeOfCpu(const Topology& topology, int cpu) {
 }
 
 v1::TaskRole ToProtoRole(TargetRole role) {
-  switch (role) {
-    case TargetRole::kMaster:
-      return v1::TASK_ROLE_MASTER;
-    case TargetRole::kWorker:
-      return v1::TASK_ROLE_WORKER;
-    default:
-      return v1::TASK_ROLE_OTHER;
-  }
+  if (role == TargetRole::kMaster) return v1::TASK_ROLE_MASTER;
+  if (role == TargetRole::kWorker) return v1::TASK_ROLE_WORKER;
+  return v1::TASK_ROLE_OTHER;
 }
 
 v1::ActionOutcome ToOutcome(Outcome outcome, bool irq) {
