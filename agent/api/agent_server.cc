@@ -23,16 +23,11 @@
 #include "absl/strings/str_cat.h"
 #include "agent/api/peer_credentials.h"
 #include "common/log.h"
+#include "common/os_error.h"
 #include "common/status_macros.h"
 
 namespace locus {
 namespace {
-
-absl::Status Errno(const std::string& what) {
-  int err = errno;
-  return absl::Status(absl::ErrnoToStatusCode(err),
-                      absl::StrCat(what, ": ", std::strerror(err)));
-}
 
 absl::StatusOr<sockaddr_un> UnixAddress(const std::string& path) {
   sockaddr_un addr = {};
@@ -52,28 +47,26 @@ absl::Status ClearStaleSocket(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return absl::OkStatus();
-    return Errno(absl::StrCat("socket ", path));
+    return LastErrnoStatus(absl::StrCat("socket ", path));
   }
   if (!S_ISSOCK(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat("socket ", path, " exists and is not a socket"));
   }
   ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Errno("socket");
-  int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  int err = errno;
-  close(fd);
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return LastErrnoStatus("socket");
+  int rc = connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int err = errno;
   if (rc == 0) {
     return absl::AlreadyExistsError(absl::StrCat(
         "socket ", path, " is served by another process (is locusd running?)"));
   }
   if (err != ECONNREFUSED) {
-    errno = err;
-    return Errno(absl::StrCat("probing socket ", path));
+    return ErrnoStatus(absl::StrCat("probing socket ", path), err);
   }
   if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return Errno(absl::StrCat("removing stale socket ", path));
+    return LastErrnoStatus(absl::StrCat("removing stale socket ", path));
   }
   return absl::OkStatus();
 }
@@ -87,14 +80,13 @@ absl::Status MakeParentDirectory(const std::string& socket_path, gid_t gid,
   if (std::filesystem::exists(parent, ec)) return absl::OkStatus();
   std::filesystem::create_directories(parent, ec);
   if (ec) {
-    return absl::Status(
-        absl::ErrnoToStatusCode(ec.value()),
-        absl::StrCat("creating ", parent.string(), ": ", ec.message()));
+    return ErrnoStatus(absl::StrCat("creating ", parent.string()), ec.value());
   }
   // Group members must reach the socket; others need not.
   if (chmod(parent.c_str(), mode) != 0 ||
       chown(parent.c_str(), static_cast<uid_t>(-1), gid) != 0) {
-    return Errno(absl::StrCat("setting owner and mode of ", parent.string()));
+    return LastErrnoStatus(
+        absl::StrCat("setting owner and mode of ", parent.string()));
   }
   return absl::OkStatus();
 }
@@ -128,11 +120,8 @@ absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(
     AgentServerOptions options, MetricsHub* hub, AgentController* controller) {
   std::unique_ptr<AgentServer> server(
       new AgentServer(std::move(options), hub, controller));
-  absl::Status status = server->Init();
-  if (!status.ok()) {
-    server->Shutdown();
-    return status;
-  }
+  // On failure the server goes, and its destructor undoes what Init did.
+  RETURN_IF_ERROR(server->Init());
   return server;
 }
 
@@ -147,7 +136,10 @@ absl::Status AgentServer::Init() {
                " is root's alone (0600); create the group (the package does) "
                "to let its members use locusctl");
   }
-  if (pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) return Errno("pipe2");
+  int wake[2];
+  if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) return LastErrnoStatus("pipe2");
+  wake_read_.reset(wake[0]);
+  wake_write_.reset(wake[1]);
   RETURN_IF_ERROR(Listen());
 
   privileged_service_ = std::make_unique<AgentService>(
@@ -173,23 +165,29 @@ absl::Status AgentServer::Listen() {
   RETURN_IF_ERROR(
       MakeParentDirectory(path, socket_gid_, has_group() ? 0750 : 0700));
   RETURN_IF_ERROR(ClearStaleSocket(path));
-  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd_ < 0) return Errno("socket");
-  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return Errno(absl::StrCat("bind ", path));
+  listen_fd_.reset(
+      socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!listen_fd_) return LastErrnoStatus("socket");
+  if (bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr),
+           sizeof(addr)) != 0) {
+    return LastErrnoStatus(absl::StrCat("bind ", path));
   }
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) return Errno(absl::StrCat("stat ", path));
+  if (stat(path.c_str(), &st) != 0) {
+    return LastErrnoStatus(absl::StrCat("stat ", path));
+  }
   socket_inode_ = st.st_ino;
   if (chown(path.c_str(), static_cast<uid_t>(-1), socket_gid_) != 0) {
-    return Errno(absl::StrCat("chown ", path));
+    return LastErrnoStatus(absl::StrCat("chown ", path));
   }
   const mode_t mode =
       has_group() ? options_.socket_mode : options_.socket_mode & ~mode_t{070};
   if (chmod(path.c_str(), mode) != 0) {
-    return Errno(absl::StrCat("chmod ", path));
+    return LastErrnoStatus(absl::StrCat("chmod ", path));
   }
-  if (listen(listen_fd_, 64) != 0) return Errno(absl::StrCat("listen ", path));
+  if (listen(listen_fd_.get(), 64) != 0) {
+    return LastErrnoStatus(absl::StrCat("listen ", path));
+  }
   return absl::OkStatus();
 }
 
@@ -225,42 +223,42 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> AgentServer::BuildServer(
 
 void AgentServer::AcceptLoop() {
   while (!stopped_) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+    pollfd fds[2] = {{listen_fd_.get(), POLLIN, 0},
+                     {wake_read_.get(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      LogError("agent socket: poll: ", std::strerror(errno));
+      LogError(ErrnoMessage("agent socket: poll", errno));
       return;
     }
     if (fds[1].revents != 0) return;
-    int fd =
-        accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
+    UniqueFd fd(accept4(listen_fd_.get(), nullptr, nullptr,
+                        SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!fd) {
       if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
       // EMFILE and friends: back off instead of spinning.
-      LogWarning("agent socket: accept: ", std::strerror(errno));
+      LogWarning(ErrnoMessage("agent socket: accept", errno));
       poll(nullptr, 0, 100);
       continue;
     }
-    absl::StatusOr<PeerCredentials> peer = ReadPeerCredentials(fd);
+    absl::StatusOr<PeerCredentials> peer = ReadPeerCredentials(fd.get());
     if (!peer.ok()) {
       LogWarning("agent socket: dropping a connection: ",
                  peer.status().message());
-      close(fd);
       continue;
     }
     const bool may_mutate =
         has_group() ? MayMutate(*peer, socket_gid_) : peer->uid == 0;
     grpc::Server* target =
         may_mutate ? privileged_server_.get() : readonly_server_.get();
-    grpc::AddInsecureChannelFromFd(target, fd);  // gRPC owns fd now
+    grpc::AddInsecureChannelFromFd(target, fd.release());  // gRPC owns it
   }
 }
 
 void AgentServer::Shutdown() {
   if (stopped_.exchange(true)) return;
-  if (wake_fds_[1] >= 0) {
+  if (wake_write_) {
     char byte = 0;
-    (void)!write(wake_fds_[1], &byte, 1);
+    (void)!write(wake_write_.get(), &byte, 1);
   }
   if (acceptor_.joinable()) acceptor_.join();
   for (AgentService* s : {privileged_service_.get(), readonly_service_.get()}) {
@@ -273,9 +271,8 @@ void AgentServer::Shutdown() {
   for (grpc::Server* s : {privileged_server_.get(), readonly_server_.get()}) {
     if (s != nullptr) s->Wait();
   }
-  if (listen_fd_ >= 0) {
-    close(listen_fd_);
-    listen_fd_ = -1;
+  if (listen_fd_) {
+    listen_fd_.reset();
     // Only our own socket file: a successor may already have replaced it.
     struct stat st;
     if (stat(options_.socket_path.c_str(), &st) == 0 &&
@@ -283,10 +280,8 @@ void AgentServer::Shutdown() {
       unlink(options_.socket_path.c_str());
     }
   }
-  for (int& fd : wake_fds_) {
-    if (fd >= 0) close(fd);
-    fd = -1;
-  }
+  wake_read_.reset();
+  wake_write_.reset();
 }
 
 AgentServer::~AgentServer() { Shutdown(); }

@@ -23,6 +23,7 @@
 #include "agent/api/agent_service.h"
 #include "agent/api/metrics_hub.h"
 #include "common/defaults.h"
+#include "common/unique_fd.h"
 
 namespace grpc {
 class Server;
@@ -81,9 +82,10 @@ class AgentServer {
   AgentController* const controller_;
   gid_t socket_gid_ = 0;
   std::string socket_group_name_;  // "" when no such group exists
-  int listen_fd_ = -1;
+  UniqueFd listen_fd_;
   ino_t socket_inode_ = 0;
-  int wake_fds_[2] = {-1, -1};
+  UniqueFd wake_read_;  // readable when Shutdown wants the acceptor to end
+  UniqueFd wake_write_;
   int tcp_port_ = 0;
   std::unique_ptr<AgentService> privileged_service_;
   std::unique_ptr<AgentService> readonly_service_;

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/os_error.h"
 
 namespace locus {
 
@@ -15,8 +15,7 @@ absl::StatusOr<PeerCredentials> ReadPeerCredentials(int fd) {
   struct ucred cred = {};
   socklen_t len = sizeof(cred);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-    return absl::InternalError(
-        absl::StrCat("SO_PEERCRED: ", std::strerror(errno)));
+    return LastErrnoStatus("SO_PEERCRED");
   }
   PeerCredentials peer;
   peer.pid = cred.pid;
@@ -33,8 +32,7 @@ absl::StatusOr<PeerCredentials> ReadPeerCredentials(int fd) {
       return peer;
     }
     if (errno != ERANGE) {
-      return absl::InternalError(
-          absl::StrCat("SO_PEERGROUPS: ", std::strerror(errno)));
+      return LastErrnoStatus("SO_PEERGROUPS");
     }
     groups.resize(glen / sizeof(gid_t) + 1);
   }

@@ -2,12 +2,13 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/os_error.h"
+#include "common/unique_fd.h"
 
 namespace locus {
 namespace {
@@ -51,16 +52,12 @@ absl::Status CheckAgentSocket(const std::string& socket_path) {
         absl::StrCat("socket path '", socket_path, "' is not usable"));
   }
   std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  }
-  int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  int err = errno;
-  close(fd);
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return LastErrnoStatus("socket");
+  int rc = connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int err = errno;
   if (rc == 0) return absl::OkStatus();
-  std::string message =
-      absl::StrCat("socket ", socket_path, ": ", std::strerror(err));
+  std::string message = ErrnoMessage(absl::StrCat("socket ", socket_path), err);
   if (err == EACCES) {
     return absl::PermissionDeniedError(absl::StrCat(
         message, " (the socket is for root and its group; try sudo)"));

@@ -11,6 +11,7 @@
 #include "agent/ctl/ctl_args.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
+#include "agent/ctl/top_view.h"
 #include "policy/policy_yaml.h"
 
 namespace locus {
@@ -22,7 +23,7 @@ using ctl::FormatProbe;
 using ctl::FormatStatus;
 using ctl::ModeName;
 using ctl::RenderTop;
-using ctl::ToJsonLine;
+using ctl::TextOrJson;
 
 class Command {
  public:
@@ -67,29 +68,32 @@ class Command {
     return Fail(
         absl::StrCat(call, ": ", DescribeRpcError(status, inv_.socket)));
   }
-  void SetDeadline(grpc::ClientContext* context) {
-    context->set_deadline(std::chrono::system_clock::now() +
-                          absl::ToChronoNanoseconds(inv_.timeout));
+  // One unary call within --timeout; kExitOk, or the failure reported.
+  template <typename Request, typename Response>
+  int Call(const char* name,
+           grpc::Status (v1::Agent::Stub::*call)(grpc::ClientContext*,
+                                                 const Request&, Response*),
+           const Request& request, Response* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         absl::ToChronoNanoseconds(inv_.timeout));
+    grpc::Status rpc = (stub_.get()->*call)(&context, request, response);
+    return rpc.ok() ? kExitOk : RpcFailed(name, rpc);
   }
-  // Prints `message` as JSON or as `text`.
-  int Print(const google::protobuf::Message& message, const std::string& text) {
-    if (!inv_.json) {
-      out_ << text << std::flush;
-      return kExitOk;
-    }
-    absl::StatusOr<std::string> json = ToJsonLine(message);
-    if (!json.ok()) return Fail(std::string(json.status().message()));
-    out_ << *json << "\n" << std::flush;
+  // Prints `message` as JSON or as `format` shows it.
+  template <typename Message>
+  int Print(const Message& message, std::string (*format)(const Message&)) {
+    absl::StatusOr<std::string> shown = TextOrJson(message, inv_.json, format);
+    if (!shown.ok()) return Fail(std::string(shown.status().message()));
+    out_ << *shown << std::flush;
     return kExitOk;
   }
 
   int Status() {
-    grpc::ClientContext context;
-    SetDeadline(&context);
     v1::AgentStatus status;
-    grpc::Status rpc = stub_->GetStatus(&context, {}, &status);
-    if (!rpc.ok()) return RpcFailed("status", rpc);
-    return Print(status, FormatStatus(status));
+    int rc = Call("status", &v1::Agent::Stub::GetStatus, v1::GetStatusRequest(),
+                  &status);
+    return rc != kExitOk ? rc : Print(status, FormatStatus);
   }
 
   int Watch() {
@@ -103,14 +107,7 @@ class Command {
     int received = 0;
     while (reader->Read(&metrics)) {
       ++received;
-      if (inv_.json) {
-        absl::StatusOr<std::string> json = ToJsonLine(metrics);
-        if (!json.ok()) return Fail(std::string(json.status().message()));
-        out_ << *json << "\n";
-      } else {
-        out_ << FormatMetrics(metrics);
-      }
-      out_ << std::flush;
+      if (int rc = Print(metrics, FormatMetrics); rc != kExitOk) return rc;
       if (inv_.count > 0 && received >= inv_.count) {
         context.TryCancel();
         break;
@@ -169,12 +166,9 @@ class Command {
   }
 
   int Explain() {
-    grpc::ClientContext context;
-    SetDeadline(&context);
     v1::ExplainResponse response;
-    grpc::Status rpc = stub_->Explain(&context, explain_, &response);
-    if (!rpc.ok()) return RpcFailed("explain", rpc);
-    return Print(response, FormatExplain(response));
+    int rc = Call("explain", &v1::Agent::Stub::Explain, explain_, &response);
+    return rc != kExitOk ? rc : Print(response, FormatExplain);
   }
 
   bool ParseMode() {
@@ -191,11 +185,11 @@ class Command {
   }
 
   int Mode() {
-    grpc::ClientContext context;
-    SetDeadline(&context);
     v1::SetModeResponse response;
-    grpc::Status rpc = stub_->SetMode(&context, set_mode_, &response);
-    if (!rpc.ok()) return RpcFailed("mode", rpc);
+    if (int rc = Call("mode", &v1::Agent::Stub::SetMode, set_mode_, &response);
+        rc != kExitOk) {
+      return rc;
+    }
     out_ << "mode " << ModeName(response.mode()) << " (was "
          << ModeName(response.previous()) << ")\n";
     return kExitOk;
@@ -204,11 +198,11 @@ class Command {
   int Restore() {
     v1::RestoreRequest request;
     request.set_reason("locusctl restore");
-    grpc::ClientContext context;
-    SetDeadline(&context);
     v1::RestoreResponse response;
-    grpc::Status rpc = stub_->Restore(&context, request, &response);
-    if (!rpc.ok()) return RpcFailed("restore", rpc);
+    if (int rc = Call("restore", &v1::Agent::Stub::Restore, request, &response);
+        rc != kExitOk) {
+      return rc;
+    }
     out_ << "restored " << response.restored() << " change(s), "
          << response.failed() << " failed\n";
     for (const std::string& e : response.errors()) out_ << "  " << e << "\n";
@@ -216,12 +210,10 @@ class Command {
   }
 
   int Probe() {
-    grpc::ClientContext context;
-    SetDeadline(&context);
     v1::ProbeReport report;
-    grpc::Status rpc = stub_->Probe(&context, {}, &report);
-    if (!rpc.ok()) return RpcFailed("probe", rpc);
-    return Print(report, FormatProbe(report));
+    int rc =
+        Call("probe", &v1::Agent::Stub::Probe, v1::ProbeRequest(), &report);
+    return rc != kExitOk ? rc : Print(report, FormatProbe);
   }
 
   int PolicyCheck() {

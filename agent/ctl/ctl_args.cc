@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/defaults.h"
+#include "common/status_macros.h"
 
 namespace locus {
 namespace {
@@ -77,53 +78,95 @@ bool TakeValue(const std::vector<std::string>& args, size_t& i,
   return false;
 }
 
+// The options that only some commands take, as seen on the command line.
+struct SeenOptions {
+  bool count = false;
+  bool json = false;
+};
+
+// The option at args[i] into `inv`; `i` advances past a value it used.
+absl::Status ParseOption(const std::vector<std::string>& args, size_t& i,
+                         CtlInvocation& inv, SeenOptions& seen) {
+  const std::string& arg = args[i];
+  std::string value;
+  if (arg == "--help" || arg == "-h") {
+    inv.help = true;
+  } else if (arg == "--json") {
+    inv.json = seen.json = true;
+  } else if (TakeValue(args, i, "socket", &value)) {
+    if (value.empty()) return absl::InvalidArgumentError("--socket is empty");
+    inv.socket = value;
+  } else if (TakeValue(args, i, "count", &value)) {
+    if (!absl::SimpleAtoi(value, &inv.count) || inv.count < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--count wants a positive number, not '", value, "'"));
+    }
+    seen.count = true;
+  } else if (TakeValue(args, i, "timeout", &value)) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(value, &seconds) || seconds <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--timeout wants seconds greater than 0, not '", value, "'"));
+    }
+    inv.timeout = absl::Seconds(seconds);
+  } else if (arg == "--socket" || arg == "--count" || arg == "--timeout") {
+    return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown option '", arg, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// The command exists and, unless help is asked for, its arguments and
+// options fit it.
+absl::Status CheckCommand(const CtlInvocation& inv, const SeenOptions& seen) {
+  auto it = Commands().find(inv.command);
+  if (it == Commands().end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", inv.command, "'"));
+  }
+  if (inv.help) return absl::OkStatus();
+  const CommandSpec& spec = it->second;
+  int n = static_cast<int>(inv.args.size());
+  if (n < spec.min_args || n > spec.max_args) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("usage: locusctl ", spec.synopsis));
+  }
+  if (seen.count && !spec.count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--count does not apply to ", inv.command));
+  }
+  if (seen.json && !spec.json) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--json does not apply to ", inv.command));
+  }
+  if (inv.command == "policy" && inv.args[0] != "check") {
+    return absl::InvalidArgumentError("usage: locusctl policy check FILE");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<CtlInvocation> ParseCtlArgs(
     const std::vector<std::string>& args) {
   CtlInvocation inv;
   inv.socket = kDefaultSocketPath;
-  bool saw_count = false;
-  bool saw_json = false;
+  SeenOptions seen;
   bool positional_only = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    std::string value;
     if (positional_only || arg.empty() || arg[0] != '-' || arg == "-") {
       if (inv.command.empty()) {
         inv.command = arg;
       } else {
         inv.args.push_back(arg);
       }
-      continue;
-    }
-    if (arg == "--") {
+    } else if (arg == "--") {
       positional_only = true;
-    } else if (arg == "--help" || arg == "-h") {
-      inv.help = true;
-    } else if (arg == "--json") {
-      inv.json = saw_json = true;
-    } else if (TakeValue(args, i, "socket", &value)) {
-      if (value.empty()) return absl::InvalidArgumentError("--socket is empty");
-      inv.socket = value;
-    } else if (TakeValue(args, i, "count", &value)) {
-      if (!absl::SimpleAtoi(value, &inv.count) || inv.count < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--count wants a positive number, not '", value, "'"));
-      }
-      saw_count = true;
-    } else if (TakeValue(args, i, "timeout", &value)) {
-      double seconds = 0;
-      if (!absl::SimpleAtod(value, &seconds) || seconds <= 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--timeout wants seconds greater than 0, not '", value, "'"));
-      }
-      inv.timeout = absl::Seconds(seconds);
-    } else if (arg == "--socket" || arg == "--count" || arg == "--timeout") {
-      return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown option '", arg, "'"));
+      RETURN_IF_ERROR(ParseOption(args, i, inv, seen));
     }
   }
   if (inv.command == "help") {
@@ -135,38 +178,18 @@ absl::StatusOr<CtlInvocation> ParseCtlArgs(
     if (inv.help) return inv;
     return absl::InvalidArgumentError("no command given");
   }
-  auto it = Commands().find(inv.command);
-  if (it == Commands().end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown command '", inv.command, "'"));
-  }
-  if (inv.help) return inv;
-  const CommandSpec& spec = it->second;
-  int n = static_cast<int>(inv.args.size());
-  if (n < spec.min_args || n > spec.max_args) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("usage: locusctl ", spec.synopsis));
-  }
-  if (saw_count && !spec.count) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--count does not apply to ", inv.command));
-  }
-  if (saw_json && !spec.json) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--json does not apply to ", inv.command));
-  }
-  if (inv.command == "policy" && inv.args[0] != "check") {
-    return absl::InvalidArgumentError("usage: locusctl policy check FILE");
-  }
+  RETURN_IF_ERROR(CheckCommand(inv, seen));
   return inv;
 }
 
 std::string CtlUsage(const std::string& command) {
-  const char* global =
+  const std::string global = absl::StrCat(
       "Global options:\n"
-      "  --socket=PATH   the agent's socket (default /run/locus/locusd.sock)\n"
+      "  --socket=PATH   the agent's socket (default ",
+      kDefaultSocketPath,
+      ")\n"
       "  --timeout=SECS  deadline of one call (default 5)\n"
-      "  --help          help for the command\n";
+      "  --help          help for the command\n");
   auto it = Commands().find(command);
   if (it != Commands().end()) {
     return absl::StrCat("usage: locusctl [--socket=PATH] ", it->second.synopsis,

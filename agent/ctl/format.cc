@@ -2,27 +2,16 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include <algorithm>
-#include <cstdio>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "policy/cpu_list.h"
 
 namespace locus {
 namespace ctl {
 namespace {
-
-template <typename T>
-std::vector<int> ToVector(const google::protobuf::RepeatedField<T>& field) {
-  return std::vector<int>(field.begin(), field.end());
-}
-
-std::string Percent(double fraction) {
-  return absl::StrFormat("%.0f%%", fraction * 100);
-}
 
 std::string FormatTime(const google::protobuf::Timestamp& t) {
   if (t.seconds() == 0 && t.nanos() == 0) return "-";
@@ -31,8 +20,18 @@ std::string FormatTime(const google::protobuf::Timestamp& t) {
                           absl::LocalTimeZone());
 }
 
-std::string FormatDuration(uint64_t ns) {
-  return absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(ns)));
+// The sensors table of status and probe: one line per sensor, its source
+// and whether it runs, then why (or what is missing).
+std::string FormatSensors(
+    const google::protobuf::RepeatedPtrField<v1::SensorSource>& sensors) {
+  if (sensors.empty()) return "";
+  std::string out = "sensors:\n";
+  for (const v1::SensorSource& s : sensors) {
+    absl::StrAppend(
+        &out, absl::StrFormat("  %-14s %-10s %-4s %s\n", s.sensor(), s.source(),
+                              s.ok() ? "ok" : "DOWN", s.detail()));
+  }
+  return out;
 }
 
 std::string OutcomeName(v1::ActionOutcome outcome) {
@@ -40,7 +39,7 @@ std::string OutcomeName(v1::ActionOutcome outcome) {
     case v1::ACTION_OUTCOME_APPLIED:
       return "applied";
     case v1::ACTION_OUTCOME_DRY_RUN:
-      return "dry run";
+      return "dry-run";
     case v1::ACTION_OUTCOME_TASK_GONE:
       return "task gone";
     case v1::ACTION_OUTCOME_FORBIDDEN:
@@ -60,43 +59,30 @@ std::string OutcomeName(v1::ActionOutcome outcome) {
   }
 }
 
-std::string RoleName(v1::TaskRole role) {
-  switch (role) {
-    case v1::TASK_ROLE_MASTER:
-      return "master";
-    case v1::TASK_ROLE_WORKER:
-      return "worker";
-    default:
-      return "other";
-  }
-}
-
-std::string Truncate(std::string line, int cols) {
-  if (cols > 0 && static_cast<int>(line.size()) > cols) line.resize(cols);
-  return line;
-}
-
 }  // namespace
 
-std::string FormatCpuList(const std::vector<int>& cpus) {
-  return cpus.empty() ? "-" : locus::FormatCpuList(cpus);
+std::string CpuListOrDash(std::vector<int> cpus) {
+  return cpus.empty() ? "-" : FormatCpuList(std::move(cpus));
+}
+
+std::string FormatPercent(double fraction) {
+  return absl::StrFormat("%.0f%%", fraction * 100);
+}
+
+std::string FormatDurationNs(uint64_t ns) {
+  return absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(ns)));
 }
 
 std::string ModeName(v1::AgentMode mode) {
-  switch (mode) {
-    case v1::AGENT_MODE_ENFORCE:
-      return "enforce";
-    case v1::AGENT_MODE_DRY_RUN:
-      return "dry_run";
-    default:
-      return "unknown";
-  }
+  if (mode == v1::AGENT_MODE_ENFORCE) return "enforce";
+  if (mode == v1::AGENT_MODE_DRY_RUN) return "dry_run";
+  return "unknown";
 }
 
 std::string FormatLocalShare(uint64_t local, uint64_t remote) {
   if (local + remote == 0) return "-";
-  return Percent(static_cast<double>(local) /
-                 static_cast<double>(local + remote));
+  return FormatPercent(static_cast<double>(local) /
+                       static_cast<double>(local + remote));
 }
 
 std::string FormatAction(const v1::Action& action) {
@@ -107,7 +93,7 @@ std::string FormatAction(const v1::Action& action) {
       what = absl::StrCat(
           "pin tid ", p.tid(), " (pid ", p.pid(), ") to ",
           p.node() >= 0 ? absl::StrCat("node ", p.node(), " ") : "", "cpus ",
-          FormatCpuList(ToVector(p.cpus())));
+          CpuListOrDash(p.cpus()));
       break;
     }
     case v1::Action::kMigratePages: {
@@ -125,8 +111,8 @@ std::string FormatAction(const v1::Action& action) {
     }
     case v1::Action::kSetIrqAffinity: {
       const v1::SetIrqAffinity& s = action.set_irq_affinity();
-      what = absl::StrCat("irq ", s.irq(), " to cpus ",
-                          FormatCpuList(ToVector(s.cpus())));
+      what =
+          absl::StrCat("irq ", s.irq(), " to cpus ", CpuListOrDash(s.cpus()));
       break;
     }
     default:
@@ -151,15 +137,15 @@ std::string FormatMetrics(const v1::Metrics& m) {
   }
   absl::StrAppend(&line, " ", ModeName(m.mode()));
   for (const v1::NodeMetrics& n : m.nodes()) {
-    absl::StrAppend(&line, "  node ", n.node(), " busy ", Percent(n.cpu_busy()),
-                    " local ",
+    absl::StrAppend(&line, "  node ", n.node(), " busy ",
+                    FormatPercent(n.cpu_busy()), " local ",
                     FormatLocalShare(n.faults_local(), n.faults_remote()),
                     " migrated ", n.pages_migrated());
   }
   absl::StrAppend(&line, "  tasks ", m.tasks_size(), " irqs ", m.irqs_size(),
                   " actions ", m.actions_size(), " reverts ", m.reverts_size(),
-                  "  took ", FormatDuration(m.tick_duration_ns()), " overruns ",
-                  m.overruns_total());
+                  "  took ", FormatDurationNs(m.tick_duration_ns()),
+                  " overruns ", m.overruns_total());
   if (m.drops().sensor_events_dropped_total() != 0) {
     absl::StrAppend(&line, " sensor drops ",
                     m.drops().sensor_events_dropped_total());
@@ -196,8 +182,8 @@ std::string FormatStatus(const v1::AgentStatus& s) {
       "locusd ", s.version().empty() ? "" : s.version() + " ", "mode ",
       ModeName(s.mode()), ", started ", FormatTime(s.started()), "\n");
   absl::StrAppend(&out, "tick ", s.tick(), " every ",
-                  FormatDuration(s.tick_period_ns()), ", ", s.overruns_total(),
-                  " overruns\n");
+                  FormatDurationNs(s.tick_period_ns()), ", ",
+                  s.overruns_total(), " overruns\n");
   const v1::PolicyState& p = s.policy();
   absl::StrAppend(&out, "policy ", p.path().empty() ? "(built-in)" : p.path(),
                   " version ", p.version(), ", loaded ", FormatTime(p.loaded()),
@@ -213,14 +199,7 @@ std::string FormatStatus(const v1::AgentStatus& s) {
   if (!s.journal_error().empty()) {
     absl::StrAppend(&out, "NOT ACTING: ", s.journal_error(), "\n");
   }
-  if (s.sensors_size() > 0) out += "sensors:\n";
-  for (const v1::SensorSource& src : s.sensors()) {
-    absl::StrAppend(
-        &out,
-        absl::StrFormat("  %-14s %-10s %-4s %s\n", src.sensor(), src.source(),
-                        src.ok() ? "ok" : "DOWN", src.detail()));
-  }
-  return out;
+  return out + FormatSensors(s.sensors());
 }
 
 std::string FormatExplain(const v1::ExplainResponse& e) {
@@ -229,15 +208,15 @@ std::string FormatExplain(const v1::ExplainResponse& e) {
     const v1::TaskMetrics& t = e.task();
     absl::StrAppend(
         &out, "  now: node ", t.node(), " cpu ", t.cpu(), " allowed ",
-        FormatCpuList(ToVector(t.allowed_cpus())), ", local faults ",
+        CpuListOrDash(t.allowed_cpus()), ", local faults ",
         FormatLocalShare(t.faults_local(), t.faults_remote()), ", migrations ",
         t.migrations(), " (", t.cross_node_migrations(), " cross-node)",
         t.held_down() ? ", held down" : "", "\n");
   }
   if (e.has_irq()) {
     const v1::IrqMetrics& i = e.irq();
-    absl::StrAppend(&out, "  now: cpus ", FormatCpuList(ToVector(i.cpus())),
-                    " effective ", FormatCpuList(ToVector(i.effective_cpus())),
+    absl::StrAppend(&out, "  now: cpus ", CpuListOrDash(i.cpus()),
+                    " effective ", CpuListOrDash(i.effective_cpus()),
                     ", device node ", i.device_node(), ", ", i.count(),
                     " per tick", i.kernel_managed() ? ", kernel-managed" : "",
                     i.held_down() ? ", held down" : "", "\n");
@@ -274,13 +253,7 @@ std::string FormatProbe(const v1::ProbeReport& r) {
                                                           : "no",
                                           f.detail()));
   }
-  if (r.sensors_size() > 0) out += "sensors:\n";
-  for (const v1::SensorSource& s : r.sensors()) {
-    absl::StrAppend(
-        &out, absl::StrFormat("  %-14s %-10s %-4s %s\n", s.sensor(), s.source(),
-                              s.ok() ? "ok" : "DOWN", s.detail()));
-  }
-  return out;
+  return out + FormatSensors(r.sensors());
 }
 
 absl::StatusOr<std::string> ToJsonLine(
@@ -297,87 +270,6 @@ absl::StatusOr<std::string> ToJsonLine(
         absl::StrCat("JSON: ", std::string(status.message())));
   }
   return out;
-}
-
-std::vector<std::string> RenderTop(const v1::Metrics& m, int rows, int cols) {
-  std::vector<std::string> lines;
-  auto add = [&](std::string line) {
-    lines.push_back(Truncate(std::move(line), cols));
-  };
-  add(absl::StrCat("locus  tick ", m.tick(), "  mode ", ModeName(m.mode()),
-                   "  policy v", m.policy().version(), "  took ",
-                   FormatDuration(m.tick_duration_ns()), "  overruns ",
-                   m.overruns_total(), "  dropped ",
-                   m.drops().subscriber_dropped_total(), "    (q to quit)"));
-  if (!m.policy().last_error().empty()) {
-    add(absl::StrCat("policy error: ", m.policy().last_error()));
-  }
-  add("");
-  add(absl::StrFormat("%-5s %-12s %6s %7s %10s %10s %9s", "NODE", "CPUS",
-                      "BUSY", "LOCAL", "FAULTS-L", "FAULTS-R", "MIGRATED"));
-  for (const v1::NodeMetrics& n : m.nodes()) {
-    add(absl::StrFormat(
-        "%-5d %-12s %6s %7s %10d %10d %9d", n.node(),
-        FormatCpuList(ToVector(n.cpus())), Percent(n.cpu_busy()),
-        FormatLocalShare(n.faults_local(), n.faults_remote()), n.faults_local(),
-        n.faults_remote(), n.pages_migrated()));
-  }
-  add("");
-  // IRQs and the last actions are few; threads get the rows that remain.
-  std::vector<std::string> tail;
-  if (m.irqs_size() > 0) {
-    tail.push_back(absl::StrFormat("%-5s %-20s %-7s %-10s %-10s %10s", "IRQ",
-                                   "NAME", "DEVNODE", "CPUS", "EFFECTIVE",
-                                   "COUNT"));
-    for (const v1::IrqMetrics& i : m.irqs()) {
-      tail.push_back(absl::StrFormat(
-          "%-5d %-20s %-7d %-10s %-10s %10d%s", i.irq(), i.name(),
-          i.device_node(), FormatCpuList(ToVector(i.cpus())),
-          FormatCpuList(ToVector(i.effective_cpus())), i.count(),
-          i.kernel_managed() ? " managed" : ""));
-    }
-    tail.push_back("");
-  }
-  for (const v1::Action& a : m.actions()) {
-    tail.push_back(absl::StrCat("action ", FormatAction(a)));
-  }
-  for (const v1::Revert& r : m.reverts()) {
-    tail.push_back(
-        absl::StrCat("revert ", FormatAction(r.action()), ": ", r.reason()));
-  }
-
-  std::vector<const v1::TaskMetrics*> tasks;
-  for (const v1::TaskMetrics& t : m.tasks()) tasks.push_back(&t);
-  std::stable_sort(tasks.begin(), tasks.end(), [](auto* a, auto* b) {
-    return a->faults_remote() > b->faults_remote();
-  });
-  add(absl::StrFormat("%-7s %-7s %-15s %-6s %4s %4s %6s %9s %9s %6s %6s", "PID",
-                      "TID", "COMM", "ROLE", "NODE", "CPU", "LOCAL", "FAULTS-L",
-                      "FAULTS-R", "MIGR", "XNODE"));
-  int room =
-      rows - static_cast<int>(lines.size()) - static_cast<int>(tail.size()) - 1;
-  int shown = 0;
-  for (const v1::TaskMetrics* t : tasks) {
-    if (shown >= std::max(room, 1)) break;
-    add(absl::StrFormat(
-        "%-7d %-7d %-15s %-6s %4d %4d %6s %9d %9d %6d %6d%s", t->pid(),
-        t->tid(), t->comm(), RoleName(t->role()), t->node(), t->cpu(),
-        FormatLocalShare(t->faults_local(), t->faults_remote()),
-        t->faults_local(), t->faults_remote(), t->migrations(),
-        t->cross_node_migrations(), t->held_down() ? " held" : ""));
-    ++shown;
-  }
-  if (shown < static_cast<int>(tasks.size())) {
-    add(absl::StrCat("... ", tasks.size() - shown, " more threads"));
-  } else {
-    add("");
-  }
-  for (std::string& line : tail) {
-    if (static_cast<int>(lines.size()) >= rows) break;
-    add(std::move(line));
-  }
-  if (static_cast<int>(lines.size()) > rows) lines.resize(rows);
-  return lines;
 }
 
 }  // namespace ctl

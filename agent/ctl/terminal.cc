@@ -32,8 +32,11 @@ TopTerminal::TopTerminal() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
-  signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (pipe2(stop_fds_, O_CLOEXEC) != 0) stop_fds_[0] = stop_fds_[1] = -1;
+  signal_fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (int stop[2]; pipe2(stop, O_CLOEXEC) == 0) {
+    stop_read_.reset(stop[0]);
+    stop_write_.reset(stop[1]);
+  }
 }
 
 void TopTerminal::Start(std::function<void()> on_quit) {
@@ -56,15 +59,15 @@ void TopTerminal::Start(std::function<void()> on_quit) {
 void TopTerminal::Watch() {
   bool keyboard = tty_in_;
   while (true) {
-    pollfd fds[3] = {{stop_fds_[0], POLLIN, 0},
-                     {signal_fd_, POLLIN, 0},
+    pollfd fds[3] = {{stop_read_.get(), POLLIN, 0},
+                     {signal_fd_.get(), POLLIN, 0},
                      {keyboard ? STDIN_FILENO : -1, POLLIN, 0}};
     if (poll(fds, 3, -1) < 0) continue;
     if (fds[0].revents != 0) return;
     bool quit = false;
     if (fds[1].revents != 0) {
       signalfd_siginfo info;
-      if (read(signal_fd_, &info, sizeof(info)) > 0) quit = true;
+      if (read(signal_fd_.get(), &info, sizeof(info)) > 0) quit = true;
     }
     if (fds[2].revents != 0) {
       char c = 0;
@@ -111,16 +114,16 @@ void TopTerminal::Size(int* rows, int* cols) const {
 }
 
 TopTerminal::~TopTerminal() {
-  if (stop_fds_[1] >= 0) {
+  if (stop_write_) {
     char byte = 0;
-    (void)!write(stop_fds_[1], &byte, 1);
+    (void)!write(stop_write_.get(), &byte, 1);
   }
   if (watcher_.joinable()) watcher_.join();
   if (started_ && tty_out_) WriteAll("\x1b[?25h\x1b[?1049l");
   if (raw_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
-  for (int fd : {signal_fd_, stop_fds_[0], stop_fds_[1]}) {
-    if (fd >= 0) close(fd);
-  }
+  signal_fd_.reset();
+  stop_read_.reset();
+  stop_write_.reset();
   pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 

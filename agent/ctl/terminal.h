@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 namespace locus {
 
 class TopTerminal {
@@ -42,8 +44,9 @@ class TopTerminal {
   bool started_ = false;
   termios saved_ = {};
   sigset_t old_mask_ = {};
-  int signal_fd_ = -1;
-  int stop_fds_[2] = {-1, -1};
+  UniqueFd signal_fd_;
+  UniqueFd stop_read_;  // readable when the destructor wants Watch to end
+  UniqueFd stop_write_;
   std::function<void()> on_quit_;
   std::atomic<bool> quit_{false};
   std::thread watcher_;

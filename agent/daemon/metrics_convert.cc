@@ -1,16 +1,34 @@
 #include "agent/daemon/metrics_convert.h"
 
+#include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "agent/api/metrics_builder.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace locus {
 namespace {
 
 using google::protobuf::util::TimeUtil;
+
+template <typename Field, typename Values>
+void Assign(Field* field, const Values& values) {
+  field->Clear();
+  for (auto v : values) field->Add(v);
+}
+
+int NodeOfCpu(const Topology& topology, int cpu) {
+  if (cpu < 0 || cpu >= static_cast<int>(topology.cpu_node.size())) return -1;
+  return topology.cpu_node[cpu];
+}
+
+v1::TaskRole ToProtoRole(TargetRole role) {
+  if (role == TargetRole::kMaster) return v1::TASK_ROLE_MASTER;
+  if (role == TargetRole::kWorker) return v1::TASK_ROLE_WORKER;
+  return v1::TASK_ROLE_OTHER;
+}
 
 v1::ActionOutcome ToOutcome(Outcome outcome, bool irq) {
   switch (outcome) {
@@ -35,11 +53,135 @@ v1::ActionOutcome ToOutcome(Outcome outcome, bool irq) {
   return v1::ACTION_OUTCOME_UNSPECIFIED;
 }
 
-}  // namespace
+// One task per target thread; adds each thread's faults to `faults`, which
+// is indexed like topology.nodes (by position, not id).
+void AddTasks(const Snapshot& snapshot, std::vector<NodeFaults>& faults,
+              v1::Metrics* metrics) {
+  metrics->clear_tasks();
+  for (const Target& target : snapshot.targets) {
+    for (const ThreadSample& thread : target.threads) {
+      v1::TaskMetrics* task = metrics->add_tasks();
+      task->set_pid(target.pid);
+      task->set_tid(thread.tid);
+      task->set_comm(target.comm);
+      task->set_role(ToProtoRole(target.role));
+      task->set_cpu(thread.cpu);
+      task->set_node(NodeOfCpu(snapshot.topology, thread.cpu));
+      Assign(task->mutable_allowed_cpus(), thread.allowed_cpus);
+      uint64_t local = 0;
+      uint64_t remote = 0;
+      for (size_t n = 0; n < thread.faults.size(); ++n) {
+        local += thread.faults[n].local;
+        remote += thread.faults[n].remote;
+        if (n < faults.size()) {
+          faults[n].local += thread.faults[n].local;
+          faults[n].remote += thread.faults[n].remote;
+        }
+      }
+      task->set_faults_local(local);
+      task->set_faults_remote(remote);
+      task->set_migrations(thread.migrations);
+      task->set_cross_node_migrations(thread.cross_node_migrations);
+    }
+  }
+}
 
-v1::AgentMode ToAgentMode(Mode mode) {
-  return mode == v1::Policy::MODE_DRY_RUN ? v1::AGENT_MODE_DRY_RUN
-                                          : v1::AGENT_MODE_ENFORCE;
+double MeanBusy(const Snapshot& snapshot, const Node& node) {
+  double busy = 0;
+  int samples = 0;
+  for (int cpu : node.cpus) {
+    if (cpu >= 0 && cpu < static_cast<int>(snapshot.cpus.size())) {
+      busy += snapshot.cpus[cpu].busy;
+      ++samples;
+    }
+  }
+  return samples > 0 ? busy / samples : 0;
+}
+
+void AddNodes(const Snapshot& snapshot, const std::vector<NodeFaults>& faults,
+              v1::Metrics* metrics) {
+  metrics->clear_nodes();
+  for (size_t n = 0; n < snapshot.topology.nodes.size(); ++n) {
+    const Node& node = snapshot.topology.nodes[n];
+    v1::NodeMetrics* out = metrics->add_nodes();
+    out->set_node(node.id);
+    Assign(out->mutable_cpus(), node.cpus);
+    out->set_cpu_busy(MeanBusy(snapshot, node));
+    out->set_faults_local(faults[n].local);
+    out->set_faults_remote(faults[n].remote);
+    uint64_t total = faults[n].local + faults[n].remote;
+    out->set_local_fault_ratio(
+        total > 0 ? static_cast<double>(faults[n].local) / total : 0);
+    out->set_mem_total_bytes(node.mem_total_bytes);
+    out->set_mem_free_bytes(node.mem_free_bytes);
+  }
+}
+
+void AddIrqs(const Snapshot& snapshot, v1::Metrics* metrics) {
+  metrics->clear_irqs();
+  for (const IrqSample& irq : snapshot.irqs) {
+    v1::IrqMetrics* out = metrics->add_irqs();
+    out->set_irq(irq.irq);
+    out->set_name(irq.name);
+    out->set_net_device(irq.net_device);
+    out->set_device_node(irq.device_node);
+    Assign(out->mutable_cpus(), irq.affinity);
+    Assign(out->mutable_effective_cpus(), irq.effective);
+    Assign(out->mutable_count_per_cpu(), irq.count_per_cpu);
+    uint64_t count = 0;
+    for (uint64_t c : irq.count_per_cpu) count += c;
+    out->set_count(count);
+    out->set_kernel_managed(irq.managed);
+  }
+}
+
+// What the snapshot cannot know: pages this tick's actions moved, and which
+// entities the loop holds down.
+void AddTickEffects(const TickReport& report, v1::Metrics* out) {
+  absl::flat_hash_set<EntityKey> held(report.held_down.begin(),
+                                      report.held_down.end());
+  for (v1::NodeMetrics& node : *out->mutable_nodes()) {
+    uint64_t pages = 0;
+    for (const ActionRecord& record : report.actions) {
+      const auto* move = std::get_if<MigratePages>(&record.action.op);
+      if (move != nullptr && move->to_node == node.node()) {
+        pages += record.result.pages_moved;
+      }
+    }
+    node.set_pages_migrated(pages);
+  }
+  for (v1::TaskMetrics& task : *out->mutable_tasks()) {
+    task.set_held_down(held.contains(EntityKey{EntityKind::kTask, task.pid()}));
+  }
+  for (v1::IrqMetrics& irq : *out->mutable_irqs()) {
+    irq.set_held_down(held.contains(EntityKey{EntityKind::kIrq, irq.irq()}));
+  }
+}
+
+void AddReverts(const TickReport& report, v1::Metrics* out) {
+  for (const RevertRecord& revert : report.reverts) {
+    v1::Revert* m = out->add_reverts();
+    m->set_tick(report.tick);
+    *m->mutable_action() = ToAction(revert.verdict.action, report.tick);
+    m->set_reason(absl::StrCat(
+        "objective ", static_cast<int>(revert.verdict.before * 100), "% -> ",
+        static_cast<int>(revert.verdict.after * 100), "% after the action"));
+    m->set_outcome(revert.status.ok() ? v1::ACTION_OUTCOME_APPLIED
+                                      : v1::ACTION_OUTCOME_FAILED);
+    if (!revert.status.ok()) m->set_error(revert.status.ToString());
+  }
+}
+
+void AddExternalChanges(const TickReport& report, v1::Metrics* out) {
+  for (const ExternalEvent& event : report.external) {
+    v1::ExternalChange* m = out->add_external_changes();
+    m->set_tick(report.tick);
+    bool irq = event.key.kind == EntityKind::kIrq;
+    m->set_tid(irq ? 0 : event.key.id);
+    m->set_irq(irq ? event.key.id : -1);
+    m->set_what(irq ? "irq affinity" : "thread affinity");
+    m->set_detail(event.message);
+  }
 }
 
 v1::PolicyState ToPolicyState(const PolicyState& state) {
@@ -50,28 +192,67 @@ v1::PolicyState ToPolicyState(const PolicyState& state) {
   return out;
 }
 
-std::vector<v1::SensorSource> ToSensorSources(
-    const SnapshotCollector::SensorState& sensors) {
-  std::vector<v1::SensorSource> out(3);
-  out[0].set_sensor("migrations");
-  out[0].set_source(sensors.sources.sched);
-  out[1].set_sensor("numa_faults");
-  out[1].set_source(sensors.sources.numa);
-  out[1].set_detail(sensors.numa_status);
-  out[2].set_sensor("softirq");
-  out[2].set_source(sensors.sources.softirq);
-  for (v1::SensorSource& s : out) s.set_ok(s.source() != "none");
-  out[1].set_ok(out[1].ok() && sensors.numa_active);
-  return out;
+void AddSensors(const SnapshotCollector::SensorState& sensors,
+                v1::Metrics* out) {
+  auto add = [out](const char* sensor, const std::string& source, bool ok,
+                   const std::string& detail) {
+    v1::SensorSource* s = out->add_sensors();
+    s->set_sensor(sensor);
+    s->set_source(source);
+    s->set_ok(ok && source != "none");
+    s->set_detail(detail);
+  };
+  add("migrations", sensors.sources.sched, true, "");
+  add("numa_faults", sensors.sources.numa, sensors.numa_active,
+      sensors.numa_status);
+  add("softirq", sensors.sources.softirq, true, "");
+  uint64_t dropped = 0;
+  for (const auto& [name, count] : sensors.drops) dropped += count;
+  out->mutable_drops()->set_sensor_events_dropped_total(dropped);
+}
+
+}  // namespace
+
+void FillMetricsFromSnapshot(const Snapshot& snapshot, uint64_t tick,
+                             int64_t wall_time_ns, v1::Metrics* metrics) {
+  metrics->set_tick(tick);
+  *metrics->mutable_time() = TimeUtil::NanosecondsToTimestamp(wall_time_ns);
+  metrics->set_tick_period_ns(snapshot.tick_ns);
+  std::vector<NodeFaults> faults(snapshot.topology.nodes.size());
+  AddTasks(snapshot, faults, metrics);
+  AddNodes(snapshot, faults, metrics);
+  AddIrqs(snapshot, metrics);
 }
 
 v1::Action ToAction(const Action& action, uint64_t tick,
                     const ActionResult* result) {
-  v1::Action out = ToProtoAction(action, tick);
+  v1::Action out;
+  out.set_tick(tick);
+  out.set_reason(action.reason);
+  std::visit(
+      [&out, result](const auto& op) {
+        using T = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<T, PinThread>) {
+          v1::PinThread* p = out.mutable_pin_thread();
+          p->set_pid(op.pid);
+          p->set_tid(op.tid);
+          p->set_node(op.node);
+          Assign(p->mutable_cpus(), op.cpus);
+        } else if constexpr (std::is_same_v<T, MigratePages>) {
+          v1::MigratePages* m = out.mutable_migrate_pages();
+          m->set_pid(op.pid);
+          m->set_from_node(op.from_node);
+          m->set_to_node(op.to_node);
+          m->set_max_bytes(op.max_bytes);
+          if (result != nullptr) m->set_moved_bytes(result->bytes_moved);
+        } else {
+          v1::SetIrqAffinity* s = out.mutable_set_irq_affinity();
+          s->set_irq(op.irq);
+          Assign(s->mutable_cpus(), op.cpus);
+        }
+      },
+      action.op);
   if (result == nullptr) return out;
-  if (out.has_migrate_pages()) {
-    out.mutable_migrate_pages()->set_moved_bytes(result->bytes_moved);
-  }
   out.set_outcome(ToOutcome(result->outcome,
                             std::holds_alternative<SetIrqAffinity>(action.op)));
   if (out.outcome() != v1::ACTION_OUTCOME_APPLIED &&
@@ -81,32 +262,17 @@ v1::Action ToAction(const Action& action, uint64_t tick,
   return out;
 }
 
+v1::AgentMode ToAgentMode(Mode mode) {
+  return mode == v1::Policy::MODE_DRY_RUN ? v1::AGENT_MODE_DRY_RUN
+                                          : v1::AGENT_MODE_ENFORCE;
+}
+
 v1::Metrics ToMetrics(const TickReport& report, const MetricsContext& context) {
   v1::Metrics out;
   int64_t wall_ns = absl::ToUnixNanos(context.wall_time);
   if (report.snapshot != nullptr) {
     FillMetricsFromSnapshot(*report.snapshot, report.tick, wall_ns, &out);
-    // What the snapshot cannot know: pages this tick's actions moved, and
-    // which entities the loop holds down.
-    absl::flat_hash_set<EntityKey> held(report.held_down.begin(),
-                                        report.held_down.end());
-    for (v1::NodeMetrics& node : *out.mutable_nodes()) {
-      uint64_t pages = 0;
-      for (const ActionRecord& record : report.actions) {
-        const auto* move = std::get_if<MigratePages>(&record.action.op);
-        if (move != nullptr && move->to_node == node.node()) {
-          pages += record.result.pages_moved;
-        }
-      }
-      node.set_pages_migrated(pages);
-    }
-    for (v1::TaskMetrics& task : *out.mutable_tasks()) {
-      task.set_held_down(
-          held.contains(EntityKey{EntityKind::kTask, task.pid()}));
-    }
-    for (v1::IrqMetrics& irq : *out.mutable_irqs()) {
-      irq.set_held_down(held.contains(EntityKey{EntityKind::kIrq, irq.irq()}));
-    }
+    AddTickEffects(report, &out);
   } else {
     out.set_tick(report.tick);
     *out.mutable_time() = TimeUtil::NanosecondsToTimestamp(wall_ns);
@@ -118,34 +284,10 @@ v1::Metrics ToMetrics(const TickReport& report, const MetricsContext& context) {
   for (const ActionRecord& record : report.actions) {
     *out.add_actions() = ToAction(record.action, report.tick, &record.result);
   }
-  for (const RevertRecord& revert : report.reverts) {
-    v1::Revert* m = out.add_reverts();
-    m->set_tick(report.tick);
-    *m->mutable_action() =
-        ToAction(revert.verdict.action, report.tick, nullptr);
-    m->set_reason(absl::StrCat(
-        "objective ", static_cast<int>(revert.verdict.before * 100), "% -> ",
-        static_cast<int>(revert.verdict.after * 100), "% after the action"));
-    m->set_outcome(revert.status.ok() ? v1::ACTION_OUTCOME_APPLIED
-                                      : v1::ACTION_OUTCOME_FAILED);
-    if (!revert.status.ok()) m->set_error(revert.status.ToString());
-  }
-  for (const ExternalEvent& event : report.external) {
-    v1::ExternalChange* m = out.add_external_changes();
-    m->set_tick(report.tick);
-    bool irq = event.key.kind == EntityKind::kIrq;
-    m->set_tid(irq ? 0 : event.key.id);
-    m->set_irq(irq ? event.key.id : -1);
-    m->set_what(irq ? "irq affinity" : "thread affinity");
-    m->set_detail(event.message);
-  }
+  AddReverts(report, &out);
+  AddExternalChanges(report, &out);
   *out.mutable_policy() = ToPolicyState(report.policy);
-  for (v1::SensorSource& s : ToSensorSources(context.sensors)) {
-    *out.add_sensors() = std::move(s);
-  }
-  uint64_t dropped = 0;
-  for (const auto& [name, count] : context.sensors.drops) dropped += count;
-  out.mutable_drops()->set_sensor_events_dropped_total(dropped);
+  AddSensors(context.sensors, &out);
   return out;
 }
 

@@ -1,6 +1,10 @@
-// One tick's report as the locus.v1.Metrics message the stream carries.
+// The one converter from the agent's types to the wire types: one tick's
+// Snapshot, Plan and outcomes as the locus.v1.Metrics message the stream
+// carries, and the pieces of it that GetStatus shares.
 #ifndef LOCUS_AGENT_DAEMON_METRICS_CONVERT_H_
 #define LOCUS_AGENT_DAEMON_METRICS_CONVERT_H_
+
+#include <cstdint>
 
 #include "absl/time/time.h"
 #include "agent/core/loop.h"
@@ -17,13 +21,20 @@ struct MetricsContext {
 
 v1::Metrics ToMetrics(const TickReport& report, const MetricsContext& context);
 
-// Pieces shared with GetStatus and Explain.
-v1::AgentMode ToAgentMode(Mode mode);
-v1::PolicyState ToPolicyState(const PolicyState& state);
-std::vector<v1::SensorSource> ToSensorSources(
-    const SnapshotCollector::SensorState& sensors);
+// The part of ToMetrics a snapshot alone knows: tick, time (from
+// `wall_time_ns`, Unix epoch), tick period, nodes (CPU busy from the CPU
+// samples; hinting faults summed over target threads per memory node), tasks
+// (one per target thread) and IRQs. Leaves pages_migrated, hold-downs, mode,
+// actions and everything else to the caller.
+void FillMetricsFromSnapshot(const Snapshot& snapshot, uint64_t tick,
+                             int64_t wall_time_ns, v1::Metrics* metrics);
+
+// One action as reported in Metrics.actions and Explain; with `result`, also
+// its outcome, the bytes it moved and, unless it applied, the error.
 v1::Action ToAction(const Action& action, uint64_t tick,
-                    const ActionResult* result);
+                    const ActionResult* result = nullptr);
+
+v1::AgentMode ToAgentMode(Mode mode);
 
 }  // namespace locus
 

@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "agent/ctl/format.h"
 #include "agent/host/topology.h"
 #include "agent/sensors/bpf_sensors.h"
 #include "agent/sensors/capabilities.h"
 #include "agent/sensors/libbpf_prober.h"
+#include "agent/sensors/probe_report.h"
 #include "agent/sensors/proc_sched.h"
 #include "agent/sensors/reading_json.h"
 #include "agent/sensors/source_plan.h"
@@ -56,9 +58,15 @@ int RunProbe(const OneShotOptions& options, std::ostream& out,
   if (!HaveCapabilities(err)) return 1;
   LibbpfProber prober;
   FeatureSet features(&prober, options.disabled_features);
-  SourcePlan plan = ChooseSources(features);
-  out << (options.json ? ProbeReportJson(features, plan)
-                       : ProbeReportText(features, plan));
+  v1::ProbeReport report = ProbeReportOf(features, ChooseSources(features));
+  // Printed as `locusctl probe` prints the daemon's report.
+  absl::StatusOr<std::string> shown =
+      ctl::TextOrJson(report, options.json, ctl::FormatProbe);
+  if (!shown.ok()) {
+    err << "locusd: " << shown.status().message() << "\n";
+    return 1;
+  }
+  out << *shown;
   return 0;
 }
 

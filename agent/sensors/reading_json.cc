@@ -93,45 +93,4 @@ std::string ReadingToJson(const SensorReading& r, uint64_t window_ns) {
       absl::StrJoin(drops, ","), "}}\n");
 }
 
-std::string ProbeReportJson(FeatureSet& features, const SourcePlan& plan) {
-  std::vector<std::string> feats;
-  for (int i = 0; i < kNumFeatures; ++i) {
-    Feature f = static_cast<Feature>(i);
-    const ProbeResult& r = features.Get(f);
-    feats.push_back(absl::StrCat(
-        JsonString(FeatureName(f)),
-        ":{\"available\":", r.available ? "true" : "false", ",\"forced_off\":",
-        r.forced_off ? "true" : "false", ",\"errno\":", r.error,
-        ",\"why\":", JsonString(features.Explain(f)), "}"));
-  }
-  std::vector<std::string> sensors;
-  for (const SensorChoice& c : plan.choices) {
-    std::vector<std::string> rejected;
-    for (const std::string& why : c.rejected)
-      rejected.push_back(JsonString(why));
-    sensors.push_back(absl::StrCat(
-        JsonString(c.sensor), ":{\"source\":", JsonString(c.source),
-        ",\"rejected\":[", absl::StrJoin(rejected, ","), "]}"));
-  }
-  return absl::StrCat("{\"features\":{", absl::StrJoin(feats, ","),
-                      "},\"sensors\":{", absl::StrJoin(sensors, ","), "}}\n");
-}
-
-std::string ProbeReportText(FeatureSet& features, const SourcePlan& plan) {
-  std::string out = "features:\n";
-  for (int i = 0; i < kNumFeatures; ++i) {
-    Feature f = static_cast<Feature>(i);
-    absl::StrAppend(&out, "  ", FeatureName(f), ": ", features.Explain(f),
-                    "\n");
-  }
-  out += "sensors:\n";
-  for (const SensorChoice& c : plan.choices) {
-    absl::StrAppend(&out, "  ", c.sensor, ": ", c.source, "\n");
-    for (const std::string& why : c.rejected) {
-      absl::StrAppend(&out, "    rejected ", why, "\n");
-    }
-  }
-  return out;
-}
-
 }  // namespace locus

@@ -1,5 +1,6 @@
 #include "agent/ctl/ctl_args.h"
 #include "agent/ctl/format.h"
+#include "agent/ctl/top_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -68,10 +69,10 @@ TEST(ParseCtlArgs, RefusesWhatDoesNotFit) {
 }
 
 TEST(Format, CpuListsAreRanges) {
-  EXPECT_EQ(ctl::FormatCpuList({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
-  EXPECT_EQ(ctl::FormatCpuList({5, 3, 4, 4}), "3-5");
-  EXPECT_EQ(ctl::FormatCpuList({7}), "7");
-  EXPECT_EQ(ctl::FormatCpuList({}), "-");
+  EXPECT_EQ(ctl::CpuListOrDash({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(ctl::CpuListOrDash({5, 3, 4, 4}), "3-5");
+  EXPECT_EQ(ctl::CpuListOrDash({7}), "7");
+  EXPECT_EQ(ctl::CpuListOrDash({}), "-");
 }
 
 TEST(Format, LocalShare) {

@@ -191,7 +191,7 @@ TEST_F(LocusctlTest, ExplainThreadAndIrq) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("thread 1234 (nginx worker)"));
   EXPECT_THAT(r.out, HasSubstr("pin tid 1234 (pid 1200) to node 1 cpus 2-3: "
-                               "82% remote faults on node 1 [dry run]"));
+                               "82% remote faults on node 1 [dry-run]"));
   r = Ctl({"explain", "irq:45"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("irq 45 (virtio1-input.0)"));

@@ -4,8 +4,8 @@
 //   build-*/tests/agent/metrics_bench
 #include <benchmark/benchmark.h>
 
-#include "agent/api/metrics_builder.h"
 #include "agent/api/metrics_hub.h"
+#include "agent/daemon/metrics_convert.h"
 
 namespace locus {
 namespace {

@@ -1,9 +1,138 @@
 #include "agent/daemon/metrics_convert.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace locus {
 namespace {
+
+using ::testing::ElementsAre;
+
+// Two nodes (ids 0 and 1, CPUs 0-1 and 2-3), one nginx worker with two
+// threads, one NIC queue IRQ.
+Snapshot TwoNodeSnapshot() {
+  Snapshot s;
+  s.tick_ns = 500'000'000;
+  s.topology.nodes = {
+      {.id = 0, .cpus = {0, 1}, .mem_total_bytes = 100, .distances = {}},
+      {.id = 1, .cpus = {2, 3}, .mem_total_bytes = 200, .distances = {}}};
+  s.topology.cpu_node = {0, 0, 1, 1};
+  s.cpus = {{.cpu = 0, .busy = 0.5},
+            {.cpu = 1, .busy = 0.3},
+            {.cpu = 2, .busy = 1.0},
+            {.cpu = 3, .busy = 0.0}};
+  Target t;
+  t.pid = 1200;
+  t.comm = "nginx";
+  t.role = TargetRole::kWorker;
+  ThreadSample a;
+  a.tid = 1201;
+  a.cpu = 3;
+  a.allowed_cpus = {0, 1, 2, 3};
+  a.migrations = 5;
+  a.cross_node_migrations = 2;
+  a.faults = {{.local = 10, .remote = 30}, {.local = 60, .remote = 0}};
+  ThreadSample b;
+  b.tid = 1202;
+  b.cpu = 0;
+  b.faults = {{.local = 20, .remote = 0}, {.local = 0, .remote = 20}};
+  t.threads = {a, b};
+  s.targets = {t};
+  IrqSample irq;
+  irq.irq = 45;
+  irq.name = "virtio1-input.0";
+  irq.net_device = "eth0";
+  irq.device_node = 1;
+  irq.affinity = {0, 1};
+  irq.effective = {1};
+  irq.count_per_cpu = {0, 700, 0, 0};
+  s.irqs = {irq};
+  return s;
+}
+
+TEST(MetricsConvertTest, NodesTasksAndIrqsFromASnapshot) {
+  v1::Metrics m;
+  FillMetricsFromSnapshot(TwoNodeSnapshot(), 9, 1'700'000'000'250'000'000, &m);
+  EXPECT_EQ(m.tick(), 9u);
+  EXPECT_EQ(m.time().seconds(), 1'700'000'000);
+  EXPECT_EQ(m.time().nanos(), 250'000'000);
+  EXPECT_EQ(m.tick_period_ns(), 500'000'000u);
+
+  ASSERT_EQ(m.nodes_size(), 2);
+  EXPECT_EQ(m.nodes(0).node(), 0);
+  EXPECT_THAT(m.nodes(0).cpus(), ElementsAre(0, 1));
+  EXPECT_DOUBLE_EQ(m.nodes(0).cpu_busy(), 0.4);
+  EXPECT_EQ(m.nodes(0).faults_local(), 30u);  // on node 0's memory
+  EXPECT_EQ(m.nodes(0).faults_remote(), 30u);
+  EXPECT_DOUBLE_EQ(m.nodes(0).local_fault_ratio(), 0.5);
+  EXPECT_DOUBLE_EQ(m.nodes(1).cpu_busy(), 0.5);
+  EXPECT_EQ(m.nodes(1).faults_local(), 60u);
+  EXPECT_EQ(m.nodes(1).faults_remote(), 20u);
+  EXPECT_DOUBLE_EQ(m.nodes(1).local_fault_ratio(), 0.75);
+  EXPECT_EQ(m.nodes(1).mem_total_bytes(), 200u);
+
+  ASSERT_EQ(m.tasks_size(), 2);
+  const v1::TaskMetrics& a = m.tasks(0);
+  EXPECT_EQ(a.pid(), 1200);
+  EXPECT_EQ(a.tid(), 1201);
+  EXPECT_EQ(a.comm(), "nginx");
+  EXPECT_EQ(a.role(), v1::TASK_ROLE_WORKER);
+  EXPECT_EQ(a.cpu(), 3);
+  EXPECT_EQ(a.node(), 1);
+  EXPECT_THAT(a.allowed_cpus(), ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(a.faults_local(), 70u);
+  EXPECT_EQ(a.faults_remote(), 30u);
+  EXPECT_EQ(a.migrations(), 5u);
+  EXPECT_EQ(a.cross_node_migrations(), 2u);
+  EXPECT_EQ(m.tasks(1).node(), 0);
+
+  ASSERT_EQ(m.irqs_size(), 1);
+  EXPECT_EQ(m.irqs(0).name(), "virtio1-input.0");
+  EXPECT_EQ(m.irqs(0).net_device(), "eth0");
+  EXPECT_EQ(m.irqs(0).device_node(), 1);
+  EXPECT_THAT(m.irqs(0).cpus(), ElementsAre(0, 1));
+  EXPECT_THAT(m.irqs(0).effective_cpus(), ElementsAre(1));
+  EXPECT_EQ(m.irqs(0).count(), 700u);
+}
+
+TEST(MetricsConvertTest, UnknownCpuAndMissingSamplesDoNotCrash) {
+  Snapshot s = TwoNodeSnapshot();
+  s.targets[0].threads[0].cpu = -1;
+  s.targets[0].threads[1].cpu = 99;
+  s.targets[0].threads[1].faults.resize(5);  // more nodes than the topology
+  s.cpus.clear();
+  v1::Metrics m;
+  FillMetricsFromSnapshot(s, 1, 0, &m);
+  EXPECT_EQ(m.tasks(0).node(), -1);
+  EXPECT_EQ(m.tasks(1).node(), -1);
+  EXPECT_EQ(m.nodes(0).cpu_busy(), 0);
+}
+
+TEST(MetricsConvertTest, ActionsKeepTheirReasons) {
+  Action pin{.op = PinThread{.pid = 1, .tid = 2, .node = 1, .cpus = {2, 3}},
+             .reason = "82% remote faults on node 1"};
+  v1::Action p = ToAction(pin, 4);
+  EXPECT_EQ(p.tick(), 4u);
+  EXPECT_EQ(p.reason(), "82% remote faults on node 1");
+  ASSERT_TRUE(p.has_pin_thread());
+  EXPECT_EQ(p.pin_thread().tid(), 2);
+  EXPECT_THAT(p.pin_thread().cpus(), ElementsAre(2, 3));
+
+  v1::Action m = ToAction(Action{.op = MigratePages{.pid = 1,
+                                                    .from_node = -1,
+                                                    .to_node = 1,
+                                                    .max_bytes = 4096},
+                                 .reason = ""},
+                          4);
+  ASSERT_TRUE(m.has_migrate_pages());
+  EXPECT_EQ(m.migrate_pages().from_node(), -1);
+  EXPECT_EQ(m.migrate_pages().max_bytes(), 4096u);
+
+  v1::Action i = ToAction(
+      Action{.op = SetIrqAffinity{.irq = 45, .cpus = {1}}, .reason = ""}, 4);
+  ASSERT_TRUE(i.has_set_irq_affinity());
+  EXPECT_EQ(i.set_irq_affinity().irq(), 45);
+}
 
 TickReport Report() {
   auto s = std::make_shared<Snapshot>();
@@ -43,8 +172,8 @@ TickReport Report() {
   return r;
 }
 
-// The snapshot part is metrics_builder's (tests/agent); these check what the
-// tick adds: outcomes, moved pages, hold-downs, policy, sensors, drops.
+// The snapshot part is checked above; these check what the tick adds: outcomes,
+// moved pages, hold-downs, policy, sensors, drops.
 TEST(MetricsConvertTest, CarriesWhatTheTickAdds) {
   MetricsContext context;
   context.sensors.sources.numa = "iter_task";

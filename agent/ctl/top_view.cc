@@ -1,0 +1,129 @@
+#include "agent/ctl/top_view.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "agent/ctl/format.h"
+
+namespace locus {
+namespace ctl {
+namespace {
+
+std::string RoleName(v1::TaskRole role) {
+  if (role == v1::TASK_ROLE_MASTER) return "master";
+  if (role == v1::TASK_ROLE_WORKER) return "worker";
+  return "other";
+}
+
+// The title, the policy error if any, and the node table.
+std::vector<std::string> Head(const v1::Metrics& m) {
+  std::vector<std::string> lines;
+  lines.push_back(absl::StrCat(
+      "locus  tick ", m.tick(), "  mode ", ModeName(m.mode()), "  policy v",
+      m.policy().version(), "  took ", FormatDurationNs(m.tick_duration_ns()),
+      "  overruns ", m.overruns_total(), "  dropped ",
+      m.drops().subscriber_dropped_total(), "    (q to quit)"));
+  if (!m.policy().last_error().empty()) {
+    lines.push_back(absl::StrCat("policy error: ", m.policy().last_error()));
+  }
+  lines.push_back("");
+  lines.push_back(absl::StrFormat("%-5s %-12s %6s %7s %10s %10s %9s", "NODE",
+                                  "CPUS", "BUSY", "LOCAL", "FAULTS-L",
+                                  "FAULTS-R", "MIGRATED"));
+  for (const v1::NodeMetrics& n : m.nodes()) {
+    lines.push_back(absl::StrFormat(
+        "%-5d %-12s %6s %7s %10d %10d %9d", n.node(), CpuListOrDash(n.cpus()),
+        FormatPercent(n.cpu_busy()),
+        FormatLocalShare(n.faults_local(), n.faults_remote()), n.faults_local(),
+        n.faults_remote(), n.pages_migrated()));
+  }
+  lines.push_back("");
+  return lines;
+}
+
+// The IRQ table and this tick's actions and reverts: few lines, shown below
+// the threads, which get the rows that remain.
+std::vector<std::string> Tail(const v1::Metrics& m) {
+  std::vector<std::string> tail;
+  if (m.irqs_size() > 0) {
+    tail.push_back(absl::StrFormat("%-5s %-20s %-7s %-10s %-10s %10s", "IRQ",
+                                   "NAME", "DEVNODE", "CPUS", "EFFECTIVE",
+                                   "COUNT"));
+    for (const v1::IrqMetrics& i : m.irqs()) {
+      tail.push_back(
+          absl::StrFormat("%-5d %-20s %-7d %-10s %-10s %10d%s", i.irq(),
+                          i.name(), i.device_node(), CpuListOrDash(i.cpus()),
+                          CpuListOrDash(i.effective_cpus()), i.count(),
+                          i.kernel_managed() ? " managed" : ""));
+    }
+    tail.push_back("");
+  }
+  for (const v1::Action& a : m.actions()) {
+    tail.push_back(absl::StrCat("action ", FormatAction(a)));
+  }
+  for (const v1::Revert& r : m.reverts()) {
+    tail.push_back(
+        absl::StrCat("revert ", FormatAction(r.action()), ": ", r.reason()));
+  }
+  return tail;
+}
+
+std::string TaskLine(const v1::TaskMetrics& t) {
+  return absl::StrFormat(
+      "%-7d %-7d %-15s %-6s %4d %4d %6s %9d %9d %6d %6d%s", t.pid(), t.tid(),
+      t.comm(), RoleName(t.role()), t.node(), t.cpu(),
+      FormatLocalShare(t.faults_local(), t.faults_remote()), t.faults_local(),
+      t.faults_remote(), t.migrations(), t.cross_node_migrations(),
+      t.held_down() ? " held" : "");
+}
+
+// The thread table: the header, then as many threads as `room` allows (at
+// least one), the worst first, and a line saying how many did not fit.
+void AddTasks(const v1::Metrics& m, int room, std::vector<std::string>& lines) {
+  std::vector<const v1::TaskMetrics*> tasks;
+  for (const v1::TaskMetrics& t : m.tasks()) tasks.push_back(&t);
+  std::stable_sort(tasks.begin(), tasks.end(), [](auto* a, auto* b) {
+    return a->faults_remote() > b->faults_remote();
+  });
+  int shown = 0;
+  for (const v1::TaskMetrics* t : tasks) {
+    if (shown >= std::max(room, 1)) break;
+    lines.push_back(TaskLine(*t));
+    ++shown;
+  }
+  if (shown < static_cast<int>(tasks.size())) {
+    lines.push_back(
+        absl::StrCat("... ", tasks.size() - shown, " more threads"));
+  } else {
+    lines.push_back("");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> RenderTop(const v1::Metrics& m, int rows, int cols) {
+  std::vector<std::string> lines = Head(m);
+  std::vector<std::string> tail = Tail(m);
+  lines.push_back(absl::StrFormat(
+      "%-7s %-7s %-15s %-6s %4s %4s %6s %9s %9s %6s %6s", "PID", "TID", "COMM",
+      "ROLE", "NODE", "CPU", "LOCAL", "FAULTS-L", "FAULTS-R", "MIGR", "XNODE"));
+  int room =
+      rows - static_cast<int>(lines.size()) - static_cast<int>(tail.size()) - 1;
+  AddTasks(m, room, lines);
+  for (std::string& line : tail) {
+    if (static_cast<int>(lines.size()) >= rows) break;
+    lines.push_back(std::move(line));
+  }
+  if (static_cast<int>(lines.size()) > rows) lines.resize(rows);
+  if (cols > 0) {
+    for (std::string& line : lines) {
+      if (static_cast<int>(line.size()) > cols) line.resize(cols);
+    }
+  }
+  return lines;
+}
+
+}  // namespace ctl
+}  // namespace locus
