@@ -30,7 +30,7 @@ test=(
   libgtest-dev libgmock-dev libbenchmark-dev nginx-light wrk numactl procps util-linux
   iproute2 clang-tidy
   # deploy: unit checks, manifest checks, man pages
-  systemd python3-yaml man-db
+  systemd python3-yaml man-db lintian zsh
   # fuzzing and sanitizers: clang's libFuzzer, ASan and UBSan runtimes
   libclang-rt-14-dev
 )

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The man pages document what the binaries accept: every flag defined in
 # agent/main/ is in locusd(8), every command of `locusctl --help` is in
-# locusctl(8); and the built pages format without groff warnings.
+# locusctl(8), every key of the default policy (deploy/policy/nginx.yaml) is
+# in locus-policy(5) with that default; and the built pages format without
+# groff warnings.
 # usage: man_pages_test.sh SOURCE_DIR MAN_DIR LOCUSCTL  (MAN_DIR empty: no scdoc)
 set -uo pipefail
 src=$1 mandir=$2 locusctl=$3
@@ -36,15 +38,45 @@ commands=$("$locusctl" --help 2>&1 | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 &
 for c in $commands; do
   grep -q "^\*${c}[* ]" "$src/deploy/man/locusctl.8.scd" || problem "locusctl(8) does not document '$c'"
 done
+keys=0
+if [ -f "$src/deploy/policy/nginx.yaml" ]; then
+  # Each key as section.key with the value written in the default policy;
+  # the page's entry for it is "*section.key*: TYPE" and says "Default: VALUE."
+  undocumented=$(/usr/bin/python3 - "$src" <<'PY'
+import re, sys
+src = sys.argv[1]
+page = open(src + "/deploy/man/locus-policy.5.scd").read().replace("\\_", "_")
+section = None
+for line in open(src + "/deploy/policy/nginx.yaml"):
+    m = re.match(r"^( *)([a-z_]+):(?: (.+))?$", line.rstrip())
+    if not m:
+        continue
+    indent, key, value = m.groups()
+    if not indent and value is None:
+        section = key
+        continue
+    name = f"{section}.{key}" if indent else key
+    entry = re.search(r"^\*" + re.escape(name) + r"\*:.*?(?=\n\n|\Z)", page, re.S | re.M)
+    if not entry:
+        print(f"{name} is not documented")
+        continue
+    stated = re.search(r"Default:\s+(\S+?)\.?(?:\s|$)", entry.group(0))
+    if not stated or stated.group(1) != value:
+        print(f"{name}: page says default {stated and stated.group(1)}, the policy says {value}")
+PY
+  )
+  [ -z "$undocumented" ] || problem "locus-policy(5): $undocumented"
+  keys=$(grep -cE '^ *[a-z_]+: ' "$src/deploy/policy/nginx.yaml")
+fi
 
 if [ -n "$mandir" ]; then
-  for page in locusd locusctl; do
-    warnings=$(MANWIDTH=80 man --warnings -l "$mandir/man8/$page.8" 2>&1 >/dev/null)
-    [ -z "$warnings" ] || problem "$page.8: $warnings"
-    MANWIDTH=80 man -l "$mandir/man8/$page.8" 2>/dev/null | grep -q '^NAME' || problem "$page.8 does not render"
+  for page in man8/locusd.8 man8/locusctl.8 man5/locus-policy.5; do
+    warnings=$(MANWIDTH=80 man --warnings -l "$mandir/$page" 2>&1 >/dev/null)
+    [ -z "$warnings" ] || problem "$page: $warnings"
+    MANWIDTH=80 man -l "$mandir/$page" 2>/dev/null | grep -q '^NAME' || problem "$page does not render"
   done
 else
   echo "note: man pages not built (scdoc missing)"
 fi
-[ $fail -eq 0 ] && echo "man pages: ok ($(wc -w <<<"$flags") locusd flags, $(wc -w <<<"$commands") locusctl commands)"
+[ $fail -eq 0 ] && echo "man pages: ok ($(wc -w <<<"$flags") locusd flags, $(wc -w <<<"$commands") locusctl commands, $keys policy keys)"
 exit $fail
