@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /* Connection steering by node: see locus/reuseport.h. */
 // clang-format off
 #include "common.bpf.h" /* first: brings vmlinux.h */

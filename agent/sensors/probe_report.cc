@@ -1,5 +1,7 @@
 #include "agent/sensors/probe_report.h"
 
+#include <sys/utsname.h>
+
 #include <string>
 
 #include "absl/strings/str_join.h"
@@ -8,6 +10,8 @@ namespace locus {
 
 v1::ProbeReport ProbeReportOf(FeatureSet& features, const SourcePlan& plan) {
   v1::ProbeReport report;
+  utsname host;
+  if (uname(&host) == 0) report.set_kernel(host.release);
   for (int i = 0; i < kNumFeatures; ++i) {
     Feature f = static_cast<Feature>(i);
     const ProbeResult& r = features.Get(f);
