@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 
 namespace locus {
 namespace {
@@ -39,19 +40,16 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     std::pair<absl::string_view, absl::string_view> range =
         absl::StrSplit(part, absl::MaxSplits('-', 1));
-    absl::StatusOr<int> first = ParseCpu(range.first);
-    if (!first.ok()) return first.status();
-    int last = *first;
+    ASSIGN_OR_RETURN(const int first, ParseCpu(range.first));
+    int last = first;
     if (part.find('-') != absl::string_view::npos) {
-      absl::StatusOr<int> parsed_last = ParseCpu(range.second);
-      if (!parsed_last.ok()) return parsed_last.status();
-      last = *parsed_last;
-      if (last < *first) {
+      ASSIGN_OR_RETURN(last, ParseCpu(range.second));
+      if (last < first) {
         return absl::InvalidArgumentError(
             absl::StrCat("range ", part, " is reversed"));
       }
     }
-    for (int cpu = *first; cpu <= last; ++cpu) {
+    for (int cpu = first; cpu <= last; ++cpu) {
       if (seen[cpu]) {
         return absl::InvalidArgumentError(
             absl::StrCat("CPU ", cpu, " is listed twice"));

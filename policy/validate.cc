@@ -1,6 +1,5 @@
 #include "policy/validate.h"
 
-#include <cmath>
 #include <set>
 #include <vector>
 
@@ -16,8 +15,16 @@ namespace {
 constexpr size_t kMaxCommLength = 15;
 constexpr size_t kMaxIfnameLength = 15;
 
-bool InRange(double v, double lo, double hi) {
-  return std::isfinite(v) && v >= lo && v <= hi;
+// Reports the field at `path` (named by its last part) when `value` is
+// outside [lo, hi]; NaN is outside every range. True when inside.
+template <typename T>
+bool CheckRange(const PolicyErrorSink& sink, absl::string_view path, T value,
+                T lo, T hi, absl::string_view why = "") {
+  if (value >= lo && value <= hi) return true;
+  absl::string_view name = path.substr(path.rfind('.') + 1);
+  sink(path, absl::StrCat(name, " ", value, " is out of range [", lo, ", ", hi,
+                          "]", why));
+  return false;
 }
 
 void CheckIfname(absl::string_view path, const std::string& name,
@@ -64,19 +71,7 @@ void CheckCpus(absl::string_view path, const std::string& text,
   }
 }
 
-}  // namespace
-
-void CheckPolicy(const v1::Policy& policy, const Topology* host,
-                 const PolicyErrorSink& sink) {
-  if (policy.version() != 1) {
-    sink("version", absl::StrCat("unsupported version ", policy.version(),
-                                 " (this locusd reads version 1)"));
-  }
-  if (policy.mode() == v1::Policy::MODE_UNSPECIFIED) {
-    sink("mode", "mode must be enforce or dry_run");
-  }
-
-  const v1::Targets& targets = policy.targets();
+void CheckTargets(const v1::Targets& targets, const PolicyErrorSink& sink) {
   if (targets.comm().empty()) {
     sink("targets.comm", "name at least one process (e.g. [nginx])");
   }
@@ -94,8 +89,10 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
       sink(path, absl::StrCat("process \"", comm, "\" is listed twice"));
     }
   }
+}
 
-  const v1::Placement& placement = policy.placement();
+void CheckPlacement(const v1::Placement& placement, const Topology* host,
+                    const PolicyErrorSink& sink) {
   if (placement.strategy() == v1::Placement::STRATEGY_UNSPECIFIED) {
     sink("placement.strategy", "strategy must be spread or near_nic");
   }
@@ -110,39 +107,29 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
            "nic is set but strategy is not near_nic (only near_nic uses it)");
     }
   }
-  if (!InRange(placement.node_capacity(), 0.01, 64)) {
-    sink("placement.node_capacity",
-         absl::StrCat("node_capacity ", placement.node_capacity(),
-                      " is out of range [0.01, 64] (workers per CPU)"));
-  }
+  CheckRange(sink, "placement.node_capacity", placement.node_capacity(), 0.01,
+             64.0, " (workers per CPU)");
+}
 
+void CheckMemory(const v1::Policy& policy, const PolicyErrorSink& sink) {
   const v1::Memory& memory = policy.memory();
-  if (!InRange(memory.remote_threshold(), 0.01, 1)) {
-    sink("memory.remote_threshold",
-         absl::StrCat("remote_threshold ", memory.remote_threshold(),
-                      " is out of range [0.01, 1]"));
-  }
-  if (memory.min_faults() > 1'000'000'000) {
-    sink("memory.min_faults", absl::StrCat("min_faults ", memory.min_faults(),
-                                           " is out of range [0, 1000000000]"));
-  }
-  if (memory.budget_mb_per_s() < 1 || memory.budget_mb_per_s() > 100'000) {
-    sink("memory.budget_mb_per_s",
-         absl::StrCat("budget_mb_per_s ", memory.budget_mb_per_s(),
-                      " is out of range [1, 100000]"));
-  }
-  if (memory.reserve_free_pct() > 90) {
-    sink("memory.reserve_free_pct",
-         absl::StrCat("reserve_free_pct ", memory.reserve_free_pct(),
-                      " is out of range [0, 90]"));
-  }
-  if (memory.enabled() && !placement.enabled()) {
+  CheckRange(sink, "memory.remote_threshold", memory.remote_threshold(), 0.01,
+             1.0);
+  CheckRange<uint64_t>(sink, "memory.min_faults", memory.min_faults(), 0,
+                       1'000'000'000);
+  CheckRange<uint32_t>(sink, "memory.budget_mb_per_s", memory.budget_mb_per_s(),
+                       1, 100'000);
+  CheckRange<uint32_t>(sink, "memory.reserve_free_pct",
+                       memory.reserve_free_pct(), 0, 90);
+  if (memory.enabled() && !policy.placement().enabled()) {
     sink("memory.enabled",
          "memory.enabled needs placement.enabled: memory follows the "
          "workers' home node, which placement chooses");
   }
+}
 
-  const v1::Irqs& irqs = policy.irqs();
+void CheckIrqs(const v1::Irqs& irqs, const Topology* host,
+               const PolicyErrorSink& sink) {
   std::set<std::string> devices;
   for (int i = 0; i < irqs.devices_size(); ++i) {
     std::string path = absl::StrCat("irqs.devices[", i, "]");
@@ -153,33 +140,42 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
     }
   }
   CheckCpus("irqs.cpus", irqs.cpus(), host, sink);
+}
 
-  const v1::Stability& stability = policy.stability();
-  if (!InRange(stability.min_gain(), 0, 0.99)) {
-    sink("stability.min_gain", absl::StrCat("min_gain ", stability.min_gain(),
-                                            " is out of range [0, 0.99]"));
-  }
-  if (stability.dwell_s() > 86'400) {
-    sink("stability.dwell_s", absl::StrCat("dwell_s ", stability.dwell_s(),
-                                           " is out of range [0, 86400]"));
-  }
-  if (stability.max_moves_per_tick() < 1 ||
-      stability.max_moves_per_tick() > 10'000) {
-    sink("stability.max_moves_per_tick",
-         absl::StrCat("max_moves_per_tick ", stability.max_moves_per_tick(),
-                      " is out of range [1, 10000]"));
-  }
-  if (stability.hold_down_s() > 604'800) {
-    sink("stability.hold_down_s",
-         absl::StrCat("hold_down_s ", stability.hold_down_s(),
-                      " is out of range [0, 604800]"));
-  } else if (stability.hold_down_s() < stability.dwell_s()) {
+void CheckStability(const v1::Stability& stability,
+                    const PolicyErrorSink& sink) {
+  CheckRange(sink, "stability.min_gain", stability.min_gain(), 0.0, 0.99);
+  CheckRange<uint32_t>(sink, "stability.dwell_s", stability.dwell_s(), 0,
+                       86'400);
+  CheckRange<uint32_t>(sink, "stability.max_moves_per_tick",
+                       stability.max_moves_per_tick(), 1, 10'000);
+  if (CheckRange<uint32_t>(sink, "stability.hold_down_s",
+                           stability.hold_down_s(), 0, 604'800) &&
+      stability.hold_down_s() < stability.dwell_s()) {
     sink("stability.hold_down_s",
          absl::StrCat("hold_down_s ", stability.hold_down_s(),
                       " is shorter than dwell_s ", stability.dwell_s(),
                       ": a reverted entity would move again sooner than a "
                       "moved one"));
   }
+}
+
+}  // namespace
+
+void CheckPolicy(const v1::Policy& policy, const Topology* host,
+                 const PolicyErrorSink& sink) {
+  if (policy.version() != 1) {
+    sink("version", absl::StrCat("unsupported version ", policy.version(),
+                                 " (this locusd reads version 1)"));
+  }
+  if (policy.mode() == v1::Policy::MODE_UNSPECIFIED) {
+    sink("mode", "mode must be enforce or dry_run");
+  }
+  CheckTargets(policy.targets(), sink);
+  CheckPlacement(policy.placement(), host, sink);
+  CheckMemory(policy, sink);
+  CheckIrqs(policy.irqs(), host, sink);
+  CheckStability(policy.stability(), sink);
 }
 
 std::string OneLine(absl::string_view text) {

@@ -1,0 +1,198 @@
+// Inside Decide(): what its steps share. Internal to locus_policy; the one
+// public entry point is policy/decide.h, which runs the steps in order. Each
+// step lives in the file of its domain:
+//   engine.cc     the Context (node and CPU indices), built once per call
+//   workers.cc    which targets are workers, where they run and would stay
+//   placement.cc  each node's quota, a home node per worker, pins to it
+//   memory.cc     pages that should follow their worker home
+//   irqs.cc       NIC queue IRQs that should follow their consumers
+//   select.cc     the best candidates within max_moves_per_tick, as actions
+//   notes.cc      why the plan is what it is
+#ifndef LOCUS_POLICY_ENGINE_H_
+#define LOCUS_POLICY_ENGINE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "locus/v1/policy.pb.h"
+#include "policy/history.h"
+#include "policy/plan.h"
+#include "policy/snapshot.h"
+
+namespace locus::decide_internal {
+
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr uint64_t kNsPerSec = 1'000'000'000;
+
+// Numbers as reasons and notes show them: "82%", "41 MiB", "3.2 ms".
+std::string Pct(double share);
+std::string MiB(uint64_t bytes);
+std::string Ms(uint64_t ns);
+
+// What History says about an entity this tick.
+struct Standing {
+  bool held = false;    // held down after a revert
+  int dwell_node = -1;  // node index it must stay on (moved within dwell)
+};
+
+// The inputs of one Decide() call and the indices built from them once.
+// Nodes are named by their index in Topology::nodes, except in the plan.
+struct Context {
+  Context(const Snapshot& snapshot, const v1::Policy& policy,
+          const History& history);
+
+  int NodeOfCpu(int cpu) const;
+  int NodeIndexOfId(int id) const;
+  int Id(int index) const { return snapshot.topology.nodes[index].id; }
+  int Distance(int from, int to) const;
+  // The node index all of `cpus` are on; -1 when none, several or unknown.
+  int CommonNode(const std::vector<int>& cpus) const;
+  // Nodes with at least one CPU that cpu_node agrees on.
+  int NodesWithCpus() const;
+  Standing StandingOf(EntityKey key) const;
+  // Moving the entity to node index `to` would take it straight back to the
+  // node our last move took it from, less than hold_down_s ago. A signal that
+  // flips (NET_RX charged to whichever worker shares the IRQ's CPUs, a
+  // consumer split that ties) would otherwise move it back and forth, one
+  // dwell apart; a move that was wrong is for the verifier to revert.
+  bool WouldReturn(EntityKey key, int to) const;
+
+  const Snapshot& snapshot;
+  const v1::Policy& policy;
+  const History& history;
+  const int nodes;
+  const uint64_t dwell_ns;
+  const uint64_t hold_ns;
+  const double min_gain;
+  std::vector<int> index_of_id;               // node id -> index, or -1
+  std::vector<int> cpu_index;                 // cpu -> node index, or -1
+  std::vector<std::vector<int>> worker_cpus;  // per node: placement.cpus
+  std::vector<std::vector<int>> irq_cpus;     // per node: irqs.cpus
+};
+
+// How strongly a worker holds the node it prefers; stronger claims are
+// served first when nodes have fewer places than claims.
+enum Rank : int {
+  kLastCpu = 0,    // only where it last ran
+  kWhereItIs = 1,  // where its memory or most of its runtime is
+  kPinned = 2,     // confined there, by whoever
+  kOurHome = 3,    // the home we gave it
+  kHeld = 4,       // held down after a revert: it stays where it is
+};
+
+struct Worker {
+  const Target* target = nullptr;
+  int pinned = -1;      // node index every thread is confined to, or -1
+  int pinned_cpu = -1;  // the one CPU every thread is confined to, or -1
+  int pref = -1;        // node index it would rather keep
+  int rank = kLastCpu;  // how strongly it holds `pref`
+  int home = -1;        // node index chosen this tick
+  uint64_t total_run = 0;
+  uint64_t total_pages = 0;
+  uint64_t net_rx_ns = 0;
+  uint64_t cross_node_migrations = 0;
+  uint64_t faults = 0;         // NUMA faults, all memory nodes
+  uint64_t remote_faults = 0;  // of which the faulting CPU was elsewhere
+  bool held = false;
+  int dwell_node = -1;  // node it must stay on (moved within dwell), or -1
+
+  // Runtime on node n. Summed again when needed rather than stored per
+  // worker and node: on a big host that table costs more (fresh pages every
+  // tick) than the sums.
+  uint64_t RunOn(int n) const;
+  // Faults on memory of node n (local and remote).
+  uint64_t FaultsOn(int n) const;
+  uint64_t PagesOn(int n) const;
+  // We pinned it to its home within its dwell. The host model is refreshed
+  // on its own thread, so a snapshot may predate the pin and still show the
+  // worker where it was: it is home all the same, and pinning it again would
+  // be a second move of the same worker.
+  bool PinnedHomeByUs() const {
+    return !held && dwell_node >= 0 && dwell_node == home;
+  }
+};
+
+enum class CandidateKind { kPin = 0, kIrq = 1 };
+
+// A possible move. Candidates are many on a big host and few are chosen, so
+// they hold numbers; reasons are written only for the chosen.
+struct Candidate {
+  CandidateKind kind = CandidateKind::kPin;
+  int index = -1;  // worker index, or IRQ index in the snapshot
+  double gain = 0;
+  int32_t id = 0;       // pid or IRQ number, for a deterministic order
+  int node = -1;        // target node index
+  int cpu = -1;         // the one CPU; -1 for a pin to all of the node's CPUs
+  double run_off = 0;   // pin: share of runtime off the node
+  double remote = -1;   // pin: share of faults remote; -1: no faults
+  int irq_reason = -1;  // index in Candidates::irq_reasons (IRQs are few)
+  int from = -1;        // node index it leaves; -1: several or unknown
+};
+
+struct MemoryCandidate {
+  int worker = -1;
+  double gain = 0;
+  uint64_t bytes = 0;
+  uint64_t faults = 0;     // judged on faults when > 0, else on pages
+  uint64_t off_home = 0;   // faults off the home node
+  bool finishing = false;  // a migration under way, carried on below threshold
+};
+
+struct Candidates {
+  std::vector<Candidate> moves;  // pins and IRQs
+  std::vector<std::string> irq_reasons;
+  std::vector<MemoryCandidate> memory;
+};
+
+// Why entities did not move, for the plan's notes.
+struct Tally {
+  int converged = 0;            // workers already home
+  int irqs_in_place = 0;        // NIC IRQs already with their consumers
+  int dwelling = 0;             // moved within dwell_s
+  int held = 0;                 // held down after a revert
+  int returning = 0;            // would go straight back within hold_down_s
+  int below_gain = 0;           // would gain less than min_gain
+  int deferred = 0;             // past max_moves_per_tick
+  int budget_deferred = 0;      // page migrations past this tick's budget
+  uint64_t budget_bytes = 0;    // this tick's page-migration budget
+  std::vector<int> full_nodes;  // node indices at their free-memory reserve
+};
+
+// max_moves_per_tick, shared by threads, IRQs and pages.
+class MoveLimit {
+ public:
+  explicit MoveLimit(int max) : max_(max) {}
+  // Counts one more move; past the limit counts it deferred instead.
+  bool Take(Tally& tally);
+
+ private:
+  int max_;
+  int taken_ = 0;
+};
+
+// The steps, in the order Decide() runs them.
+std::vector<Worker> CollectWorkers(const Context& ctx);
+void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan);
+void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
+                      Candidates& out, Tally& tally);
+void AddMemoryCandidates(const Context& ctx, const std::vector<Worker>& workers,
+                         Candidates& out, Tally& tally);
+void AddIrqCandidates(const Context& ctx, const std::vector<Worker>& workers,
+                      Candidates& out, Tally& tally, Plan& plan);
+void Select(const Context& ctx, const std::vector<Worker>& workers,
+            Candidates& candidates, Tally& tally, Plan& plan);
+void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
+              Plan& plan);
+
+// Used by Select for the chosen.
+std::string PinReason(const Context& ctx, const Worker& w, const Candidate& c);
+std::vector<Action> TakeMigrations(const Context& ctx,
+                                   const std::vector<Worker>& workers,
+                                   std::vector<MemoryCandidate>& memory,
+                                   const std::vector<bool>& pinned_now,
+                                   MoveLimit& limit, Tally& tally);
+
+}  // namespace locus::decide_internal
+
+#endif  // LOCUS_POLICY_ENGINE_H_

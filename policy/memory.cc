@@ -1,0 +1,180 @@
+// Memory follows threads: a worker on its home node whose faults (or, with
+// too few faults, pages) are mostly elsewhere gets its pages moved home,
+// within the tick's budget and the home node's free-memory reserve.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "policy/engine.h"
+
+namespace locus::decide_internal {
+namespace {
+
+constexpr uint64_t kNoCap = std::numeric_limits<uint64_t>::max();
+
+// A pass that just found nothing movable would find nothing again: the
+// pages counted off home are shared or file pages (seen with nginx workers,
+// whose libraries sit on the node that first read them).
+bool RecentlySettled(const Context& ctx, const EntityHistory* entry) {
+  return entry != nullptr && entry->settled() &&
+         ctx.snapshot.now_ns < entry->settled_ns + ctx.dwell_ns;
+}
+
+// How much of the worker's memory is off its home: by its faults when it
+// has enough of them, else by its pages.
+MemoryCandidate OffHome(const Context& ctx, const Worker& w, int wi,
+                        bool finishing) {
+  const v1::Memory& memory = ctx.policy.memory();
+  const uint64_t faults = w.faults;
+  const uint64_t off_home = faults - w.FaultsOn(w.home);
+  const uint64_t pages_off = w.total_pages - w.PagesOn(w.home);
+  bool by_faults = !finishing && faults > 0 && faults >= memory.min_faults();
+  // A fault counts on the node its page is on afterwards, and NUMA
+  // balancing migrates on the fault itself: a worker confined to its home
+  // whose pages AutoNUMA is moving there shows remote faults on home
+  // memory. Faults that contradict themselves so say nothing about where
+  // the rest of its memory is; its pages do.
+  if (by_faults && w.pinned == w.home &&
+      double(w.remote_faults) / faults >= memory.remote_threshold() &&
+      double(off_home) / faults < memory.remote_threshold()) {
+    by_faults = false;
+  }
+  return {
+      .worker = wi,
+      .gain = by_faults ? double(off_home) / faults
+                        : double(pages_off) / w.total_pages,
+      .bytes = pages_off * w.target->page_size,
+      .faults = by_faults ? faults : 0,
+      .off_home = off_home,
+      .finishing = finishing,
+  };
+}
+
+// Free memory above each node's reserve; kNoCap where the size is unknown.
+std::vector<uint64_t> Room(const Context& ctx) {
+  std::vector<uint64_t> room(ctx.nodes, kNoCap);
+  for (int n = 0; n < ctx.nodes; ++n) {
+    const Node& node = ctx.snapshot.topology.nodes[n];
+    if (node.mem_total_bytes == 0) continue;
+    uint64_t reserve =
+        node.mem_total_bytes / 100 * ctx.policy.memory().reserve_free_pct();
+    room[n] = node.mem_free_bytes > reserve ? node.mem_free_bytes - reserve : 0;
+  }
+  return room;
+}
+
+// Nothing of `m` fits: its home is full (noted once per node), or the
+// budget is spent.
+void CountStuck(const MemoryCandidate& m, int home, bool full, Tally& tally) {
+  if (full && m.bytes > 0) {
+    if (std::find(tally.full_nodes.begin(), tally.full_nodes.end(), home) ==
+        tally.full_nodes.end()) {
+      tally.full_nodes.push_back(home);
+    }
+  } else {
+    ++tally.budget_deferred;
+  }
+}
+
+Action Migration(const Context& ctx, const Worker& w, const MemoryCandidate& m,
+                 uint64_t bytes) {
+  const int home = ctx.Id(w.home);
+  std::string basis =
+      m.faults > 0  ? absl::StrCat(Pct(m.gain), " of NUMA faults (", m.off_home,
+                                   " of ", m.faults, ")")
+      : m.finishing ? absl::StrCat("migration under way, ", Pct(m.gain),
+                                   " of resident pages still")
+                    : absl::StrCat(Pct(m.gain), " of resident pages");
+  return {
+      .op =
+          MigratePages{
+              .pid = w.target->pid, .to_node = home, .max_bytes = bytes},
+      .reason =
+          absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ",
+                       basis, " off home node ", home, " -> migrate ",
+                       MiB(bytes), " of ", MiB(m.bytes), " to node ", home,
+                       " (budget ", ctx.policy.memory().budget_mb_per_s(),
+                       " MiB/s, expected gain ", Pct(m.gain), ")"),
+      .expected_gain = m.gain,
+  };
+}
+
+}  // namespace
+
+void AddMemoryCandidates(const Context& ctx, const std::vector<Worker>& workers,
+                         Candidates& out, Tally& tally) {
+  const v1::Memory& memory = ctx.policy.memory();
+  if (!memory.enabled() || !ctx.policy.placement().enabled()) return;
+  out.memory.reserve(workers.size());
+  for (size_t wi = 0; wi < workers.size(); ++wi) {
+    const Worker& w = workers[wi];
+    if (w.home < 0 || w.total_pages == 0) continue;
+    const EntityKey key{EntityKind::kMemory, w.target->pid};
+    const Standing standing = ctx.StandingOf(key);
+    if (standing.held || w.held) continue;
+    if (standing.dwell_node >= 0 && standing.dwell_node != w.home) {
+      ++tally.dwelling;
+      continue;
+    }
+    if (w.PagesOn(w.home) == w.total_pages) continue;
+    const EntityHistory* entry = ctx.history.Find(key);
+    if (RecentlySettled(ctx, entry)) {
+      ++tally.dwelling;
+      continue;
+    }
+    // The threshold starts a migration; it does not stop one half way. Pages
+    // moved home within the dwell time, whose last pass still found pages
+    // to move, keep following until a pass finds none (RecordSettled).
+    const bool finishing =
+        standing.dwell_node == w.home && entry != nullptr && !entry->settled();
+    const MemoryCandidate m = OffHome(ctx, w, static_cast<int>(wi), finishing);
+    if (!finishing &&
+        (m.gain < memory.remote_threshold() || m.gain < ctx.min_gain)) {
+      continue;
+    }
+    out.memory.push_back(m);
+  }
+}
+
+std::vector<Action> TakeMigrations(const Context& ctx,
+                                   const std::vector<Worker>& workers,
+                                   std::vector<MemoryCandidate>& memory,
+                                   const std::vector<bool>& pinned_now,
+                                   MoveLimit& limit, Tally& tally) {
+  std::sort(memory.begin(), memory.end(),
+            [&](const MemoryCandidate& a, const MemoryCandidate& b) {
+              return a.gain > b.gain ||
+                     (a.gain == b.gain && workers[a.worker].target->pid <
+                                              workers[b.worker].target->pid);
+            });
+  const double tick_s = ctx.snapshot.tick_ns / 1e9;
+  uint64_t budget = static_cast<uint64_t>(
+      ctx.policy.memory().budget_mb_per_s() * kMiB * tick_s);
+  tally.budget_bytes = budget;
+  std::vector<uint64_t> room = Room(ctx);
+  std::vector<Action> migrations;
+  for (const MemoryCandidate& m : memory) {
+    const Worker& w = workers[m.worker];
+    // Memory follows threads: only workers already confined to their home
+    // or pinned there in this plan.
+    if (w.pinned != w.home && !pinned_now[m.worker] && !w.PinnedHomeByUs()) {
+      continue;
+    }
+    const uint64_t page = std::max<uint64_t>(w.target->page_size, 1);
+    uint64_t bytes = std::min({m.bytes, budget, room[w.home]});
+    bytes -= bytes % page;
+    if (bytes == 0) {
+      CountStuck(m, w.home, room[w.home] < page, tally);
+      continue;
+    }
+    if (!limit.Take(tally)) continue;
+    budget -= bytes;
+    if (room[w.home] != kNoCap) room[w.home] -= bytes;
+    migrations.push_back(Migration(ctx, w, m, bytes));
+  }
+  return migrations;
+}
+
+}  // namespace locus::decide_internal

@@ -1,0 +1,67 @@
+// The plan's notes: why it is what it is when the actions do not say.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "policy/engine.h"
+
+namespace locus::decide_internal {
+namespace {
+
+// Moves the limits put off to a later tick.
+void AddDeferredNotes(const Context& ctx, const Tally& tally, Plan& plan) {
+  const v1::Policy& policy = ctx.policy;
+  if (tally.deferred > 0) {
+    plan.notes.push_back(absl::StrCat(
+        tally.deferred, " move(s) deferred: max_moves_per_tick=",
+        static_cast<int>(policy.stability().max_moves_per_tick())));
+  }
+  if (tally.budget_deferred > 0) {
+    plan.notes.push_back(absl::StrCat(
+        tally.budget_deferred, " page migration(s) deferred: budget of ",
+        MiB(tally.budget_bytes), " this tick spent"));
+  }
+  for (int n : tally.full_nodes) {
+    plan.notes.push_back(absl::StrCat("node ", ctx.Id(n),
+                                      " full: free memory at its ",
+                                      policy.memory().reserve_free_pct(),
+                                      "% reserve, pages not moved there"));
+  }
+}
+
+// Entities that History keeps where they are.
+void AddStabilityNotes(const Context& ctx, const Tally& tally, Plan& plan) {
+  const v1::Stability& stability = ctx.policy.stability();
+  if (tally.dwelling > 0) {
+    plan.notes.push_back(absl::StrCat(tally.dwelling,
+                                      " entity(ies) within dwell time (",
+                                      stability.dwell_s(), " s), not moved"));
+  }
+  if (tally.held > 0) {
+    plan.notes.push_back(
+        absl::StrCat(tally.held, " entity(ies) held down after a revert"));
+  }
+  if (tally.returning > 0) {
+    plan.notes.push_back(
+        absl::StrCat(tally.returning,
+                     " entity(ies) not moved back to the node we took them "
+                     "from less than hold_down_s (",
+                     stability.hold_down_s(), " s) ago"));
+  }
+}
+
+}  // namespace
+
+void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
+              Plan& plan) {
+  AddDeferredNotes(ctx, tally, plan);
+  AddStabilityNotes(ctx, tally, plan);
+  if (plan.actions.empty()) {
+    plan.notes.push_back(
+        absl::StrCat("converged: ", tally.converged, " of ", workers,
+                     " workers on their home node, ", tally.irqs_in_place,
+                     " NIC IRQs with their consumers, ", tally.below_gain,
+                     " possible move(s) below min_gain ", Pct(ctx.min_gain)));
+  }
+}
+
+}  // namespace locus::decide_internal

@@ -1,0 +1,265 @@
+// Placement: each node's quota of workers, a home node per worker, and the
+// pins that take misplaced workers home.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "policy/apportion.h"
+#include "policy/cpu_list.h"
+#include "policy/engine.h"
+
+namespace locus::decide_internal {
+namespace {
+
+// near_nic's NIC: the one the policy names, else the device with the most
+// queues (then by name): a choice that noise in interrupt counts cannot flip
+// from tick to tick.
+std::string NearNic(const Context& ctx) {
+  std::string nic = ctx.policy.placement().nic();
+  if (!nic.empty()) return nic;
+  absl::flat_hash_map<std::string, int> queues;
+  for (const IrqSample& irq : ctx.snapshot.irqs) {
+    if (!irq.net_device.empty() && irq.device_node >= 0) {
+      ++queues[irq.net_device];
+    }
+  }
+  int best = 0;
+  for (const auto& [name, count] : queues) {
+    if (count > best || (count == best && name < nic)) nic = name, best = count;
+  }
+  return nic;
+}
+
+int NicNode(const Context& ctx, const std::string& nic) {
+  for (const IrqSample& irq : ctx.snapshot.irqs) {
+    if (irq.net_device == nic && irq.device_node >= 0) {
+      return ctx.NodeIndexOfId(irq.device_node);
+    }
+  }
+  return -1;
+}
+
+// Fills the nodes nearest the NIC's, up to node_capacity workers per CPU;
+// the workers beyond every node's capacity go by CPUs.
+std::vector<int> NearNicQuotas(const Context& ctx, int nic_node, int total,
+                               const std::vector<double>& cpus) {
+  std::vector<int> order;
+  for (int n = 0; n < ctx.nodes; ++n) {
+    if (!ctx.worker_cpus[n].empty()) order.push_back(n);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const int da = ctx.Distance(nic_node, a);
+    const int db = ctx.Distance(nic_node, b);
+    return da < db || (da == db && a == nic_node && b != nic_node);
+  });
+  std::vector<int> quota(ctx.nodes, 0);
+  int left = total;
+  for (int n : order) {
+    int capacity = std::max(
+        1, static_cast<int>(ctx.policy.placement().node_capacity() * cpus[n]));
+    quota[n] = std::min(capacity, left);
+    left -= quota[n];
+  }
+  if (left > 0) {
+    std::vector<int> extra = Apportion(left, cpus);
+    for (int n = 0; n < ctx.nodes; ++n) quota[n] += extra[n];
+  }
+  return quota;
+}
+
+// How many workers each node should hold.
+std::vector<int> Quotas(const Context& ctx, const std::vector<Worker>& workers,
+                        Plan& plan) {
+  const int total = static_cast<int>(workers.size());
+  std::vector<double> cpus(ctx.nodes);
+  for (int n = 0; n < ctx.nodes; ++n) cpus[n] = ctx.worker_cpus[n].size();
+  std::vector<int> prefer(ctx.nodes, 0);
+  for (const Worker& w : workers) {
+    if (w.pref >= 0) ++prefer[w.pref];
+  }
+  if (ctx.policy.placement().strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
+    return Apportion(total, cpus, prefer);
+  }
+  const std::string nic = NearNic(ctx);
+  const int nic_node = NicNode(ctx, nic);
+  if (nic_node < 0 || ctx.worker_cpus[nic_node].empty()) {
+    plan.notes.push_back(
+        absl::StrCat("near_nic: no NIC with a known node",
+                     nic.empty() ? "" : absl::StrCat(" (", nic, ")"),
+                     " and usable CPUs; spreading workers instead"));
+    return Apportion(total, cpus, prefer);
+  }
+  return NearNicQuotas(ctx, nic_node, total, cpus);
+}
+
+// The rest: the node with places left that holds most of its pages, the
+// nearest to where it would rather be on a tie.
+int PlaceLeft(const Context& ctx, const Worker& w, std::vector<int>& left) {
+  int best = -1;
+  for (int n = 0; n < ctx.nodes; ++n) {
+    if (left[n] <= 0) continue;
+    if (best < 0 || w.PagesOn(n) > w.PagesOn(best) ||
+        (w.PagesOn(n) == w.PagesOn(best) &&
+         ctx.Distance(w.pref, n) < ctx.Distance(w.pref, best))) {
+      best = n;
+    }
+  }
+  if (best >= 0) --left[best];
+  return best >= 0 ? best : w.pref;
+}
+
+// pin_to cpu: workers already on one CPU of their home keep it; others get
+// the CPU with the fewest workers, then the least busy.
+class CpuChooser {
+ public:
+  CpuChooser(const Context& ctx, const std::vector<Worker>& workers)
+      : ctx_(ctx), load_(ctx.cpu_index.size(), 0) {
+    for (const Worker& w : workers) {
+      if (w.home >= 0 && w.pinned_cpu >= 0 &&
+          ctx.NodeOfCpu(w.pinned_cpu) == w.home) {
+        ++load_[w.pinned_cpu];
+      }
+    }
+  }
+
+  // A CPU of `node` for one more worker; -1 when it has none.
+  int Take(int node) {
+    int best = -1;
+    for (int cpu : ctx_.worker_cpus[node]) {
+      if (best < 0 || load_[cpu] < load_[best] ||
+          (load_[cpu] == load_[best] && Busy(cpu) < Busy(best))) {
+        best = cpu;
+      }
+    }
+    if (best >= 0) ++load_[best];
+    return best;
+  }
+
+ private:
+  double Busy(int cpu) const {
+    return cpu < static_cast<int>(ctx_.snapshot.cpus.size())
+               ? ctx_.snapshot.cpus[cpu].busy
+               : 0;
+  }
+
+  const Context& ctx_;
+  std::vector<int> load_;  // workers per CPU
+};
+
+// The worker stays where it is this tick (counted in `tally` by why).
+bool Stays(const Context& ctx, const Worker& w, bool per_cpu, Tally& tally) {
+  const bool in_place =
+      w.PinnedHomeByUs() ||
+      (per_cpu ? (w.pinned_cpu >= 0 && ctx.NodeOfCpu(w.pinned_cpu) == w.home)
+               : w.pinned == w.home);
+  if (in_place) {
+    ++tally.converged;
+  } else if (w.held) {
+    ++tally.held;
+  } else if (w.dwell_node >= 0 && w.dwell_node != w.home) {
+    ++tally.dwelling;
+  } else if (w.pinned >= 0 && !ctx.worker_cpus[w.pinned].empty() &&
+             ctx.WouldReturn({EntityKind::kTask, w.target->pid}, w.home)) {
+    // (Only while the policy still allows the node it is on.)
+    ++tally.returning;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Share of its runtime off its home node.
+double RunOff(const Worker& w) {
+  if (w.total_run > 0) {
+    return double(w.total_run - w.RunOn(w.home)) / w.total_run;
+  }
+  return w.pinned >= 0 && w.pinned != w.home ? 1 : 0;
+}
+
+// Faults on memory elsewhere stay remote once pinned home; the rest become
+// local.
+double FaultGain(const Context& ctx, const Worker& w) {
+  if (w.faults == 0 || w.faults < ctx.policy.memory().min_faults()) return 0;
+  double off_home = double(w.faults - w.FaultsOn(w.home)) / w.faults;
+  return std::max(0.0, double(w.remote_faults) / w.faults - off_home);
+}
+
+}  // namespace
+
+void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
+  if (workers.empty() || !ctx.policy.placement().enabled()) return;
+  std::vector<int> left = Quotas(ctx, workers, plan);
+  // Strongest claims first; within a rank the snapshot's order decides.
+  for (int rank = kHeld; rank >= kLastCpu; --rank) {
+    for (Worker& w : workers) {
+      if (w.rank != rank || w.pref < 0) continue;
+      if (left[w.pref] > 0 || w.held) {
+        w.home = w.pref;
+        --left[w.pref];
+      }
+    }
+  }
+  for (Worker& w : workers) {
+    if (w.home < 0) w.home = PlaceLeft(ctx, w, left);
+  }
+}
+
+void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
+                      Candidates& out, Tally& tally) {
+  if (!ctx.policy.placement().enabled()) return;
+  out.moves.reserve(workers.size() + ctx.snapshot.irqs.size());
+  const bool per_cpu =
+      ctx.policy.placement().pin_to() == v1::Placement::PIN_TO_CPU;
+  CpuChooser chooser(ctx, workers);
+  for (size_t wi = 0; wi < workers.size(); ++wi) {
+    const Worker& w = workers[wi];
+    if (w.home < 0 || Stays(ctx, w, per_cpu, tally)) continue;
+    const double run_off = RunOff(w);
+    const double gain = std::max(run_off, FaultGain(ctx, w));
+    if (gain < ctx.min_gain || gain <= 0) {
+      ++tally.below_gain;
+      continue;
+    }
+    const int cpu = per_cpu ? chooser.Take(w.home) : -1;
+    if (per_cpu && cpu < 0) continue;
+    out.moves.push_back(Candidate{
+        .kind = CandidateKind::kPin,
+        .index = static_cast<int>(wi),
+        .gain = gain,
+        .id = w.target->pid,
+        .node = w.home,
+        .cpu = cpu,
+        .run_off = run_off,
+        .remote = w.faults > 0 ? double(w.remote_faults) / w.faults : -1,
+        .from = w.pinned,
+    });
+  }
+}
+
+std::string PinReason(const Context& ctx, const Worker& w, const Candidate& c) {
+  const double tick_s = std::max<uint64_t>(ctx.snapshot.tick_ns, 1) / 1e9;
+  std::string reason =
+      absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ");
+  if (w.pinned >= 0) {
+    absl::StrAppend(&reason, "pinned to node ", ctx.Id(w.pinned));
+  } else {
+    absl::StrAppend(&reason, Pct(c.run_off), " of runtime off node ",
+                    ctx.Id(c.node));
+  }
+  if (c.remote >= 0) {
+    absl::StrAppend(&reason, ", ", Pct(c.remote), " remote faults");
+  }
+  absl::StrAppend(
+      &reason, ", ", absl::StrFormat("%.0f", w.cross_node_migrations / tick_s),
+      " cross-node migrations/s -> pin to node ", ctx.Id(c.node),
+      c.cpu >= 0
+          ? absl::StrCat(" cpu ", c.cpu)
+          : absl::StrCat(" cpus ", FormatCpuList(ctx.worker_cpus[c.node])),
+      " (expected gain ", Pct(c.gain), ")");
+  return reason;
+}
+
+}  // namespace locus::decide_internal

@@ -1,0 +1,84 @@
+// Selection: the candidates with the most gain, within max_moves_per_tick,
+// become the plan's actions.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "policy/engine.h"
+
+namespace locus::decide_internal {
+namespace {
+
+// By gain, then kind and id: (kind, id) is unique, so the order is total
+// and the plan deterministic.
+void SortByGain(std::vector<Candidate>& moves) {
+  std::sort(moves.begin(), moves.end(),
+            [](const Candidate& a, const Candidate& b) {
+              if (a.gain != b.gain) return a.gain > b.gain;
+              if (a.kind != b.kind) return a.kind < b.kind;
+              return a.id < b.id;
+            });
+}
+
+int FromId(const Context& ctx, const Candidate& c) {
+  return c.from >= 0 ? ctx.Id(c.from) : -1;
+}
+
+// One PinThread per thread of the worker: all of them are one move.
+void AddPins(const Context& ctx, const Worker& w, const Candidate& c,
+             std::vector<Action>& pins) {
+  const std::vector<int> cpus =
+      c.cpu >= 0 ? std::vector<int>{c.cpu} : ctx.worker_cpus[c.node];
+  const std::string reason = PinReason(ctx, w, c);
+  for (const ThreadSample& thread : w.target->threads) {
+    pins.push_back({
+        .op = PinThread{.pid = w.target->pid,
+                        .tid = thread.tid,
+                        .node = ctx.Id(c.node),
+                        .cpus = cpus},
+        .reason = reason,
+        .expected_gain = c.gain,
+        .from_node = FromId(ctx, c),
+    });
+  }
+}
+
+Action IrqMove(const Context& ctx, const Candidate& c, std::string reason) {
+  return {
+      .op = SetIrqAffinity{.irq = ctx.snapshot.irqs[c.index].irq,
+                           .cpus = {c.cpu}},
+      .reason = std::move(reason),
+      .expected_gain = c.gain,
+      .from_node = FromId(ctx, c),
+  };
+}
+
+}  // namespace
+
+void Select(const Context& ctx, const std::vector<Worker>& workers,
+            Candidates& candidates, Tally& tally, Plan& plan) {
+  MoveLimit limit(
+      static_cast<int>(ctx.policy.stability().max_moves_per_tick()));
+  SortByGain(candidates.moves);
+  std::vector<bool> pinned_now(workers.size(), false);
+  std::vector<Action> pins, irqs;
+  for (const Candidate& c : candidates.moves) {
+    if (!limit.Take(tally)) continue;
+    if (c.kind == CandidateKind::kPin) {
+      pinned_now[c.index] = true;
+      AddPins(ctx, workers[c.index], c, pins);
+    } else {
+      irqs.push_back(
+          IrqMove(ctx, c, std::move(candidates.irq_reasons[c.irq_reason])));
+    }
+  }
+  std::vector<Action> migrations =
+      TakeMigrations(ctx, workers, candidates.memory, pinned_now, limit, tally);
+  // Threads first so memory moves towards where they already run.
+  for (auto* list : {&pins, &migrations, &irqs}) {
+    for (Action& a : *list) plan.actions.push_back(std::move(a));
+  }
+}
+
+}  // namespace locus::decide_internal

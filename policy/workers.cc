@@ -1,0 +1,132 @@
+// The workers: the targets the policy selects, what their threads did this
+// tick, where they are confined, and which node each would rather keep.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "policy/engine.h"
+
+namespace locus::decide_internal {
+namespace {
+
+struct Claim {
+  int node = -1;
+  int rank = kLastCpu;
+};
+
+// The targets the policy selects, in the snapshot's order.
+std::vector<Worker> SelectTargets(const Context& ctx) {
+  const v1::Targets& selected = ctx.policy.targets();
+  const absl::flat_hash_set<std::string> comms(selected.comm().begin(),
+                                               selected.comm().end());
+  std::vector<Worker> workers;
+  workers.reserve(ctx.snapshot.targets.size());
+  for (const Target& target : ctx.snapshot.targets) {
+    if (!comms.contains(target.comm)) continue;
+    if (selected.workers_only() && target.role != TargetRole::kWorker) {
+      continue;
+    }
+    workers.push_back(Worker{.target = &target});
+  }
+  return workers;
+}
+
+// Adds up the worker's threads; its runtime per node goes to `run`.
+void SumThreads(const Context& ctx, Worker& w, std::vector<uint64_t>& run) {
+  run.assign(ctx.nodes, 0);
+  for (const ThreadSample& thread : w.target->threads) {
+    size_t n_max = std::min<size_t>(ctx.nodes, thread.runtime_ns.size());
+    for (size_t n = 0; n < n_max; ++n) {
+      run[n] += thread.runtime_ns[n];
+      w.total_run += thread.runtime_ns[n];
+    }
+    size_t m_max = std::min<size_t>(ctx.nodes, thread.faults.size());
+    for (size_t m = 0; m < m_max; ++m) {
+      w.faults += thread.faults[m].local + thread.faults[m].remote;
+      w.remote_faults += thread.faults[m].remote;
+    }
+    w.net_rx_ns += thread.net_rx_softirq_ns;
+    w.cross_node_migrations += thread.cross_node_migrations;
+  }
+  for (int n = 0; n < ctx.nodes; ++n) w.total_pages += w.PagesOn(n);
+}
+
+// Sets the node (and the one CPU) every thread is confined to, if any.
+void FindConfinement(const Context& ctx, Worker& w) {
+  int node = -1;
+  int cpu = -2;  // -2: none seen yet
+  if (w.target->threads.empty()) return;
+  for (const ThreadSample& thread : w.target->threads) {
+    int n = ctx.CommonNode(thread.allowed_cpus);
+    if (n < 0 || (node >= 0 && n != node)) return;
+    node = n;
+    int single = thread.allowed_cpus.size() == 1 ? thread.allowed_cpus[0] : -1;
+    cpu = (cpu == -2 || cpu == single) ? single : -1;
+  }
+  w.pinned = node;
+  w.pinned_cpu = cpu >= 0 ? cpu : -1;
+}
+
+// The node index with the most of `amount`, the first of equals; -1 when
+// none has any.
+template <typename Amount>
+int Most(int nodes, Amount amount) {
+  int best = -1;
+  uint64_t most = 0;
+  for (int n = 0; n < nodes; ++n) {
+    if (amount(n) > most) most = amount(n), best = n;
+  }
+  return best;
+}
+
+// The node the worker's history names as its home, while placement may
+// still use it.
+int HistoryNode(const Context& ctx, const Worker& w) {
+  const EntityHistory* entry =
+      ctx.history.Find({EntityKind::kTask, w.target->pid});
+  int node = entry != nullptr ? ctx.NodeIndexOfId(entry->node) : -1;
+  return node >= 0 && !ctx.worker_cpus[node].empty() ? node : -1;
+}
+
+Claim Prefer(const Context& ctx, const Worker& w,
+             const std::vector<uint64_t>& run) {
+  const int run_node = Most(ctx.nodes, [&](int n) { return run[n]; });
+  const int mem_node = Most(ctx.nodes, [&](int n) { return w.PagesOn(n); });
+  if (w.held) return {w.pinned >= 0 ? w.pinned : run_node, kHeld};
+  if (int home = HistoryNode(ctx, w); home >= 0) return {home, kOurHome};
+  if (w.pinned >= 0 && !ctx.worker_cpus[w.pinned].empty()) {
+    return {w.pinned, kPinned};
+  }
+  // Moving a thread is cheap, moving its memory is not.
+  if (mem_node >= 0 && 2 * w.PagesOn(mem_node) >= w.total_pages) {
+    return {mem_node, kWhereItIs};
+  }
+  if (run_node >= 0) return {run_node, kWhereItIs};
+  for (const ThreadSample& thread : w.target->threads) {
+    if (int n = ctx.NodeOfCpu(thread.cpu); n >= 0) return {n, kLastCpu};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<Worker> CollectWorkers(const Context& ctx) {
+  std::vector<Worker> workers = SelectTargets(ctx);
+  std::vector<uint64_t> run;  // scratch: one worker's runtime per node
+  for (Worker& w : workers) {
+    SumThreads(ctx, w, run);
+    FindConfinement(ctx, w);
+    const Standing standing =
+        ctx.StandingOf({EntityKind::kTask, w.target->pid});
+    w.held = standing.held;
+    w.dwell_node = standing.dwell_node;
+    const Claim claim = Prefer(ctx, w, run);
+    w.pref = claim.node;
+    w.rank = claim.rank;
+    if (w.pref >= 0 && ctx.worker_cpus[w.pref].empty() && !w.held) w.pref = -1;
+  }
+  return workers;
+}
+
+}  // namespace locus::decide_internal
