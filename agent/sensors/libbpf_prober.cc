@@ -95,8 +95,6 @@ ProbeResult LibbpfProber::Probe(Feature f) {
       return ProbeTracing(BPF_TRACE_ITER, "bpf_iter_task", BTF_KIND_FUNC);
     case Feature::kTaskStorage:
       return ProbeMap(BPF_MAP_TYPE_TASK_STORAGE);
-    case Feature::kRingbuf:
-      return ProbeMap(BPF_MAP_TYPE_RINGBUF);
     case Feature::kNumFeatures:
       break;
   }
