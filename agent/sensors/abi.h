@@ -7,6 +7,7 @@
 #include <linux/types.h>
 
 #include <cstddef>
+#include <iterator>
 
 #include "locus/numa.h"
 #include "locus/sched.h"
@@ -61,6 +62,11 @@ static_assert(sizeof(locus_softirq_cpu) == 32 + 24 * LOCUS_NR_SOFTIRQS + 48);
 static_assert(sizeof(locus_irq_stat) == 16);
 static_assert(offsetof(locus_softirq_task, net_rx_ns) == 24);
 static_assert(sizeof(locus_softirq_task) == 40);
+
+// One name per drop counter (LOCUS_DROP_NAMES).
+static_assert(std::size(kLocusSchedDropNames) == LOCUS_SCHED_NR_DROPS);
+static_assert(std::size(kLocusNumaDropNames) == LOCUS_NUMA_NR_DROPS);
+static_assert(std::size(kLocusSoftirqDropNames) == LOCUS_SOFTIRQ_NR_DROPS);
 
 // Map values are copied out in 8-byte units.
 static_assert(sizeof(locus_irq_stat) % 8 == 0);

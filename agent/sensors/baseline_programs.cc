@@ -1,10 +1,7 @@
 #include "agent/sensors/baseline_programs.h"
 
-#include <errno.h>
-#include <string.h>
-
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "agent/sensors/bpf_skeleton.h"
+#include "common/status_macros.h"
 #include "empty.skel.h"
 
 namespace locus {
@@ -12,27 +9,22 @@ namespace {
 
 class SkeletonBaseline : public BaselinePrograms {
  public:
-  explicit SkeletonBaseline(empty_bpf* skel) : skel_(skel) {}
-  ~SkeletonBaseline() override { empty_bpf__destroy(skel_); }
+  absl::Status Start() {
+    RETURN_IF_ERROR(skel_.Open());
+    RETURN_IF_ERROR(skel_.Load());
+    return skel_.Attach();
+  }
 
  private:
-  empty_bpf* skel_;
+  BpfSkeleton<empty_bpf> skel_{"empty"};
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<BaselinePrograms>> LoadBaselinePrograms() {
-  empty_bpf* skel = empty_bpf__open_and_load();
-  if (!skel) {
-    return absl::UnavailableError(
-        absl::StrCat("loading empty.bpf.o: ", strerror(errno)));
-  }
-  auto owner = std::make_unique<SkeletonBaseline>(skel);
-  if (int err = empty_bpf__attach(skel)) {
-    return absl::UnavailableError(
-        absl::StrCat("attaching empty.bpf.o: ", strerror(-err)));
-  }
-  return std::unique_ptr<BaselinePrograms>(std::move(owner));
+  auto programs = std::make_unique<SkeletonBaseline>();
+  RETURN_IF_ERROR(programs->Start());
+  return std::unique_ptr<BaselinePrograms>(std::move(programs));
 }
 
 }  // namespace locus

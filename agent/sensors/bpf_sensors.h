@@ -1,6 +1,6 @@
-// The BPF-backed SensorSource: loads bpf/{sched,numa,softirq}.bpf.c through
-// their skeletons with the sources ChooseSources() picked, and reads their
-// maps and task iterators into a SensorReading.
+// The BPF-backed SensorSource: the sched, numa and softirq sensors
+// (sched_sensor.h, numa_sensor.h, softirq_sensor.h) opened with the sources
+// ChooseSources() picked, and read in turn into one SensorReading.
 #ifndef LOCUS_AGENT_SENSORS_BPF_SENSORS_H_
 #define LOCUS_AGENT_SENSORS_BPF_SENSORS_H_
 

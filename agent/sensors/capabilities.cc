@@ -1,15 +1,12 @@
 #include "agent/sensors/capabilities.h"
 
-#include <errno.h>
 #include <linux/capability.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <initializer_list>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "common/os_error.h"
 
 namespace locus {
 namespace {
@@ -31,9 +28,7 @@ absl::StatusOr<std::vector<std::string>> Missing(
   __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3,
                                      .pid = 0};
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-  if (syscall(SYS_capget, &header, data) != 0) {
-    return absl::InternalError(absl::StrCat("capget: ", strerror(errno)));
-  }
+  if (syscall(SYS_capget, &header, data) != 0) return LastErrnoStatus("capget");
   std::vector<std::string> missing;
   for (const Cap& c : needed) {
     uint32_t word = data[c.bit / 32].effective;

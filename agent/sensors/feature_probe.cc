@@ -13,7 +13,7 @@ namespace locus {
 namespace {
 
 constexpr absl::string_view kNames[kNumFeatures] = {
-    "fentry", "tp_btf", "raw_tp", "iter_task", "task_storage", "ringbuf",
+    "fentry", "tp_btf", "raw_tp", "iter_task", "task_storage",
 };
 
 // strerrorname_np needs glibc 2.32; Debian 12 has 2.36.

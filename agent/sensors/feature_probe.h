@@ -21,12 +21,11 @@ enum class Feature : int {
   kRawTp,        // raw tracepoints (raw_tp/)
   kIterTask,     // task iterator programs (iter/task)
   kTaskStorage,  // BPF_MAP_TYPE_TASK_STORAGE
-  kRingbuf,      // BPF_MAP_TYPE_RINGBUF
   kNumFeatures,
 };
 inline constexpr int kNumFeatures = static_cast<int>(Feature::kNumFeatures);
 
-// "fentry", "tp_btf", "raw_tp", "iter_task", "task_storage", "ringbuf".
+// "fentry", "tp_btf", "raw_tp", "iter_task", "task_storage".
 absl::string_view FeatureName(Feature f);
 std::optional<Feature> FeatureFromName(absl::string_view name);
 

@@ -5,9 +5,11 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/bpf.h>
-#include <unistd.h>
 
 #include <memory>
+
+#include "agent/sensors/libbpf_log.h"
+#include "common/unique_fd.h"
 
 namespace locus {
 namespace {
@@ -24,13 +26,6 @@ constexpr bpf_insn kReturnZero[] = {
      .src_reg = 0,
      .off = 0,
      .imm = 0},
-};
-
-struct FdCloser {
-  int fd = -1;
-  ~FdCloser() {
-    if (fd >= 0) close(fd);
-  }
 };
 
 ProbeResult Fail(int err, const char* detail) {
@@ -59,25 +54,22 @@ ProbeResult ProbeTracing(bpf_attach_type attach, const char* name,
   if (id < 0) return Fail(-id, "finding the BTF target");
   LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach,
               .attach_btf_id = static_cast<__u32>(id));
-  FdCloser prog{bpf_prog_load(BPF_PROG_TYPE_TRACING, "locus_probe", "GPL",
-                              kReturnZero, 2, &opts)};
-  if (prog.fd < 0) return Fail(-prog.fd, "load");
-  FdCloser link;
-  if (attach == BPF_TRACE_ITER) {
-    link.fd = bpf_link_create(prog.fd, 0, BPF_TRACE_ITER, nullptr);
-  } else {
-    link.fd = bpf_raw_tracepoint_open(nullptr, prog.fd);
-  }
-  if (link.fd < 0) return Fail(-link.fd, "attach");
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_TRACING, "locus_probe", "GPL",
+                              kReturnZero, 2, &opts));
+  if (!prog) return Fail(-prog.get(), "load");
+  UniqueFd link(attach == BPF_TRACE_ITER
+                    ? bpf_link_create(prog.get(), 0, BPF_TRACE_ITER, nullptr)
+                    : bpf_raw_tracepoint_open(nullptr, prog.get()));
+  if (!link) return Fail(-link.get(), "attach");
   return Ok();
 }
 
 ProbeResult ProbeRawTp() {
-  FdCloser prog{bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "locus_probe",
-                              "GPL", kReturnZero, 2, nullptr)};
-  if (prog.fd < 0) return Fail(-prog.fd, "load");
-  FdCloser link{bpf_raw_tracepoint_open("sched_switch", prog.fd)};
-  if (link.fd < 0) return Fail(-link.fd, "attach");
+  UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "locus_probe",
+                              "GPL", kReturnZero, 2, nullptr));
+  if (!prog) return Fail(-prog.get(), "load");
+  UniqueFd link(bpf_raw_tracepoint_open("sched_switch", prog.get()));
+  if (!link) return Fail(-link.get(), "attach");
   return Ok();
 }
 
@@ -90,6 +82,7 @@ ProbeResult ProbeMap(bpf_map_type type) {
 }  // namespace
 
 ProbeResult LibbpfProber::Probe(Feature f) {
+  RouteLibbpfLogs();
   switch (f) {
     case Feature::kFentry:
       return ProbeTracing(BPF_TRACE_FENTRY, "task_numa_fault", BTF_KIND_FUNC);
@@ -102,8 +95,6 @@ ProbeResult LibbpfProber::Probe(Feature f) {
       return ProbeTracing(BPF_TRACE_ITER, "bpf_iter_task", BTF_KIND_FUNC);
     case Feature::kTaskStorage:
       return ProbeMap(BPF_MAP_TYPE_TASK_STORAGE);
-    case Feature::kRingbuf:
-      return ProbeMap(BPF_MAP_TYPE_RINGBUF);
     case Feature::kNumFeatures:
       break;
   }

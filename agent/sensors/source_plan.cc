@@ -35,27 +35,13 @@ TraceSource ChooseTrace(FeatureSet& features, SensorChoice& choice) {
 }  // namespace
 
 const char* SourceName(TraceSource s) {
-  switch (s) {
-    case TraceSource::kTpBtf:
-      return "tp_btf";
-    case TraceSource::kRawTp:
-      return "raw_tp";
-    case TraceSource::kNone:
-      break;
-  }
-  return "none";
+  static constexpr const char* kNames[] = {"none", "tp_btf", "raw_tp"};
+  return kNames[static_cast<int>(s)];
 }
 
 const char* SourceName(NumaSource s) {
-  switch (s) {
-    case NumaSource::kFentry:
-      return "fentry";
-    case NumaSource::kIterTask:
-      return "iter_task";
-    case NumaSource::kProcfs:
-      break;
-  }
-  return "procfs";
+  static constexpr const char* kNames[] = {"fentry", "iter_task", "procfs"};
+  return kNames[static_cast<int>(s)];
 }
 
 SourcePlan ChooseSources(FeatureSet& features) {

@@ -12,10 +12,11 @@
 namespace locus {
 
 // sched and softirq: tp_btf programs with task storage read by iter/task,
-// else raw_tp programs with tid-keyed LRU hashes.
+// else raw_tp programs with tid-keyed LRU hashes. SourceName() names them by
+// value: a new source goes last, with its name.
 enum class TraceSource { kNone, kTpBtf, kRawTp };
 // numa: fentry/task_numa_fault, else iter/task over task->numa_faults, else
-// /proc/PID/task/TID/sched.
+// /proc/PID/task/TID/sched. Named by value as TraceSource is.
 enum class NumaSource { kFentry, kIterTask, kProcfs };
 
 struct SensorChoice {

@@ -6,19 +6,18 @@
 #    run_time_ns / run_cnt per program) while nginx serves `wrk -t1 -c50` on
 #    loopback, with the sensors (locusd --observe) and empty programs on the
 #    same hooks (locus_bench_empty) loaded side by side in the same run,
-#    over several windows: at a few thousand events/s a single window's
-#    ratio moves by +-0.3 from run to run, so the verdict is on the median.
-#    Target: each sensor program <= 2x the empty one on its hook. locusd
-#    attaches the softirq programs in windows (--softirq_window): their
-#    events/s are those seen, a tenth or so of the hook's rate.
+#    over several windows; the verdict is on the median ratio. Target: each
+#    sensor program <= 2x the empty one on its hook. locusd attaches the
+#    softirq programs in windows (--softirq_window): their events/s are
+#    those seen, not the hook's rate.
 # 2. nginx requests/s with the sensors loaded, not loaded, and with only the
-#    empty programs loaded (the floor), in rotated order, median of each
-#    (single runs vary +-20% here). bpf_stats is off for this part so only
-#    the sensors' own cost is in it. Target: on/off >= 0.99.
+#    empty programs loaded (the floor), in rotated order, median of each.
+#    bpf_stats is off for this part so only the sensors' own cost is in it.
+#    Target: on/off >= 0.99.
 #
 # nginx runs one worker pinned to the last CPU and wrk one thread pinned to
-# CPU 0: with both free to float over the 2 CPUs here, run-to-run spread
-# (+-20%) drowns a 1% effect even in the median of many pairs.
+# CPU 0, so that where they float is not part of the spread.
+# Why each of these choices, and what the runs here showed: NOTES.md.
 #
 # Env: WRK_SECONDS (default 4), WINDOWS (part 1's, default 5),
 #      PAIRS (part 2's rounds, default 10; 0 skips part 2),
@@ -51,7 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A private nginx: 2 workers, one small static file, no logs on disk.
+# A private nginx: one worker, one small static file, no logs on disk.
 mkdir -p "$work/html" "$work/logs"
 head -c 612 /dev/zero | tr '\0' 'x' > "$work/html/index.html"
 cat > "$work/nginx.conf" <<CONF
@@ -80,8 +79,8 @@ start_sensors() {
   # shellcheck disable=SC2086 # LOCUSD_FLAGS is a list of flags
   "$locusd" --observe=3600 --json ${LOCUSD_FLAGS:-} >/dev/null 2>"$work/locusd.err" &
   sensors_pid=$!
-  # Loaded once it stops using CPU: verifying and attaching the programs
-  # takes a second or more here, and a run started meanwhile measures that.
+  # Loaded once it stops using CPU: a run started while the programs are
+  # verified and attached measures that.
   local last=-1 now
   for _ in $(seq 100); do
     sleep 0.2
@@ -99,9 +98,9 @@ stop_sensors() {
 
 echo "== per-program cost (bpf_stats, ${windows} windows of wrk -t1 -c50 -d${secs}s, sensors + empty programs side by side)"
 # Programs on one hook run in attach order and the first pays for the cold
-# caches (here that alone moves a program from ~30 to ~300 ns/event), so the
-# sensors are sandwiched between two sets of empty programs: one attached
-# before them, one after. Each sensor is compared with the mean of the two.
+# caches, so the sensors are sandwiched between two sets of empty programs:
+# one attached before them, one after. Each sensor is compared with the mean
+# of the two.
 start_empty() {
   rm -f "$work/empty$1.out"
   "$empty" > "$work/empty$1.out" 2>&1 &
@@ -197,10 +196,9 @@ PY
 
 [ "$pairs" -gt 0 ] || exit 0
 echo "== nginx req/s: sensors on, off, and empty programs alone, ${pairs} rounds of ${secs}s runs (bpf_stats off)"
-# Each round runs the three in a rotated order: with a fixed order the run
-# right after locusd has loaded (verifier, BTF) read ~3% low here whatever
-# it measured. The empty programs on the sensors' hooks are the floor any
-# sensor on these hooks pays.
+# Each round runs the three in a rotated order, so no configuration always
+# follows locusd's load (verifier, BTF). The empty programs on the sensors'
+# hooks are the floor any sensor on these hooks pays.
 start_config() {
   case $1 in
     off) ;;

@@ -66,7 +66,7 @@ TEST(FeatureProbeTest, ProbesOnceAndCaches) {
   EXPECT_TRUE(features.Has(Feature::kTpBtf));
   EXPECT_EQ(prober.calls[Feature::kFentry], 1);
   EXPECT_EQ(prober.calls[Feature::kTpBtf], 1);
-  EXPECT_EQ(prober.calls[Feature::kRingbuf], 0);  // never asked
+  EXPECT_EQ(prober.calls[Feature::kIterTask], 0);  // never asked
   EXPECT_EQ(features.Explain(Feature::kFentry),
             "EPERM (Operation not permitted) at load");
 }

@@ -19,8 +19,8 @@ TEST(OneShotPrivileged, ProbeJsonNamesEverySensorAndFeature) {
   ASSERT_EQ(RunProbe(o, out, err), 0) << err.str();
   for (const char* key :
        {"\"fentry\":", "\"tp_btf\":", "\"raw_tp\":", "\"iter_task\":",
-        "\"task_storage\":", "\"ringbuf\":", "\"sched\":{\"source\":",
-        "\"numa\":{\"source\":", "\"softirq\":{\"source\":"}) {
+        "\"task_storage\":", "\"sched\":{\"source\":", "\"numa\":{\"source\":",
+        "\"softirq\":{\"source\":"}) {
     EXPECT_THAT(out.str(), HasSubstr(key));
   }
 }

@@ -88,7 +88,7 @@ class Privileged : public testing::Test {
 TEST_F(Privileged, ProbeMatchesLabMd) {
   FeatureSet features(&prober_, {});
   for (Feature f : {Feature::kTpBtf, Feature::kRawTp, Feature::kIterTask,
-                    Feature::kTaskStorage, Feature::kRingbuf}) {
+                    Feature::kTaskStorage}) {
     EXPECT_TRUE(features.Has(f))
         << FeatureName(f) << ": " << features.Explain(f);
   }

@@ -17,4 +17,15 @@
 #define LOCUS_NR_SOFTIRQS 10
 #define LOCUS_COMM_LEN 16
 
+/* Declares, beside an enum of drop counters, the name the agent reports
+ * each under, in enum order (nullptr: reported some other way). C++ only,
+ * the programs have no use for them; agent/sensors/abi.h checks there is
+ * one per counter. */
+#ifdef __cplusplus
+#define LOCUS_DROP_NAMES(table, ...) \
+  inline constexpr const char *table[] = {__VA_ARGS__}
+#else
+#define LOCUS_DROP_NAMES(table, ...)
+#endif
+
 #endif /* LOCUS_BPF_LIMITS_H_ */

@@ -48,4 +48,9 @@ enum locus_numa_drop {
   LOCUS_NUMA_NR_DROPS = 3,
 };
 
+/* The names in readings. The LRU's inserts are no loss: the agent reports
+ * the evictions they imply ("numa.lru_evicted"). */
+LOCUS_DROP_NAMES(kLocusNumaDropNames, "numa.node_out_of_range", "numa.map_full",
+                 nullptr);
+
 #endif /* LOCUS_BPF_NUMA_H_ */

@@ -80,4 +80,10 @@ enum locus_sched_drop {
   LOCUS_SCHED_NR_DROPS = 5,
 };
 
+/* The names in readings. The LRU's inserts are no loss: the agent reports
+ * the evictions they imply ("sched.lru_evicted"). */
+LOCUS_DROP_NAMES(kLocusSchedDropNames, "sched.storage_unavailable",
+                 "sched.node_out_of_range", nullptr, "sched.cpu_out_of_range",
+                 "sched.renamed_lost");
+
 #endif /* LOCUS_BPF_SCHED_H_ */

@@ -75,4 +75,10 @@ enum locus_softirq_drop {
   LOCUS_SOFTIRQ_NR_DROPS = 4,
 };
 
+/* The names in readings. The LRU's inserts are no loss: the agent reports
+ * the evictions they imply ("softirq.lru_evicted"). */
+LOCUS_DROP_NAMES(kLocusSoftirqDropNames, "softirq.irq_out_of_range",
+                 "softirq.storage_unavailable", "softirq.cpu_out_of_range",
+                 nullptr);
+
 #endif /* LOCUS_BPF_SOFTIRQ_H_ */
