@@ -9,6 +9,7 @@
 namespace locus {
 namespace {
 
+using testing::ContainsRegex;
 using testing::HasSubstr;
 using testing::Not;
 
@@ -18,9 +19,10 @@ TEST(OneShotPrivileged, ProbeJsonNamesEverySensorAndFeature) {
   std::ostringstream out, err;
   ASSERT_EQ(RunProbe(o, out, err), 0) << err.str();
   for (const char* key :
-       {"\"fentry\":", "\"tp_btf\":", "\"raw_tp\":", "\"iter_task\":",
-        "\"task_storage\":", "\"sched\":{\"source\":", "\"numa\":{\"source\":",
-        "\"softirq\":{\"source\":"}) {
+       {"\"name\":\"fentry\"", "\"name\":\"tp_btf\"", "\"name\":\"raw_tp\"",
+        "\"name\":\"iter_task\"", "\"name\":\"task_storage\"",
+        "\"sensor\":\"sched\",\"source\":", "\"sensor\":\"numa\",\"source\":",
+        "\"sensor\":\"softirq\",\"source\":"}) {
     EXPECT_THAT(out.str(), HasSubstr(key));
   }
 }
@@ -30,9 +32,9 @@ TEST(OneShotPrivileged, ForcedOffFeatureIsReportedWithItsReason) {
   o.disabled_features = {Feature::kTpBtf};
   std::ostringstream out, err;
   ASSERT_EQ(RunProbe(o, out, err), 0) << err.str();
-  EXPECT_THAT(out.str(), HasSubstr("sched: raw_tp"));
-  EXPECT_THAT(out.str(), HasSubstr("rejected tp_btf: needs tp_btf, disabled by "
-                                   "--disable_feature"));
+  EXPECT_THAT(out.str(),
+              ContainsRegex("\n  sched +raw_tp +ok +tp_btf: needs tp_btf, "
+                            "disabled by --disable_feature\n"));
 }
 
 TEST(OneShotPrivileged, ObservePrintsOneSnapshot) {
