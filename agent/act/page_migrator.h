@@ -59,6 +59,9 @@ class PageMigrator {
                                                      uint64_t max_pages);
 
  private:
+  // One Apply's walk over a process's pass (page_migrator.cc).
+  class Run;
+
   void Refill();
 
   PageOps* ops_;
