@@ -8,6 +8,7 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "agent/act/journal.h"
@@ -40,6 +41,10 @@ class IrqSetter {
   void MarkUnmanageable(int irq) { unmanageable_.insert(irq); }
 
  private:
+  // Journals `entry` (the IRQ's affinity now), then writes `target`.
+  ActionResult Move(IrqEntry entry, const std::vector<int>& target,
+                    const std::string& change);
+
   IrqOps* ops_;
   Journal* journal_;
   bool dry_run_;

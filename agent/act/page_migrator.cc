@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/os_error.h"
 
 namespace locus {
 namespace {
@@ -158,11 +158,8 @@ std::optional<ActionResult> PageMigrator::Run::Walk() {
             move_.pid, pages_.size(), pages_.data(), nullptr, status_.data());
         err != 0) {
       pass_.cursor = batch_cursor_;  // the unmoved batch is found again
-      Outcome outcome = err == ESRCH   ? Outcome::kGone
-                        : err == EPERM ? Outcome::kForbidden
-                                       : Outcome::kError;
-      return MakeResult(
-          outcome, absl::StrCat(who_, ": move_pages: ", std::strerror(err)));
+      return ResultOfErrno(err, absl::StrCat(who_, ": move_pages"),
+                           kPageQueryErrnos);
     }
     scanned_ += pages_.size();
     if (to_move_.empty()) batch_cursor_ = cursor_;
@@ -244,9 +241,9 @@ void PageMigrator::Run::Tally(int page_status) {
 
 ActionResult PageMigrator::Run::MoveError(int err) {
   pass_.cursor = batch_cursor_;
-  return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                    absl::StrCat(who_, ": move_pages to node ", move_.to_node,
-                                 ": ", std::strerror(err)));
+  return ResultOfErrno(
+      err, absl::StrCat(who_, ": move_pages to node ", move_.to_node),
+      kTaskErrnos);
 }
 
 std::string PageMigrator::Run::Summary() const {
@@ -312,8 +309,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   if (pass.cursor == 0 || pass.ranges.empty()) {
     if (int err = ops_->Ranges(move.pid, &pass.ranges); err != 0) {
       passes_.erase(move.pid);
-      return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                        absl::StrCat(who, ": maps: ", std::strerror(err)));
+      return ResultOfErrno(err, absl::StrCat(who, ": maps"), kTaskErrnos);
     }
   }
   Refill();
@@ -327,7 +323,7 @@ absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
   std::vector<MemRange> ranges;
   if (int err = ops_->Ranges(pid, &ranges); err != 0) {
     return absl::NotFoundError(
-        absl::StrCat("pid ", pid, ": maps: ", std::strerror(err)));
+        ErrnoMessage(absl::StrCat("pid ", pid, ": maps"), err));
   }
   const uint64_t page_size = ops_->PageSize();
   std::map<int, uint64_t> per_node;
@@ -343,7 +339,7 @@ absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
                                   status.data());
         err != 0) {
       return absl::UnknownError(
-          absl::StrCat("pid ", pid, ": move_pages: ", std::strerror(err)));
+          ErrnoMessage(absl::StrCat("pid ", pid, ": move_pages"), err));
     }
     for (int s : status) {
       if (s >= 0) ++per_node[s];

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -62,6 +63,11 @@ class ThreadPlacer {
     std::vector<int> cpus;
     uint32_t checks = 0;  // CheckExternalChanges visits since placed
   };
+  // Forgets what Locus placed on `tid` when the TID now names another thread.
+  void ForgetIfRecycled(int32_t tid, uint64_t start_time);
+  // Journals `entry` (the thread's affinity now), then sets `target`.
+  ActionResult Pin(const PinThread& pin, const ThreadEntry& entry,
+                   const std::vector<int>& target, const std::string& change);
   // Backs off `tid`, whose affinity is `now`, not what Locus set.
   ExternalChange BackOff(std::map<int32_t, Placed>::iterator placed,
                          std::vector<int> now);
