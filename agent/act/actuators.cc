@@ -14,7 +14,7 @@ KernelOps MakeKernelOps(const ActuatorOptions& options) {
                                     options.sysfs_root);
   ops.irqs = MakeProcIrqOps(options.procfs_root);
   ops.pages = MakeKernelPageOps(options.procfs_root);
-  ops.clock = MakeMonotonicClock();
+  ops.clock = std::make_unique<MonotonicClock>();
   return ops;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
+#include "common/clock.h"
 #include "policy/plan.h"
 
 namespace locus {
