@@ -16,12 +16,7 @@ ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {
         Outcome::kUnmanageable,
         absl::StrCat(who, ": kernel-managed, affinity cannot be set"));
   }
-  if (backed_off_.count(set.irq)) {
-    return MakeResult(Outcome::kBackedOff,
-                      absl::StrCat(who,
-                                   ": affinity changed by someone else, "
-                                   "Locus leaves it alone"));
-  }
+  if (backed_off_.count(set.irq)) return BackedOffResult(who);
   const std::vector<int> target = SortedCpus(set.cpus);
   if (target.empty()) {
     return MakeResult(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
@@ -32,11 +27,7 @@ ActionResult IrqSetter::Apply(const SetIrqAffinity& set, bool dry_run) {
   }
   const std::string change = absl::StrCat(
       who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target));
-  if (current == target) {
-    return MakeResult(
-        Outcome::kUnchanged,
-        absl::StrCat(who, ": already on cpus ", FormatCpuList(target)));
-  }
+  if (current == target) return UnchangedResult(who, target);
   if (dry_run) {
     return MakeResult(Outcome::kDryRun, absl::StrCat("would move ", change));
   }
@@ -97,14 +88,12 @@ std::vector<ExternalChange> IrqSetter::CheckExternalChanges() {
       continue;
     }
     if (now != it->second) {
-      ExternalChange change;
-      change.kind = ExternalChange::Kind::kIrq;
-      change.id = irq;
-      change.expected = it->second;
-      change.actual = now;
-      change.message = absl::StrCat(
-          "irq ", irq, ": affinity is ", FormatCpuList(now), ", Locus set ",
-          FormatCpuList(it->second), ": someone else moved it, backing off");
+      ExternalChange change{.kind = ExternalChange::Kind::kIrq,
+                            .id = irq,
+                            .expected = it->second,
+                            .actual = now,
+                            .message = BackOffMessage(absl::StrCat("irq ", irq),
+                                                      it->second, now)};
       changes.push_back(std::move(change));
       (void)journal_->ForgetIrq(irq);
       backed_off_.insert(irq);

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "agent/act/external_change.h"
 #include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
-#include "agent/act/thread_placer.h"
 #include "policy/plan.h"
 
 namespace locus {

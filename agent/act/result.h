@@ -10,8 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/os_error.h"
+#include "policy/cpu_list.h"
 
 namespace locus {
 
@@ -67,6 +69,21 @@ struct ActionResult {
 
 inline ActionResult MakeResult(Outcome outcome, std::string message) {
   return ActionResult{outcome, std::move(message), 0, 0, false, {}};
+}
+
+// An entity someone else moved after Locus did is left alone for good.
+inline ActionResult BackedOffResult(absl::string_view who) {
+  return MakeResult(Outcome::kBackedOff,
+                    absl::StrCat(who,
+                                 ": affinity changed by someone else, "
+                                 "Locus leaves it alone"));
+}
+
+// Already on the CPUs asked: nothing written, nothing journaled.
+inline ActionResult UnchangedResult(absl::string_view who,
+                                    const std::vector<int>& cpus) {
+  return MakeResult(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
+                                                      FormatCpuList(cpus)));
 }
 
 // What an errno means for one kind of kernel call. The same errno says

@@ -19,12 +19,7 @@ std::string Who(const PinThread& pin) {
 
 ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
   const std::string who = Who(pin);
-  if (backed_off_.count(pin.tid)) {
-    return MakeResult(Outcome::kBackedOff,
-                      absl::StrCat(who,
-                                   ": affinity changed by someone else, "
-                                   "Locus leaves it alone"));
-  }
+  if (backed_off_.count(pin.tid)) return BackedOffResult(who);
   const std::vector<int> wanted = SortedCpus(pin.cpus);
   if (wanted.empty()) {
     return MakeResult(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
@@ -59,11 +54,7 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
   const std::string change = absl::StrCat(
       who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target),
       target != wanted ? " (cpuset-limited)" : "");
-  if (current == target) {
-    return MakeResult(
-        Outcome::kUnchanged,
-        absl::StrCat(who, ": already on cpus ", FormatCpuList(target)));
-  }
+  if (current == target) return UnchangedResult(who, target);
   if (dry_run) {
     return MakeResult(Outcome::kDryRun, absl::StrCat("would pin ", change));
   }
@@ -128,16 +119,16 @@ absl::Status ThreadPlacer::Revert(int32_t tid) {
 ExternalChange ThreadPlacer::BackOff(std::map<int32_t, Placed>::iterator placed,
                                      std::vector<int> now) {
   const int32_t tid = placed->first;
-  ExternalChange change;
-  change.kind = ExternalChange::Kind::kThread;
-  change.id = tid;
-  change.pid = placed->second.pid;
-  change.expected = placed->second.cpus;
-  change.actual = std::move(now);
-  change.message = absl::StrCat("thread ", tid, " (pid ", change.pid,
-                                "): affinity is ", FormatCpuList(change.actual),
-                                ", Locus set ", FormatCpuList(change.expected),
-                                ": someone else moved it, backing off");
+  const int32_t pid = placed->second.pid;
+  std::string message =
+      BackOffMessage(absl::StrCat("thread ", tid, " (pid ", pid, ")"),
+                     placed->second.cpus, now);
+  ExternalChange change{.kind = ExternalChange::Kind::kThread,
+                        .id = tid,
+                        .pid = pid,
+                        .expected = placed->second.cpus,
+                        .actual = std::move(now),
+                        .message = std::move(message)};
   (void)journal_->ForgetThread(tid);
   backed_off_.insert(tid);
   placed_.erase(placed);

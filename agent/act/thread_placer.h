@@ -10,23 +10,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "agent/act/external_change.h"
 #include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
 #include "policy/plan.h"
 
 namespace locus {
-
-// An entity Locus had set that is no longer as Locus left it.
-struct ExternalChange {
-  enum class Kind { kThread, kIrq };
-  Kind kind = Kind::kThread;
-  int32_t id = 0;             // tid or irq
-  int32_t pid = 0;            // the thread's process; 0 for an IRQ
-  std::vector<int> expected;  // what Locus set
-  std::vector<int> actual;    // what it is now
-  std::string message;
-};
 
 class ThreadPlacer {
  public:

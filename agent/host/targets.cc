@@ -33,9 +33,15 @@ bool IsNumber(const std::string& name) {
   });
 }
 
-// ENOENT/ESRCH while reading (both NotFound) means the process exited
-// mid-scan: not an error.
-bool Vanished(const absl::Status& status) { return absl::IsNotFound(status); }
+// Whether a read succeeded; its failure is reported unless the task exited
+// mid-scan (ENOENT or ESRCH, both NotFound), which is normal.
+bool ReadOk(const absl::Status& status, std::vector<std::string>* errors) {
+  if (status.ok()) return true;
+  if (!absl::IsNotFound(status)) {
+    errors->push_back(std::string(status.message()));
+  }
+  return false;
+}
 
 bool CgroupUnder(absl::string_view path, absl::string_view prefix) {
   while (prefix.size() > 1 && prefix.back() == '/') prefix.remove_suffix(1);
@@ -76,12 +82,7 @@ std::optional<ProcStat> ReadStat(const std::string& dir,
                                  std::vector<std::string>* errors) {
   const std::string path = JoinPath(dir, "stat");
   auto text = ReadTextFile(path);
-  if (!text.ok()) {
-    if (!Vanished(text.status())) {
-      errors->push_back(std::string(text.status().message()));
-    }
-    return std::nullopt;
-  }
+  if (!ReadOk(text.status(), errors)) return std::nullopt;
   auto stat = ParseProcStat(*text);
   if (!stat.ok()) {
     errors->push_back(absl::StrCat(path, ": ", stat.status().message()));
@@ -95,10 +96,8 @@ bool ReadStatusAffinity(const std::string& dir, ThreadSample* thread,
                         std::vector<std::string>* errors) {
   const std::string status_path = JoinPath(dir, "status");
   auto status_text = ReadTextFile(status_path);
-  if (!status_text.ok()) {
-    if (Vanished(status_text.status())) return false;
-    errors->push_back(std::string(status_text.status().message()));
-    return true;
+  if (!ReadOk(status_text.status(), errors)) {
+    return !absl::IsNotFound(status_text.status());
   }
   auto allowed = ParseStatusCpusAllowed(*status_text);
   if (allowed.ok()) {
@@ -114,11 +113,7 @@ void ReadThreads(const std::string& proc_dir, const TargetScanOptions& options,
                  Target* target, std::vector<std::string>* errors) {
   const std::string task_dir = JoinPath(proc_dir, "task");
   auto tids = ListDirectory(task_dir);
-  if (!tids.ok()) {
-    if (!Vanished(tids.status()))
-      errors->push_back(std::string(tids.status().message()));
-    return;
-  }
+  if (!ReadOk(tids.status(), errors)) return;
   for (const std::string& name : *tids) {
     if (!IsNumber(name)) continue;
     const std::string dir = JoinPath(task_dir, name);
@@ -152,11 +147,7 @@ void ReadResidentPages(const std::string& dir, const Topology& topology,
                        std::vector<std::string>* errors) {
   const std::string maps_path = JoinPath(dir, "numa_maps");
   auto text = ReadTextFile(maps_path);
-  if (!text.ok()) {
-    if (!Vanished(text.status()))
-      errors->push_back(std::string(text.status().message()));
-    return;
-  }
+  if (!ReadOk(text.status(), errors)) return;
   auto pages = ParseNumaMaps(*text, topology, page_size);
   if (!pages.ok()) {
     errors->push_back(absl::StrCat(maps_path, ": ", pages.status().message()));
