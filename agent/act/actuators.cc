@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace locus {
 
@@ -13,7 +14,7 @@ KernelOps MakeKernelOps(const ActuatorOptions& options) {
                                     options.sysfs_root);
   ops.irqs = MakeProcIrqOps(options.procfs_root);
   ops.pages = MakeKernelPageOps(options.procfs_root);
-  ops.clock = MakeMonotonicClock();
+  ops.clock = std::make_unique<MonotonicClock>();
   return ops;
 }
 
@@ -25,10 +26,7 @@ absl::StatusOr<std::unique_ptr<Actuators>> Actuators::Create(
   std::unique_ptr<Actuators> actuators(new Actuators());
   actuators->options_ = options;
   actuators->ops_ = std::move(ops);
-  absl::StatusOr<std::unique_ptr<Journal>> journal =
-      Journal::Open(options.journal);
-  if (!journal.ok()) return journal.status();
-  actuators->journal_ = *std::move(journal);
+  ASSIGN_OR_RETURN(actuators->journal_, Journal::Open(options.journal));
   actuators->Reset();
   return actuators;
 }

@@ -17,6 +17,7 @@
 #include "agent/act/restore.h"
 #include "agent/act/result.h"
 #include "agent/act/thread_placer.h"
+#include "common/clock.h"
 #include "policy/plan.h"
 
 namespace locus {
@@ -34,7 +35,7 @@ struct KernelOps {
   std::unique_ptr<ThreadOps> threads;
   std::unique_ptr<IrqOps> irqs;
   std::unique_ptr<PageOps> pages;
-  std::unique_ptr<Clock> clock;
+  std::unique_ptr<Clock> clock;  // times the page migrator's budgets
 };
 
 // The real kernel, through the roots in `options`.

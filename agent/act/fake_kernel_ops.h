@@ -10,6 +10,7 @@
 
 #include "agent/act/kernel_ops.h"
 #include "agent/host/cpu_mask.h"
+#include "common/clock.h"
 
 namespace locus {
 
@@ -82,7 +83,7 @@ class FakeIrqOps : public IrqOps {
 };
 
 // A process's pages, each on a node (or absent: -ENOENT). Every move_pages
-// call advances the clock by `ns_per_call`, so time budgets can be tested.
+// call advances `clock` by `ns_per_call`, so time budgets can be tested.
 class FakePageOps : public PageOps {
  public:
   struct Process {
@@ -91,7 +92,7 @@ class FakePageOps : public PageOps {
   };
   std::map<int32_t, Process> processes;
   uint64_t page_size = 4096;
-  uint64_t* clock_ns = nullptr;
+  FakeClock* clock = nullptr;
   uint64_t ns_per_call = 0;
   int query_calls = 0;
   int move_calls = 0;
@@ -107,7 +108,7 @@ class FakePageOps : public PageOps {
     nodes == nullptr ? ++query_calls : ++move_calls;
     largest_call = std::max(largest_call, count);
     if (nodes != nullptr) largest_move = std::max(largest_move, count);
-    if (clock_ns != nullptr) *clock_ns += ns_per_call;
+    if (clock != nullptr) clock->Advance(ns_per_call);
     for (size_t i = 0; i < count; ++i) {
       uint64_t addr = reinterpret_cast<uint64_t>(pages[i]);
       auto page = it->second.page_node.find(addr);
@@ -134,12 +135,6 @@ class FakePageOps : public PageOps {
     return 0;
   }
   uint64_t PageSize() override { return page_size; }
-};
-
-class FakeClock : public Clock {
- public:
-  uint64_t now_ns = 1'000'000'000;
-  uint64_t NowNs() override { return now_ns; }
 };
 
 }  // namespace locus

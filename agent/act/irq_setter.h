@@ -8,12 +8,13 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
+#include "agent/act/external_change.h"
 #include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
-#include "agent/act/thread_placer.h"
 #include "policy/plan.h"
 
 namespace locus {
@@ -40,6 +41,10 @@ class IrqSetter {
   void MarkUnmanageable(int irq) { unmanageable_.insert(irq); }
 
  private:
+  // Journals `entry` (the IRQ's affinity now), then writes `target`.
+  ActionResult Move(IrqEntry entry, const std::vector<int>& target,
+                    const std::string& change);
+
   IrqOps* ops_;
   Journal* journal_;
   bool dry_run_;

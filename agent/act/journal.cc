@@ -6,7 +6,7 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +14,9 @@
 #include "absl/strings/str_split.h"
 #include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
+#include "common/os_error.h"
+#include "common/status_macros.h"
+#include "common/unique_fd.h"
 
 namespace locus {
 namespace {
@@ -29,10 +32,6 @@ constexpr std::array<uint32_t, 256> MakeCrcTable() {
 }
 constexpr std::array<uint32_t, 256> kCrcTable = MakeCrcTable();
 
-std::string ErrnoText(absl::string_view what, int err) {
-  return absl::StrCat(what, ": ", std::strerror(err));
-}
-
 std::string DirName(const std::string& path) {
   size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -41,12 +40,10 @@ std::string DirName(const std::string& path) {
 }
 
 absl::Status SyncDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return absl::FailedPreconditionError(ErrnoText(dir, errno));
-  int rc = fsync(fd);
-  int err = errno;
-  close(fd);
-  if (rc != 0) return absl::FailedPreconditionError(ErrnoText(dir, err));
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd || fsync(fd.get()) != 0) {
+    return absl::FailedPreconditionError(ErrnoMessage(dir, errno));
+  }
   return absl::OkStatus();
 }
 
@@ -60,13 +57,10 @@ absl::Status MakeDirs(const std::string& dir) {
         absl::StrCat(dir, ": not a directory"));
   }
   std::string parent = DirName(dir);
-  if (parent != dir) {
-    absl::Status status = MakeDirs(parent);
-    if (!status.ok()) return status;
-  }
+  if (parent != dir) RETURN_IF_ERROR(MakeDirs(parent));
   if (mkdir(dir.c_str(), 0700) != 0) {
     if (errno == EEXIST) return absl::OkStatus();
-    return absl::FailedPreconditionError(ErrnoText(dir, errno));
+    return absl::FailedPreconditionError(ErrnoMessage(dir, errno));
   }
   // A new directory is only durable once its parent's entry is.
   return SyncDir(parent);
@@ -74,6 +68,74 @@ absl::Status MakeDirs(const std::string& dir) {
 
 std::string WithCrc(const std::string& body) {
   return absl::StrFormat("%s %08x\n", body, Crc32(body));
+}
+
+// The text of a record line before its CRC, when the CRC matches.
+absl::StatusOr<absl::string_view> RecordBody(absl::string_view line) {
+  size_t last_space = line.find_last_of(' ');
+  uint32_t crc = 0;
+  if (last_space == absl::string_view::npos ||
+      line.size() - last_space - 1 != 8 ||
+      !absl::SimpleHexAtoi(line.substr(last_space + 1), &crc)) {
+    return absl::DataLossError("no checksum");
+  }
+  absl::string_view body = line.substr(0, last_space);
+  if (Crc32(body) != crc) return absl::DataLossError("checksum mismatch");
+  return body;
+}
+
+// "T <pid> <tid> <start_time> <cpulist>": the first original wins.
+absl::Status ReplayThread(const std::vector<absl::string_view>& f,
+                          JournalContents* out) {
+  ThreadEntry e;
+  auto cpus = ParseCpuList(f[4]);
+  if (!absl::SimpleAtoi(f[1], &e.pid) || !absl::SimpleAtoi(f[2], &e.tid) ||
+      !absl::SimpleAtoi(f[3], &e.start_time) || !cpus.ok() || cpus->empty()) {
+    return absl::DataLossError("bad thread record");
+  }
+  e.cpus = *std::move(cpus);
+  out->threads.emplace(e.tid, std::move(e));
+  return absl::OkStatus();
+}
+
+// "I <irq> <cpulist>": the first original wins.
+absl::Status ReplayIrq(const std::vector<absl::string_view>& f,
+                       JournalContents* out) {
+  IrqEntry e;
+  auto cpus = ParseCpuList(f[2]);
+  if (!absl::SimpleAtoi(f[1], &e.irq) || !cpus.ok() || cpus->empty()) {
+    return absl::DataLossError("bad irq record");
+  }
+  e.cpus = *std::move(cpus);
+  out->irqs.emplace(e.irq, std::move(e));
+  return absl::OkStatus();
+}
+
+// "-T <tid>" or "-I <irq>".
+absl::Status ReplayForget(const std::vector<absl::string_view>& f,
+                          JournalContents* out) {
+  int id = 0;
+  if (!absl::SimpleAtoi(f[1], &id)) {
+    return absl::DataLossError("bad forget record");
+  }
+  if (f[0] == "-T") {
+    out->threads.erase(id);
+  } else {
+    out->irqs.erase(id);
+  }
+  return absl::OkStatus();
+}
+
+// Replays one complete line on `out`; why not when it is damaged.
+absl::Status ReplayLine(absl::string_view line, JournalContents* out) {
+  ASSIGN_OR_RETURN(absl::string_view body, RecordBody(line));
+  std::vector<absl::string_view> f = absl::StrSplit(body, ' ');
+  if (f[0] == "T" && f.size() == 5) return ReplayThread(f, out);
+  if (f[0] == "I" && f.size() == 3) return ReplayIrq(f, out);
+  if ((f[0] == "-T" || f[0] == "-I") && f.size() == 2) {
+    return ReplayForget(f, out);
+  }
+  return absl::DataLossError(absl::StrCat("unknown record '", f[0], "'"));
 }
 
 }  // namespace
@@ -101,57 +163,10 @@ JournalContents ParseJournal(absl::string_view text, absl::string_view path) {
     absl::string_view line = text.substr(0, newline);
     text.remove_prefix(newline + 1);
     if (line.empty()) continue;
-    auto bad = [&](absl::string_view why) {
+    if (absl::Status status = ReplayLine(line, &out); !status.ok()) {
       ++out.corrupt_records;
-      out.problems.push_back(absl::StrCat(path, ":", line_number, ": ", why));
-    };
-    size_t last_space = line.find_last_of(' ');
-    uint32_t crc = 0;
-    if (last_space == absl::string_view::npos ||
-        line.size() - last_space - 1 != 8 ||
-        !absl::SimpleHexAtoi(line.substr(last_space + 1), &crc)) {
-      bad("no checksum");
-      continue;
-    }
-    absl::string_view body = line.substr(0, last_space);
-    if (Crc32(body) != crc) {
-      bad("checksum mismatch");
-      continue;
-    }
-    std::vector<absl::string_view> f = absl::StrSplit(body, ' ');
-    if (f[0] == "T" && f.size() == 5) {
-      ThreadEntry e;
-      auto cpus = ParseCpuList(f[4]);
-      if (!absl::SimpleAtoi(f[1], &e.pid) || !absl::SimpleAtoi(f[2], &e.tid) ||
-          !absl::SimpleAtoi(f[3], &e.start_time) || !cpus.ok() ||
-          cpus->empty()) {
-        bad("bad thread record");
-        continue;
-      }
-      e.cpus = *std::move(cpus);
-      out.threads.emplace(e.tid, std::move(e));  // the first original wins
-    } else if (f[0] == "I" && f.size() == 3) {
-      IrqEntry e;
-      auto cpus = ParseCpuList(f[2]);
-      if (!absl::SimpleAtoi(f[1], &e.irq) || !cpus.ok() || cpus->empty()) {
-        bad("bad irq record");
-        continue;
-      }
-      e.cpus = *std::move(cpus);
-      out.irqs.emplace(e.irq, std::move(e));
-    } else if ((f[0] == "-T" || f[0] == "-I") && f.size() == 2) {
-      int id = 0;
-      if (!absl::SimpleAtoi(f[1], &id)) {
-        bad("bad forget record");
-        continue;
-      }
-      if (f[0] == "-T") {
-        out.threads.erase(id);
-      } else {
-        out.irqs.erase(id);
-      }
-    } else {
-      bad(absl::StrCat("unknown record '", f[0], "'"));
+      out.problems.push_back(
+          absl::StrCat(path, ":", line_number, ": ", status.message()));
     }
   }
   return out;
@@ -162,15 +177,14 @@ absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
   if (stat(path.c_str(), &st) != 0) {
     // Nothing can exist there: an empty journal (writing will say why not).
     if (errno == ENOENT || errno == ENOTDIR) return JournalContents{};
-    return absl::FailedPreconditionError(ErrnoText(path, errno));
+    return absl::FailedPreconditionError(ErrnoMessage(path, errno));
   }
   if (!S_ISREG(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, ": not a regular file"));
   }
-  absl::StatusOr<std::string> text = ReadTextFile(path);
-  if (!text.ok()) return text.status();
-  return ParseJournal(*text, path);
+  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseJournal(text, path);
 }
 
 absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(
@@ -179,37 +193,25 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(
     return absl::InvalidArgumentError("journal path is empty");
   }
   std::unique_ptr<Journal> journal(new Journal(options));
-  absl::StatusOr<JournalContents> contents = ReadJournal(options.path);
-  if (!contents.ok()) return contents.status();
-  journal->contents_ = *std::move(contents);
+  ASSIGN_OR_RETURN(journal->contents_, ReadJournal(options.path));
   return journal;
 }
 
-Journal::~Journal() {
-  if (fd_ >= 0) close(fd_);
-}
-
 absl::Status Journal::EnsureOpen() {
-  if (fd_ >= 0) return absl::OkStatus();
+  if (fd_) return absl::OkStatus();
   const std::string dir = DirName(options_.path);
-  absl::Status status = MakeDirs(dir);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(MakeDirs(dir));
   bool created = access(options_.path.c_str(), F_OK) != 0;
-  int fd = open(options_.path.c_str(),
-                O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    return absl::FailedPreconditionError(ErrnoText(options_.path, errno));
+  UniqueFd fd(open(options_.path.c_str(),
+                   O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                   0600));
+  if (!fd) {
+    return absl::FailedPreconditionError(ErrnoMessage(options_.path, errno));
   }
-  if (created) {
-    // The new directory entry must survive a crash too, or the journal could
-    // vanish with the records in it.
-    status = SyncDir(dir);
-    if (!status.ok()) {
-      close(fd);
-      return status;
-    }
-  }
-  fd_ = fd;
+  // A new directory entry must survive a crash too, or the journal could
+  // vanish with the records in it.
+  if (created) RETURN_IF_ERROR(SyncDir(dir));
+  fd_ = std::move(fd);
   return absl::OkStatus();
 }
 
@@ -227,15 +229,16 @@ absl::Status Journal::AppendRecord(const std::string& body) {
         absl::StrCat("journal not writable, not acting: ", status.message()));
   }
   const std::string line = WithCrc(body);
-  ssize_t n = write(fd_, line.data(), line.size());
+  ssize_t n = write(fd_.get(), line.data(), line.size());
   int err = errno;
   if (n < 0) {
     // Nothing reached the file, so it is not torn: later appends stay safe.
-    return absl::FailedPreconditionError(absl::StrCat(
-        "journal not writable, not acting: ", ErrnoText(options_.path, err)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("journal not writable, not acting: ",
+                     ErrnoMessage(options_.path, err)));
   }
   if (n == static_cast<ssize_t>(line.size())) {
-    if (fdatasync(fd_) == 0) return absl::OkStatus();
+    if (fdatasync(fd_.get()) == 0) return absl::OkStatus();
     err = errno;  // written but maybe not durable
   } else {
     err = ENOSPC;  // a short write: the disk filled up mid-record
@@ -244,7 +247,7 @@ absl::Status Journal::AppendRecord(const std::string& body) {
   // be glued to it and lost, so no more appends until the journal is cleared.
   broken_ = absl::FailedPreconditionError(
       absl::StrCat("journal damaged, not acting until restored: ",
-                   ErrnoText(options_.path, err)));
+                   ErrnoMessage(options_.path, err)));
   return broken_;
 }
 
@@ -286,10 +289,7 @@ absl::Status Journal::ForgetIrq(int irq) {
 }
 
 absl::Status Journal::Clear() {
-  if (fd_ >= 0) {
-    close(fd_);
-    fd_ = -1;
-  }
+  fd_.reset();
   contents_ = JournalContents{};
   broken_ = absl::OkStatus();
   last_error_ = absl::OkStatus();
@@ -302,7 +302,7 @@ absl::Status Journal::Clear() {
         (lstat(options_.path.c_str(), &st) != 0 && errno == ENOENT)) {
       return absl::OkStatus();
     }
-    return absl::FailedPreconditionError(ErrnoText(options_.path, err));
+    return absl::FailedPreconditionError(ErrnoMessage(options_.path, err));
   }
   return SyncDir(DirName(options_.path));
 }

@@ -31,11 +31,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/defaults.h"
+#include "common/unique_fd.h"
 
 namespace locus {
 
 struct JournalOptions {
-  std::string path = "/var/lib/locus/journal";
+  std::string path = kDefaultJournalPath;
 };
 
 struct ThreadEntry {
@@ -76,7 +78,6 @@ class Journal {
   static absl::StatusOr<std::unique_ptr<Journal>> Open(
       const JournalOptions& options);
 
-  ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
@@ -113,7 +114,7 @@ class Journal {
 
   JournalOptions options_;
   JournalContents contents_;
-  int fd_ = -1;
+  UniqueFd fd_;
   absl::Status broken_;  // first write error; OK while healthy
   absl::Status last_error_;
 };

@@ -3,10 +3,11 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -15,15 +16,22 @@
 #include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
 #include "agent/host/proc_parse.h"
+#include "common/os_error.h"
+#include "common/unique_fd.h"
 
 namespace locus {
 namespace {
 
-// errno of a failed read, ENOENT-like codes kept so callers see "gone".
-int ErrnoOf(const absl::Status& status) {
-  if (absl::IsNotFound(status)) return ENOENT;
-  if (absl::IsPermissionDenied(status)) return EPERM;
-  return EIO;
+// A glibc CPU set for CPUs 0..count-1, freed with its owner.
+struct CpuSetFree {
+  void operator()(cpu_set_t* set) const { CPU_FREE(set); }
+};
+using CpuSet = std::unique_ptr<cpu_set_t, CpuSetFree>;
+CpuSet AllocCpuSet(int count, size_t* size) {
+  *size = CPU_ALLOC_SIZE(count);
+  CpuSet set(CPU_ALLOC(count));
+  CPU_ZERO_S(*size, set.get());
+  return set;
 }
 
 class KernelThreadOps : public ThreadOps {
@@ -35,25 +43,19 @@ class KernelThreadOps : public ThreadOps {
         sysfs_root_(std::move(sysfs_root)) {}
 
   int GetAffinity(int32_t tid, std::vector<int>* cpus) override {
-    cpu_set_t* set = CPU_ALLOC(kMaxCpuNumber + 1);
-    size_t size = CPU_ALLOC_SIZE(kMaxCpuNumber + 1);
-    CPU_ZERO_S(size, set);
-    if (sched_getaffinity(tid, size, set) != 0) {
-      int err = errno;
-      CPU_FREE(set);
-      return err;
-    }
+    size_t size = 0;
+    CpuSet set = AllocCpuSet(kMaxCpuNumber + 1, &size);
+    if (sched_getaffinity(tid, size, set.get()) != 0) return errno;
     cpus->clear();
     // Stop at the last set bit: the host scan calls this for every target
     // thread each tick.
-    int left = CPU_COUNT_S(size, set);
+    int left = CPU_COUNT_S(size, set.get());
     for (int cpu = 0; left > 0 && cpu <= kMaxCpuNumber; ++cpu) {
-      if (CPU_ISSET_S(cpu, size, set)) {
+      if (CPU_ISSET_S(cpu, size, set.get())) {
         cpus->push_back(cpu);
         --left;
       }
     }
-    CPU_FREE(set);
     return 0;
   }
 
@@ -64,13 +66,10 @@ class KernelThreadOps : public ThreadOps {
       if (cpu < 0 || cpu > kMaxCpuNumber) return EINVAL;
       max = std::max(max, cpu);
     }
-    cpu_set_t* set = CPU_ALLOC(max + 1);
-    size_t size = CPU_ALLOC_SIZE(max + 1);
-    CPU_ZERO_S(size, set);
-    for (int cpu : cpus) CPU_SET_S(cpu, size, set);
-    int rc = sched_setaffinity(tid, size, set) == 0 ? 0 : errno;
-    CPU_FREE(set);
-    return rc;
+    size_t size = 0;
+    CpuSet set = AllocCpuSet(max + 1, &size);
+    for (int cpu : cpus) CPU_SET_S(cpu, size, set.get());
+    return sched_setaffinity(tid, size, set.get()) == 0 ? 0 : errno;
   }
 
   int StartTime(int32_t tid, uint64_t* start_time) override {
@@ -159,11 +158,12 @@ class ProcIrqOps : public IrqOps {
 
   int WriteAffinity(int irq, const std::vector<int>& cpus) override {
     std::string text = FormatCpuList(cpus) + "\n";
-    int fd = open(Path(irq).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) return errno;
-    ssize_t n = write(fd, text.data(), text.size());
+    UniqueFd fd(open(Path(irq).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+    if (!fd) return errno;
+    ssize_t n = write(fd.get(), text.data(), text.size());
     int rc = n == static_cast<ssize_t>(text.size()) ? 0 : (n < 0 ? errno : EIO);
-    if (close(fd) != 0 && rc == 0) rc = errno;
+    // Closed here, not by the owner: an error close reports fails the write.
+    if (close(fd.release()) != 0 && rc == 0) rc = errno;
     return rc;
   }
 
@@ -216,16 +216,6 @@ class KernelPageOps : public PageOps {
   std::string procfs_root_;
 };
 
-class MonotonicClock : public Clock {
- public:
-  uint64_t NowNs() override {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
-           static_cast<uint64_t>(ts.tv_nsec);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<ThreadOps> MakeKernelThreadOps(const std::string& procfs_root,
@@ -241,10 +231,6 @@ std::unique_ptr<IrqOps> MakeProcIrqOps(const std::string& procfs_root) {
 
 std::unique_ptr<PageOps> MakeKernelPageOps(const std::string& procfs_root) {
   return std::make_unique<KernelPageOps>(procfs_root);
-}
-
-std::unique_ptr<Clock> MakeMonotonicClock() {
-  return std::make_unique<MonotonicClock>();
 }
 
 }  // namespace locus

@@ -53,13 +53,6 @@ class PageOps {
   virtual uint64_t PageSize() = 0;
 };
 
-// Monotonic time, injected so budgets are testable.
-class Clock {
- public:
-  virtual ~Clock() = default;
-  virtual uint64_t NowNs() = 0;
-};
-
 // The real implementations. Roots are "/proc" and "/sys/fs/cgroup" on a
 // host; IRQ files are written under procfs_root, so a fixture tree stands in.
 std::unique_ptr<ThreadOps> MakeKernelThreadOps(const std::string& procfs_root,
@@ -67,7 +60,6 @@ std::unique_ptr<ThreadOps> MakeKernelThreadOps(const std::string& procfs_root,
                                                const std::string& sysfs_root);
 std::unique_ptr<IrqOps> MakeProcIrqOps(const std::string& procfs_root);
 std::unique_ptr<PageOps> MakeKernelPageOps(const std::string& procfs_root);
-std::unique_ptr<Clock> MakeMonotonicClock();
 
 }  // namespace locus
 

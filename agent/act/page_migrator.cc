@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/os_error.h"
 
 namespace locus {
 namespace {
@@ -56,6 +58,248 @@ void PageMigrator::Refill() {
                      static_cast<double>(options_.max_bytes_per_sec));
 }
 
+// One Apply: from the pass's cursor, queries a chunk of pages per call and
+// gathers the ones to move into a batch, moved a call at a time, until the
+// token bucket, max_bytes or the time budget stops it or the pass completes.
+class PageMigrator::Run {
+ public:
+  Run(PageMigrator* migrator, const MigratePages& move, bool dry_run,
+      const std::string& who, Pass* pass);
+
+  // Walks and leaves the pass where it stopped; a result only when a
+  // move_pages call failed as a whole.
+  std::optional<ActionResult> Walk();
+  // What the walk did, once it is over.
+  ActionResult Result() const;
+
+ private:
+  // Whether the batch plus what was moved fills the byte budget.
+  bool RateSpent() const { return moved_ + to_move_.size() >= budget_pages_; }
+  // Whether a budget ends the walk before the next chunk (says which).
+  bool BudgetSpent();
+  // Takes the queried chunk's pages that are to move into the batch, moving
+  // it whenever it fills; at the byte budget sets *resume to the first page
+  // not taken. 0 or the errno of a move.
+  int Pick(uint64_t* resume);
+  // Moves the batch; 0 or the errno of the call.
+  int Flush();
+  void Tally(int page_status);
+  ActionResult MoveError(int err);
+  void EndPass();
+  std::string Summary() const;
+
+  PageMigrator& migrator_;
+  const MigratePages& move_;
+  const bool dry_run_;
+  const std::string& who_;
+  Pass& pass_;
+  const uint64_t page_size_;
+  const uint64_t budget_;  // bytes
+  const uint64_t budget_pages_;
+  const uint64_t start_ns_;
+  uint64_t cursor_;
+  const bool from_start_;
+  uint64_t batch_cursor_;  // where the batch's first chunk started
+  uint64_t scanned_ = 0, candidates_ = 0, moved_ = 0, failed_ = 0, shared_ = 0,
+           busy_ = 0;
+  bool wrapped_ = false;
+  std::string stop_ = "budget";
+  uint64_t elapsed_ns_ = 0;
+  std::vector<void*> pages_;  // the chunk queried
+  std::vector<int> status_;
+  std::vector<void*> to_move_;  // the batch: found, not moved yet
+  std::vector<int> nodes_, moved_status_;
+};
+
+PageMigrator::Run::Run(PageMigrator* migrator, const MigratePages& move,
+                       bool dry_run, const std::string& who, Pass* pass)
+    : migrator_(*migrator),
+      move_(move),
+      dry_run_(dry_run),
+      who_(who),
+      pass_(*pass),
+      page_size_(migrator->ops_->PageSize()),
+      budget_(move.max_bytes > 0
+                  ? std::min(static_cast<uint64_t>(migrator->tokens_),
+                             move.max_bytes)
+                  : static_cast<uint64_t>(migrator->tokens_)),
+      budget_pages_(budget_ / page_size_),
+      start_ns_(migrator->clock_->NowNs()),
+      cursor_(pass->cursor),
+      from_start_(cursor_ == 0),
+      batch_cursor_(cursor_) {}
+
+bool PageMigrator::Run::BudgetSpent() {
+  const MigrationOptions& options = migrator_.options_;
+  if (!dry_run_ && RateSpent()) {
+    stop_ =
+        absl::StrCat("rate limit ", options.max_bytes_per_sec >> 20, " MiB/s");
+    if (move_.max_bytes > 0 && budget_ == move_.max_bytes) stop_ = "max_bytes";
+    return true;
+  }
+  if (migrator_.clock_->NowNs() - start_ns_ >= options.time_budget_ns) {
+    stop_ =
+        absl::StrCat("time budget ", options.time_budget_ns / 1000000, " ms");
+    return true;
+  }
+  return false;
+}
+
+std::optional<ActionResult> PageMigrator::Run::Walk() {
+  while (!BudgetSpent()) {
+    uint64_t next = NextChunk(pass_.ranges, cursor_, page_size_,
+                              migrator_.options_.chunk_pages, &pages_);
+    if (pages_.empty()) {
+      EndPass();
+      break;
+    }
+    status_.assign(pages_.size(), 0);
+    if (int err = migrator_.ops_->MovePages(
+            move_.pid, pages_.size(), pages_.data(), nullptr, status_.data());
+        err != 0) {
+      pass_.cursor = batch_cursor_;  // the unmoved batch is found again
+      return ResultOfErrno(err, absl::StrCat(who_, ": move_pages"),
+                           kPageQueryErrnos);
+    }
+    scanned_ += pages_.size();
+    if (to_move_.empty()) batch_cursor_ = cursor_;
+    uint64_t resume = next;  // where the next chunk starts
+    if (int err = Pick(&resume); err != 0) return MoveError(err);
+    if (next == 0 && resume == 0) {
+      EndPass();
+      break;
+    }
+    cursor_ = resume;
+  }
+  if (int err = Flush(); err != 0) return MoveError(err);
+  pass_.cursor = cursor_;
+  if (cursor_ == 0) pass_.ranges.clear();  // read afresh for the next pass
+  if (!dry_run_) migrator_.tokens_ -= static_cast<double>(moved_ * page_size_);
+  elapsed_ns_ = migrator_.clock_->NowNs() - start_ns_;
+  return std::nullopt;
+}
+
+void PageMigrator::Run::EndPass() {
+  cursor_ = 0;
+  wrapped_ = true;
+  stop_ = "pass complete";
+}
+
+int PageMigrator::Run::Pick(uint64_t* resume) {
+  for (size_t i = 0; i < pages_.size(); ++i) {
+    int node = status_[i];
+    if (node < 0 || node == move_.to_node) continue;  // absent or there
+    if (move_.from_node >= 0 && node != move_.from_node) continue;
+    if (!dry_run_ && RateSpent()) {
+      *resume = reinterpret_cast<uint64_t>(pages_[i]);
+      break;
+    }
+    ++candidates_;
+    if (dry_run_) continue;
+    to_move_.push_back(pages_[i]);
+    if (to_move_.size() >= migrator_.options_.move_batch_pages) {
+      if (int err = Flush(); err != 0) return err;
+      batch_cursor_ = reinterpret_cast<uint64_t>(pages_[i]) + page_size_;
+    }
+  }
+  return 0;
+}
+
+int PageMigrator::Run::Flush() {
+  if (dry_run_ || to_move_.empty()) return 0;
+  nodes_.assign(to_move_.size(), move_.to_node);
+  moved_status_.assign(to_move_.size(), 0);
+  if (int err =
+          migrator_.ops_->MovePages(move_.pid, to_move_.size(), to_move_.data(),
+                                    nodes_.data(), moved_status_.data());
+      err != 0 && err != ENOENT) {
+    return err;
+  }
+  for (int s : moved_status_) Tally(s);
+  to_move_.clear();
+  return 0;
+}
+
+void PageMigrator::Run::Tally(int page_status) {
+  if (page_status == move_.to_node) {
+    ++moved_;
+  } else if (page_status == -EACCES) {
+    // Mapped by other processes too (pages a worker still shares with its
+    // master since fork): MPOL_MF_MOVE leaves them, by design. Not this
+    // process's to move, so not a failure.
+    ++shared_;
+  } else if (page_status == -EBUSY || page_status == -EAGAIN ||
+             page_status == -ENOENT) {
+    // Taken by someone else meanwhile (NUMA balancing migrating the same
+    // pages, off the LRU, or a migration entry in place of the page):
+    // retried on a later pass, and not a failure of ours.
+    ++busy_;
+  } else {
+    ++failed_;  // -ENOMEM, ...: retried on a later pass
+  }
+}
+
+ActionResult PageMigrator::Run::MoveError(int err) {
+  pass_.cursor = batch_cursor_;
+  return ResultOfErrno(
+      err, absl::StrCat(who_, ": move_pages to node ", move_.to_node),
+      kTaskErrnos);
+}
+
+std::string PageMigrator::Run::Summary() const {
+  const uint64_t found = dry_run_ ? candidates_ : moved_;
+  return absl::StrFormat(
+      "%d of %d pages scanned to node %d (%.1f MiB) in %.1f ms, %d failed%s; "
+      "stopped: %s",
+      found, scanned_, move_.to_node,
+      static_cast<double>(found * page_size_) / (1 << 20),
+      static_cast<double>(elapsed_ns_) / 1e6, failed_,
+      absl::StrCat(
+          shared_ > 0 ? absl::StrCat(", ", shared_, " shared left") : "",
+          busy_ > 0 ? absl::StrCat(", ", busy_, " busy") : ""),
+      stop_);
+}
+
+ActionResult PageMigrator::Run::Result() const {
+  ActionResult result;
+  result.pages_moved = moved_;
+  result.bytes_moved = moved_ * page_size_;
+  if (dry_run_) {
+    result.outcome = Outcome::kDryRun;
+    result.message = absl::StrCat(who_, ": would move ", Summary());
+  } else if (moved_ == 0 && busy_ > 0 && candidates_ == shared_ + busy_) {
+    // Everything found was busy elsewhere: not done, not an error either;
+    // the next tick carries on.
+    result.outcome = Outcome::kUnchanged;
+    result.message = absl::StrCat(
+        who_, ": none of ", candidates_, " pages moved to node ", move_.to_node,
+        ": ", busy_, " busy (being moved by someone else); stopped: ", stop_);
+  } else if (moved_ == 0 && candidates_ == shared_) {
+    // Nothing found (or only pages shared with other processes): after a
+    // whole pass the process is done; mid-pass the next tick carries on
+    // from the cursor.
+    result.outcome = Outcome::kUnchanged;
+    result.nothing_left = wrapped_ && from_start_;
+    result.message = absl::StrCat(
+        who_, ": nothing to move to node ", move_.to_node, " (", scanned_,
+        " pages scanned",
+        shared_ > 0
+            ? absl::StrCat(", ", shared_, " shared with other processes")
+            : "",
+        result.nothing_left ? ", pass complete" : "", "; stopped: ", stop_,
+        ")");
+  } else if (moved_ == 0 && budget_pages_ > 0) {
+    result.outcome = Outcome::kError;
+    result.message = absl::StrCat(who_, ": none of ", candidates_,
+                                  " pages could be moved to node ",
+                                  move_.to_node, " (busy or no memory there)");
+  } else {
+    result.outcome = Outcome::kApplied;
+    result.message = absl::StrCat(who_, ": moved ", Summary());
+  }
+  return result;
+}
+
 ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   const std::string who = absl::StrCat("pid ", move.pid);
   if (move.to_node < 0) {
@@ -65,178 +309,13 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
   if (pass.cursor == 0 || pass.ranges.empty()) {
     if (int err = ops_->Ranges(move.pid, &pass.ranges); err != 0) {
       passes_.erase(move.pid);
-      return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                        absl::StrCat(who, ": maps: ", std::strerror(err)));
+      return ResultOfErrno(err, absl::StrCat(who, ": maps"), kTaskErrnos);
     }
   }
-  const std::vector<MemRange>& ranges = pass.ranges;
   Refill();
-  const uint64_t page_size = ops_->PageSize();
-  uint64_t budget = static_cast<uint64_t>(tokens_);
-  if (move.max_bytes > 0) budget = std::min(budget, move.max_bytes);
-  const uint64_t budget_pages = budget / page_size;
-
-  const uint64_t start_ns = clock_->NowNs();
-  uint64_t cursor = pass.cursor;
-  const bool from_start = cursor == 0;
-  uint64_t scanned = 0, candidates = 0, moved = 0, failed = 0, shared = 0,
-           busy = 0;
-  bool wrapped = false;
-  std::string stop = "budget";
-  std::vector<void*> pages;
-  std::vector<int> status;
-  std::vector<void*> to_move;      // the batch: found, not moved yet
-  uint64_t batch_cursor = cursor;  // where the batch's first chunk started
-  std::vector<int> nodes, moved_status;
-  // Moves the batch; 0 or the errno of the call.
-  auto flush = [&]() -> int {
-    if (dry_run || to_move.empty()) return 0;
-    nodes.assign(to_move.size(), move.to_node);
-    moved_status.assign(to_move.size(), 0);
-    if (int err = ops_->MovePages(move.pid, to_move.size(), to_move.data(),
-                                  nodes.data(), moved_status.data());
-        err != 0 && err != ENOENT) {
-      return err;
-    }
-    for (int s : moved_status) {
-      if (s == move.to_node) {
-        ++moved;
-      } else if (s == -EACCES) {
-        // Mapped by other processes too (pages a worker still shares with
-        // its master since fork): MPOL_MF_MOVE leaves them, by design. Not
-        // this process's to move, so not a failure.
-        ++shared;
-      } else if (s == -EBUSY || s == -EAGAIN || s == -ENOENT) {
-        // Taken by someone else meanwhile (NUMA balancing migrating the
-        // same pages, off the LRU, or a migration entry in place of the
-        // page): retried on a later pass, and not a failure of ours.
-        ++busy;
-      } else {
-        ++failed;  // -ENOMEM, ...: retried on a later pass
-      }
-    }
-    to_move.clear();
-    return 0;
-  };
-  auto move_error = [&](int err) {
-    pass.cursor = batch_cursor;
-    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                      absl::StrCat(who, ": move_pages to node ", move.to_node,
-                                   ": ", std::strerror(err)));
-  };
-  while (true) {
-    if (!dry_run && moved + to_move.size() >= budget_pages) {
-      stop = absl::StrCat("rate limit ", options_.max_bytes_per_sec >> 20,
-                          " MiB/s");
-      if (move.max_bytes > 0 && budget == move.max_bytes) stop = "max_bytes";
-      break;
-    }
-    if (clock_->NowNs() - start_ns >= options_.time_budget_ns) {
-      stop = absl::StrCat("time budget ", options_.time_budget_ns / 1000000,
-                          " ms");
-      break;
-    }
-    uint64_t next =
-        NextChunk(ranges, cursor, page_size, options_.chunk_pages, &pages);
-    if (pages.empty()) {
-      cursor = 0;
-      wrapped = true;
-      stop = "pass complete";
-      break;
-    }
-    status.assign(pages.size(), 0);
-    if (int err = ops_->MovePages(move.pid, pages.size(), pages.data(), nullptr,
-                                  status.data());
-        err != 0) {
-      pass.cursor = batch_cursor;  // the unmoved batch is found again
-      Outcome outcome = err == ESRCH   ? Outcome::kGone
-                        : err == EPERM ? Outcome::kForbidden
-                                       : Outcome::kError;
-      return MakeResult(
-          outcome, absl::StrCat(who, ": move_pages: ", std::strerror(err)));
-    }
-    scanned += pages.size();
-    if (to_move.empty()) batch_cursor = cursor;
-    uint64_t resume = next;  // where the next chunk starts
-    for (size_t i = 0; i < pages.size(); ++i) {
-      int node = status[i];
-      if (node < 0 || node == move.to_node) continue;  // absent or there
-      if (move.from_node >= 0 && node != move.from_node) continue;
-      if (!dry_run && moved + to_move.size() >= budget_pages) {
-        resume = reinterpret_cast<uint64_t>(pages[i]);
-        break;
-      }
-      ++candidates;
-      if (dry_run) continue;
-      to_move.push_back(pages[i]);
-      if (to_move.size() >= options_.move_batch_pages) {
-        if (int err = flush(); err != 0) return move_error(err);
-        batch_cursor = reinterpret_cast<uint64_t>(pages[i]) + page_size;
-      }
-    }
-    if (next == 0 && resume == 0) {
-      cursor = 0;
-      wrapped = true;
-      stop = "pass complete";
-      break;
-    }
-    cursor = resume;
-  }
-  if (int err = flush(); err != 0) return move_error(err);
-  pass.cursor = cursor;
-  if (cursor == 0) pass.ranges.clear();  // read afresh for the next pass
-  if (!dry_run) tokens_ -= static_cast<double>(moved * page_size);
-  const uint64_t elapsed = clock_->NowNs() - start_ns;
-
-  ActionResult result;
-  result.pages_moved = moved;
-  result.bytes_moved = moved * page_size;
-  const std::string summary = absl::StrFormat(
-      "%d of %d pages scanned to node %d (%.1f MiB) in %.1f ms, %d failed%s; "
-      "stopped: %s",
-      dry_run ? candidates : moved, scanned, move.to_node,
-      static_cast<double>((dry_run ? candidates : moved) * page_size) /
-          (1 << 20),
-      static_cast<double>(elapsed) / 1e6, failed,
-      absl::StrCat(shared > 0 ? absl::StrCat(", ", shared, " shared left") : "",
-                   busy > 0 ? absl::StrCat(", ", busy, " busy") : ""),
-      stop);
-  if (dry_run) {
-    result.outcome = Outcome::kDryRun;
-    result.message = absl::StrCat(who, ": would move ", summary);
-  } else if (moved == 0 && busy > 0 && candidates == shared + busy) {
-    // Everything found was busy elsewhere: not done, not an error either;
-    // the next tick carries on.
-    result.outcome = Outcome::kUnchanged;
-    result.message =
-        absl::StrCat(who, ": none of ", candidates, " pages moved to node ",
-                     move.to_node, ": ", busy,
-                     " busy (being moved by someone else); "
-                     "stopped: ",
-                     stop);
-  } else if (moved == 0 && candidates == shared) {
-    // Nothing found (or only pages shared with other processes): after a
-    // whole pass the process is done; mid-pass the next tick carries on
-    // from the cursor.
-    result.outcome = Outcome::kUnchanged;
-    result.nothing_left = wrapped && from_start;
-    result.message = absl::StrCat(
-        who, ": nothing to move to node ", move.to_node, " (", scanned,
-        " pages scanned",
-        shared > 0 ? absl::StrCat(", ", shared, " shared with other processes")
-                   : "",
-        wrapped && from_start ? ", pass complete" : "", "; stopped: ", stop,
-        ")");
-  } else if (moved == 0 && !dry_run && budget_pages > 0) {
-    result.outcome = Outcome::kError;
-    result.message = absl::StrCat(who, ": none of ", candidates,
-                                  " pages could be moved to node ",
-                                  move.to_node, " (busy or no memory there)");
-  } else {
-    result.outcome = Outcome::kApplied;
-    result.message = absl::StrCat(who, ": moved ", summary);
-  }
-  return result;
+  Run run(this, move, dry_run, who, &pass);
+  if (std::optional<ActionResult> failed = run.Walk()) return *failed;
+  return run.Result();
 }
 
 absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
@@ -244,7 +323,7 @@ absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
   std::vector<MemRange> ranges;
   if (int err = ops_->Ranges(pid, &ranges); err != 0) {
     return absl::NotFoundError(
-        absl::StrCat("pid ", pid, ": maps: ", std::strerror(err)));
+        ErrnoMessage(absl::StrCat("pid ", pid, ": maps"), err));
   }
   const uint64_t page_size = ops_->PageSize();
   std::map<int, uint64_t> per_node;
@@ -260,7 +339,7 @@ absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
                                   status.data());
         err != 0) {
       return absl::UnknownError(
-          absl::StrCat("pid ", pid, ": move_pages: ", std::strerror(err)));
+          ErrnoMessage(absl::StrCat("pid ", pid, ": move_pages"), err));
     }
     for (int s : status) {
       if (s >= 0) ++per_node[s];

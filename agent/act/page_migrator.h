@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
+#include "common/clock.h"
 #include "policy/plan.h"
 
 namespace locus {
@@ -59,6 +60,9 @@ class PageMigrator {
                                                      uint64_t max_pages);
 
  private:
+  // One Apply's walk over a process's pass (page_migrator.cc).
+  class Run;
+
   void Refill();
 
   PageOps* ops_;

@@ -1,12 +1,74 @@
 #include "agent/act/restore.h"
 
 #include <cerrno>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "agent/host/cpu_mask.h"
+#include "common/os_error.h"
+#include "common/status_macros.h"
 
 namespace locus {
+namespace {
+
+void RestoreThread(const ThreadEntry& entry, ThreadOps& threads,
+                   RestoreReport* report) {
+  const int32_t tid = entry.tid;
+  const std::string who =
+      absl::StrCat("thread ", tid, " (pid ", entry.pid, ")");
+  uint64_t start_time = 0;
+  int err = threads.StartTime(tid, &start_time);
+  if (err == ESRCH || (err == 0 && start_time != entry.start_time)) {
+    ++report->dropped;
+    report->messages.push_back(absl::StrCat(
+        who, ": gone", err == 0 ? " (tid reused)" : "", ", dropped"));
+    return;
+  }
+  if (err != 0) {
+    report->errors.push_back(ErrnoMessage(who, err));
+    return;
+  }
+  std::vector<int> cpus = entry.cpus;
+  err = threads.SetAffinity(tid, cpus);
+  if (err == EINVAL) {
+    // None of the original CPUs is allowed any more (cpuset changed or
+    // CPUs offlined): the widest mask the cpuset allows is the nearest.
+    if (threads.CpusetCpus(tid, &cpus) == 0 && !cpus.empty()) {
+      err = threads.SetAffinity(tid, cpus);
+    }
+  }
+  if (err == ESRCH) {
+    ++report->dropped;
+    report->messages.push_back(absl::StrCat(who, ": gone, dropped"));
+  } else if (err != 0) {
+    report->errors.push_back(ErrnoMessage(
+        absl::StrCat(who, ": sched_setaffinity(", FormatCpuList(cpus), ")"),
+        err));
+  } else {
+    ++report->threads_restored;
+    report->messages.push_back(
+        absl::StrCat(who, ": restored cpus ", FormatCpuList(cpus)));
+  }
+}
+
+void RestoreIrq(const IrqEntry& entry, IrqOps& irqs, RestoreReport* report) {
+  const std::string who = absl::StrCat("irq ", entry.irq);
+  int err = irqs.WriteAffinity(entry.irq, entry.cpus);
+  if (err == ENOENT) {
+    ++report->dropped;
+    report->messages.push_back(absl::StrCat(who, ": gone, dropped"));
+  } else if (err != 0) {
+    report->errors.push_back(
+        ErrnoMessage(absl::StrCat(who, ": write smp_affinity_list ",
+                                  FormatCpuList(entry.cpus)),
+                     err));
+  } else {
+    ++report->irqs_restored;
+    report->messages.push_back(
+        absl::StrCat(who, ": restored cpus ", FormatCpuList(entry.cpus)));
+  }
+}
+
+}  // namespace
 
 RestoreReport RestoreEntries(const JournalContents& contents,
                              ThreadOps& threads, IrqOps& irqs) {
@@ -17,69 +79,21 @@ RestoreReport RestoreEntries(const JournalContents& contents,
     report.messages.push_back(problem);
   }
   for (const auto& [tid, entry] : contents.threads) {
-    const std::string who =
-        absl::StrCat("thread ", tid, " (pid ", entry.pid, ")");
-    uint64_t start_time = 0;
-    int err = threads.StartTime(tid, &start_time);
-    if (err == ESRCH || (err == 0 && start_time != entry.start_time)) {
-      ++report.dropped;
-      report.messages.push_back(absl::StrCat(
-          who, ": gone", err == 0 ? " (tid reused)" : "", ", dropped"));
-      continue;
-    }
-    if (err != 0) {
-      report.errors.push_back(absl::StrCat(who, ": ", std::strerror(err)));
-      continue;
-    }
-    std::vector<int> cpus = entry.cpus;
-    err = threads.SetAffinity(tid, cpus);
-    if (err == EINVAL) {
-      // None of the original CPUs is allowed any more (cpuset changed or
-      // CPUs offlined): the widest mask the cpuset allows is the nearest.
-      if (threads.CpusetCpus(tid, &cpus) == 0 && !cpus.empty()) {
-        err = threads.SetAffinity(tid, cpus);
-      }
-    }
-    if (err == ESRCH) {
-      ++report.dropped;
-      report.messages.push_back(absl::StrCat(who, ": gone, dropped"));
-    } else if (err != 0) {
-      report.errors.push_back(absl::StrCat(who, ": sched_setaffinity(",
-                                           FormatCpuList(cpus),
-                                           "): ", std::strerror(err)));
-    } else {
-      ++report.threads_restored;
-      report.messages.push_back(
-          absl::StrCat(who, ": restored cpus ", FormatCpuList(cpus)));
-    }
+    RestoreThread(entry, threads, &report);
   }
   for (const auto& [irq, entry] : contents.irqs) {
-    int err = irqs.WriteAffinity(irq, entry.cpus);
-    if (err == ENOENT) {
-      ++report.dropped;
-      report.messages.push_back(absl::StrCat("irq ", irq, ": gone, dropped"));
-    } else if (err != 0) {
-      report.errors.push_back(
-          absl::StrCat("irq ", irq, ": write smp_affinity_list ",
-                       FormatCpuList(entry.cpus), ": ", std::strerror(err)));
-    } else {
-      ++report.irqs_restored;
-      report.messages.push_back(absl::StrCat("irq ", irq, ": restored cpus ",
-                                             FormatCpuList(entry.cpus)));
-    }
+    RestoreIrq(entry, irqs, &report);
   }
   return report;
 }
 
 absl::StatusOr<RestoreReport> RestoreJournal(const JournalOptions& options,
                                              ThreadOps& threads, IrqOps& irqs) {
-  absl::StatusOr<std::unique_ptr<Journal>> journal = Journal::Open(options);
-  if (!journal.ok()) return journal.status();
-  RestoreReport report = RestoreEntries((*journal)->contents(), threads, irqs);
+  ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(options));
+  RestoreReport report = RestoreEntries(journal->contents(), threads, irqs);
   // Cleared even when some entries failed: they would fail again on every
   // start, and the report names them for the operator.
-  absl::Status status = (*journal)->Clear();
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(journal->Clear());
   return report;
 }
 

@@ -3,12 +3,17 @@
 #ifndef LOCUS_AGENT_ACT_RESULT_H_
 #define LOCUS_AGENT_ACT_RESULT_H_
 
+#include <cerrno>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/os_error.h"
+#include "policy/cpu_list.h"
 
 namespace locus {
 
@@ -64,6 +69,69 @@ struct ActionResult {
 
 inline ActionResult MakeResult(Outcome outcome, std::string message) {
   return ActionResult{outcome, std::move(message), 0, 0, false, {}};
+}
+
+// An entity someone else moved after Locus did is left alone for good.
+inline ActionResult BackedOffResult(absl::string_view who) {
+  return MakeResult(Outcome::kBackedOff,
+                    absl::StrCat(who,
+                                 ": affinity changed by someone else, "
+                                 "Locus leaves it alone"));
+}
+
+// Already on the CPUs asked: nothing written, nothing journaled.
+inline ActionResult UnchangedResult(absl::string_view who,
+                                    const std::vector<int>& cpus) {
+  return MakeResult(Outcome::kUnchanged, absl::StrCat(who, ": already on cpus ",
+                                                      FormatCpuList(cpus)));
+}
+
+// What an errno means for one kind of kernel call. The same errno says
+// different things to different calls (EPERM: the cpuset refuses a thread's
+// CPUs, the kernel manages an IRQ, the process is not Locus's to touch), so
+// each call names its table below; an errno no entry names is kError.
+struct ErrnoOutcome {
+  int err;
+  Outcome outcome;
+};
+using ErrnoOutcomes = std::span<const ErrnoOutcome>;
+
+// Reading a task (start time, cpuset, affinity, /proc/PID/maps) or moving
+// its pages: ESRCH, it exited.
+inline constexpr ErrnoOutcome kTaskErrnos[] = {{ESRCH, Outcome::kGone}};
+// sched_setaffinity: EINVAL (no CPU of the mask in the cpuset) and EPERM
+// refuse the CPUs.
+inline constexpr ErrnoOutcome kSetAffinityErrnos[] = {
+    {ESRCH, Outcome::kGone},
+    {EINVAL, Outcome::kForbidden},
+    {EPERM, Outcome::kForbidden}};
+// Querying where a process's pages are: EPERM, the process is not Locus's to
+// move (another user's, without CAP_SYS_NICE).
+inline constexpr ErrnoOutcome kPageQueryErrnos[] = {
+    {ESRCH, Outcome::kGone}, {EPERM, Outcome::kForbidden}};
+// Reading /proc/irq/N/smp_affinity_list: ENOENT, the IRQ went.
+inline constexpr ErrnoOutcome kIrqReadErrnos[] = {{ENOENT, Outcome::kGone}};
+// Writing it: EIO (up to 6.x) or EPERM (6.18) when the kernel manages the
+// IRQ's affinity (root owns the file, so EPERM is not a permission problem);
+// EINVAL or EACCES refuse the CPUs.
+inline constexpr ErrnoOutcome kIrqWriteErrnos[] = {
+    {EIO, Outcome::kUnmanageable},
+    {EPERM, Outcome::kUnmanageable},
+    {ENOENT, Outcome::kGone},
+    {EINVAL, Outcome::kForbidden},
+    {EACCES, Outcome::kForbidden}};
+
+inline Outcome OutcomeOfErrno(int err, ErrnoOutcomes outcomes) {
+  for (const ErrnoOutcome& entry : outcomes) {
+    if (entry.err == err) return entry.outcome;
+  }
+  return Outcome::kError;
+}
+
+// The result of a call that failed with `err`, saying "what: strerror".
+inline ActionResult ResultOfErrno(int err, absl::string_view what,
+                                  ErrnoOutcomes outcomes) {
+  return MakeResult(OutcomeOfErrno(err, outcomes), ErrnoMessage(what, err));
 }
 
 }  // namespace locus

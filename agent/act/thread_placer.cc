@@ -2,47 +2,38 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "agent/host/cpu_mask.h"
+#include "common/os_error.h"
 
 namespace locus {
+namespace {
+
+std::string Who(const PinThread& pin) {
+  return absl::StrCat("thread ", pin.tid, " (pid ", pin.pid, ")");
+}
+
+}  // namespace
+
 ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
-  const std::string who =
-      absl::StrCat("thread ", pin.tid, " (pid ", pin.pid, ")");
-  if (backed_off_.count(pin.tid)) {
-    return MakeResult(Outcome::kBackedOff,
-                      absl::StrCat(who,
-                                   ": affinity changed by someone else, "
-                                   "Locus leaves it alone"));
-  }
-  std::vector<int> wanted = pin.cpus;
-  std::sort(wanted.begin(), wanted.end());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const std::string who = Who(pin);
+  if (backed_off_.count(pin.tid)) return BackedOffResult(who);
+  const std::vector<int> wanted = SortedCpus(pin.cpus);
   if (wanted.empty()) {
     return MakeResult(Outcome::kError, absl::StrCat(who, ": no CPUs asked"));
   }
-
   uint64_t start_time = 0;
   if (int err = ops_->StartTime(pin.tid, &start_time); err != 0) {
-    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                      absl::StrCat(who, ": ", std::strerror(err)));
+    return ResultOfErrno(err, who, kTaskErrnos);
   }
-  auto placed = placed_.find(pin.tid);
-  if (placed != placed_.end() && placed->second.start_time != start_time) {
-    // The TID was recycled: the thread Locus placed is gone.
-    placed_.erase(placed);
-    placed = placed_.end();
-    (void)journal_->ForgetThread(pin.tid);
-  }
+  ForgetIfRecycled(pin.tid, start_time);
   std::vector<int> cpuset;
   if (int err = ops_->CpusetCpus(pin.tid, &cpuset); err != 0) {
-    return MakeResult(err == ESRCH ? Outcome::kGone : Outcome::kError,
-                      absl::StrCat(who, ": cpuset: ", std::strerror(err)));
+    return ResultOfErrno(err, absl::StrCat(who, ": cpuset"), kTaskErrnos);
   }
-  std::vector<int> target = IntersectCpus(wanted, cpuset);
+  const std::vector<int> target = IntersectCpus(wanted, cpuset);
   if (target.empty()) {
     return MakeResult(
         Outcome::kForbidden,
@@ -51,49 +42,56 @@ ActionResult ThreadPlacer::Apply(const PinThread& pin, bool dry_run) {
   }
   std::vector<int> current;
   if (int err = ops_->GetAffinity(pin.tid, &current); err != 0) {
-    return MakeResult(
-        err == ESRCH ? Outcome::kGone : Outcome::kError,
-        absl::StrCat(who, ": sched_getaffinity: ", std::strerror(err)));
+    return ResultOfErrno(err, absl::StrCat(who, ": sched_getaffinity"),
+                         kTaskErrnos);
   }
-  if (placed != placed_.end() && current != placed->second.cpus) {
+  if (auto placed = placed_.find(pin.tid);
+      placed != placed_.end() && current != placed->second.cpus) {
     // Changed by someone else since Locus set it, and not yet checked.
-    ExternalChange change = BackOff(placed, current);
-    std::string message = change.message;
-    noticed_.push_back(std::move(change));
-    return MakeResult(Outcome::kBackedOff, std::move(message));
+    noticed_.push_back(BackOff(placed, current));
+    return MakeResult(Outcome::kBackedOff, noticed_.back().message);
   }
   const std::string change = absl::StrCat(
       who, ": cpus ", FormatCpuList(current), " -> ", FormatCpuList(target),
       target != wanted ? " (cpuset-limited)" : "");
-  if (current == target) {
-    return MakeResult(
-        Outcome::kUnchanged,
-        absl::StrCat(who, ": already on cpus ", FormatCpuList(target)));
-  }
-  if (dry_run)
+  if (current == target) return UnchangedResult(who, target);
+  if (dry_run) {
     return MakeResult(Outcome::kDryRun, absl::StrCat("would pin ", change));
+  }
+  return Pin(pin, ThreadEntry{pin.pid, pin.tid, start_time, current}, target,
+             change);
+}
 
-  ThreadEntry entry{pin.pid, pin.tid, start_time, current};
+void ThreadPlacer::ForgetIfRecycled(int32_t tid, uint64_t start_time) {
+  auto placed = placed_.find(tid);
+  if (placed != placed_.end() && placed->second.start_time != start_time) {
+    // The TID was recycled: the thread Locus placed is gone.
+    placed_.erase(placed);
+    (void)journal_->ForgetThread(tid);
+  }
+}
+
+ActionResult ThreadPlacer::Pin(const PinThread& pin, const ThreadEntry& entry,
+                               const std::vector<int>& target,
+                               const std::string& change) {
+  const std::string who = Who(pin);
   if (absl::Status status = journal_->RecordThread(entry); !status.ok()) {
     return MakeResult(Outcome::kRefused,
                       absl::StrCat(who, ": ", status.message()));
   }
-  int err = ops_->SetAffinity(pin.tid, target);
-  if (err != 0) {
+  if (int err = ops_->SetAffinity(pin.tid, target); err != 0) {
     // Nothing changed: the entry is only kept if an earlier change needs it.
     if (!placed_.count(pin.tid)) (void)journal_->ForgetThread(pin.tid);
-    Outcome outcome = err == ESRCH                      ? Outcome::kGone
-                      : (err == EINVAL || err == EPERM) ? Outcome::kForbidden
-                                                        : Outcome::kError;
-    return MakeResult(outcome, absl::StrCat(who, ": sched_setaffinity(",
-                                            FormatCpuList(target),
-                                            "): ", std::strerror(err)));
+    return ResultOfErrno(
+        err,
+        absl::StrCat(who, ": sched_setaffinity(", FormatCpuList(target), ")"),
+        kSetAffinityErrnos);
   }
   // Read back: the kernel may narrow the mask (cpuset changed meanwhile); what
   // it holds now is what later ticks compare against.
   std::vector<int> now;
   if (ops_->GetAffinity(pin.tid, &now) != 0) now = target;
-  placed_[pin.tid] = Placed{pin.pid, start_time, now};
+  placed_[pin.tid] = Placed{pin.pid, entry.start_time, now};
   return MakeResult(Outcome::kApplied, absl::StrCat("pinned ", change));
 }
 
@@ -111,8 +109,9 @@ absl::Status ThreadPlacer::Revert(int32_t tid) {
   }
   if (err != 0 && err != ESRCH) {
     return absl::FailedPreconditionError(
-        absl::StrCat("thread ", tid, ": restoring cpus ",
-                     FormatCpuList(original.cpus), ": ", std::strerror(err)));
+        ErrnoMessage(absl::StrCat("thread ", tid, ": restoring cpus ",
+                                  FormatCpuList(original.cpus)),
+                     err));
   }
   return journal_->ForgetThread(tid);
 }
@@ -120,16 +119,16 @@ absl::Status ThreadPlacer::Revert(int32_t tid) {
 ExternalChange ThreadPlacer::BackOff(std::map<int32_t, Placed>::iterator placed,
                                      std::vector<int> now) {
   const int32_t tid = placed->first;
-  ExternalChange change;
-  change.kind = ExternalChange::Kind::kThread;
-  change.id = tid;
-  change.pid = placed->second.pid;
-  change.expected = placed->second.cpus;
-  change.actual = std::move(now);
-  change.message = absl::StrCat("thread ", tid, " (pid ", change.pid,
-                                "): affinity is ", FormatCpuList(change.actual),
-                                ", Locus set ", FormatCpuList(change.expected),
-                                ": someone else moved it, backing off");
+  const int32_t pid = placed->second.pid;
+  std::string message =
+      BackOffMessage(absl::StrCat("thread ", tid, " (pid ", pid, ")"),
+                     placed->second.cpus, now);
+  ExternalChange change{.kind = ExternalChange::Kind::kThread,
+                        .id = tid,
+                        .pid = pid,
+                        .expected = placed->second.cpus,
+                        .actual = std::move(now),
+                        .message = std::move(message)};
   (void)journal_->ForgetThread(tid);
   backed_off_.insert(tid);
   placed_.erase(placed);

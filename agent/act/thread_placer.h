@@ -6,26 +6,17 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "agent/act/external_change.h"
 #include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
 #include "policy/plan.h"
 
 namespace locus {
-
-// An entity Locus had set that is no longer as Locus left it.
-struct ExternalChange {
-  enum class Kind { kThread, kIrq };
-  Kind kind = Kind::kThread;
-  int32_t id = 0;             // tid or irq
-  int32_t pid = 0;            // the thread's process; 0 for an IRQ
-  std::vector<int> expected;  // what Locus set
-  std::vector<int> actual;    // what it is now
-  std::string message;
-};
 
 class ThreadPlacer {
  public:
@@ -62,6 +53,11 @@ class ThreadPlacer {
     std::vector<int> cpus;
     uint32_t checks = 0;  // CheckExternalChanges visits since placed
   };
+  // Forgets what Locus placed on `tid` when the TID now names another thread.
+  void ForgetIfRecycled(int32_t tid, uint64_t start_time);
+  // Journals `entry` (the thread's affinity now), then sets `target`.
+  ActionResult Pin(const PinThread& pin, const ThreadEntry& entry,
+                   const std::vector<int>& target, const std::string& change);
   // Backs off `tid`, whose affinity is `now`, not what Locus set.
   ExternalChange BackOff(std::map<int32_t, Placed>::iterator placed,
                          std::vector<int> now);

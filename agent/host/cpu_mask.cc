@@ -50,6 +50,12 @@ absl::StatusOr<std::vector<int>> ParseCpuMask(absl::string_view text) {
   return cpus;
 }
 
+std::vector<int> SortedCpus(std::vector<int> cpus) {
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
 std::vector<int> IntersectCpus(const std::vector<int>& a,
                                const std::vector<int>& b) {
   std::vector<int> out;

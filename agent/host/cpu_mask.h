@@ -14,6 +14,9 @@ namespace locus {
 // Parses a comma-separated 32-bit-word hex mask (most significant word first).
 absl::StatusOr<std::vector<int>> ParseCpuMask(absl::string_view text);
 
+// The CPUs ascending, each once (as the kernel reports a mask).
+std::vector<int> SortedCpus(std::vector<int> cpus);
+
 // Sorted intersection of two ascending CPU sets.
 std::vector<int> IntersectCpus(const std::vector<int>& a,
                                const std::vector<int>& b);

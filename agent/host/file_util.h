@@ -17,7 +17,8 @@ namespace locus {
 // ("/devices/system/node"), with exactly one '/' between them.
 std::string JoinPath(absl::string_view root, absl::string_view path);
 
-// Whole file as text. Errors name the file and the errno text.
+// Whole file as text. Errors name the file and the errno text, with the
+// errno's code (ErrnoStatus: a vanished task or file is NotFound).
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
 // Names in a directory (no "." or ".."), sorted. Errors name the directory.

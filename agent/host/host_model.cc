@@ -2,22 +2,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/host/topology.h"
+#include "common/status_macros.h"
 
 namespace locus {
 
 absl::Status HostModel::Refresh(Snapshot* snapshot,
                                 std::vector<std::string>* errors) {
   // Re-read every tick: a few small files, and CPU hotplug is then seen.
-  absl::StatusOr<Topology> topology =
-      ReadTopology(options_.paths.sysfs_root, errors);
-  if (!topology.ok()) return topology.status();
-  snapshot->topology = *std::move(topology);
-
-  absl::StatusOr<std::vector<Target>> targets =
-      ScanTargets(options_.paths, options_.targets, snapshot->topology, errors,
-                  &scan_cache_);
-  if (!targets.ok()) return targets.status();
-  snapshot->targets = *std::move(targets);
+  ASSIGN_OR_RETURN(snapshot->topology,
+                   ReadTopology(options_.paths.sysfs_root, errors));
+  ASSIGN_OR_RETURN(snapshot->targets,
+                   ScanTargets(options_.paths, options_.targets,
+                               snapshot->topology, errors, &scan_cache_));
 
   snapshot->irqs.clear();
   if (options_.read_irqs) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
+#include "common/status_macros.h"
 
 namespace locus {
 namespace {
@@ -136,24 +137,79 @@ void ReadNics(const HostPaths& paths, IrqReadCache* out) {
   }
 }
 
+// /proc/interrupts parsed, its row errors reported as "<path>: <why>".
+absl::StatusOr<std::vector<InterruptLine>> ReadInterrupts(
+    const HostPaths& paths, std::vector<std::string>* errors) {
+  const std::string path = JoinPath(paths.procfs_root, "interrupts");
+  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  std::vector<std::string> row_errors;
+  auto rows = ParseInterrupts(text, &row_errors);
+  if (!rows.ok()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": ", rows.status().message()));
+  }
+  for (const std::string& error : row_errors) {
+    errors->push_back(absl::StrCat(path, ": ", error));
+  }
+  return rows;
+}
+
+// The NIC an IRQ serves and the NIC's node, from msi_irqs; without them
+// (legacy INTx, some drivers) a name that starts with "<nic>-" still says
+// whose queue it is.
+void FindNic(const IrqReadCache& cache, IrqSample* irq) {
+  auto nic = cache.nic_of_irq.find(irq->irq);
+  if (nic != cache.nic_of_irq.end()) {
+    irq->net_device = nic->second.name;
+    irq->device_node = nic->second.node;
+    return;
+  }
+  for (const std::string& name : cache.nics) {
+    if (absl::StartsWith(irq->name, name + "-")) {
+      irq->net_device = name;
+      return;
+    }
+  }
+}
+
+// /proc/irq/N/{node,smp_affinity_list,effective_affinity_list}.
+void ReadIrqFiles(const std::string& dir, IrqSample* irq,
+                  std::vector<std::string>* errors) {
+  if (irq->device_node < 0) {
+    if (auto node = ReadFirstLine(JoinPath(dir, "node")); node.ok()) {
+      int value = -1;
+      if (absl::SimpleAtoi(*node, &value)) irq->device_node = value;
+    }
+  }
+  for (auto [file, field] :
+       {std::pair{"smp_affinity_list", &irq->affinity},
+        std::pair{"effective_affinity_list", &irq->effective}}) {
+    const std::string path = JoinPath(dir, file);
+    auto value = ReadTextFile(path);
+    if (!value.ok()) {
+      // IRQs without a /proc/irq/N directory (e.g. chained) have no
+      // affinity to read: not worth an error.
+      if (!absl::IsNotFound(value.status())) {
+        errors->push_back(std::string(value.status().message()));
+      }
+      continue;
+    }
+    auto cpus = ParseCpuList(*value);
+    if (!cpus.ok()) {
+      errors->push_back(absl::StrCat(path, ": ", cpus.status().message()));
+      continue;
+    }
+    *field = *std::move(cpus);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<IrqSample>> ReadIrqs(
     const HostPaths& paths, const std::set<int>& managed,
     std::vector<std::string>* errors, IrqReadCache* cache) {
-  const std::string interrupts_path = JoinPath(paths.procfs_root, "interrupts");
-  auto text = ReadTextFile(interrupts_path);
-  if (!text.ok()) return text.status();
-  std::vector<std::string> row_errors;
-  auto rows = ParseInterrupts(*text, &row_errors);
-  if (!rows.ok()) {
-    return absl::DataLossError(
-        absl::StrCat(interrupts_path, ": ", rows.status().message()));
-  }
-  for (const std::string& error : row_errors) {
-    errors->push_back(absl::StrCat(interrupts_path, ": ", error));
-  }
-
+  ASSIGN_OR_RETURN(std::vector<InterruptLine> rows,
+                   ReadInterrupts(paths, errors));
   IrqReadCache uncached;
   if (cache == nullptr) cache = &uncached;
   bool full = cache->calls % std::max(cache->refresh_every, 1) == 0;
@@ -162,11 +218,8 @@ absl::StatusOr<std::vector<IrqSample>> ReadIrqs(
     ReadNics(paths, cache);
     cache->quiet.clear();
   }
-  const std::map<int, IrqReadCache::Nic>& nic_of_irq = cache->nic_of_irq;
-  const std::vector<std::string>& nics = cache->nics;
-
   std::vector<IrqSample> out;
-  for (InterruptLine& row : *rows) {
+  for (InterruptLine& row : rows) {
     if (auto quiet = cache->quiet.find(row.irq);
         quiet != cache->quiet.end() && quiet->second.name == row.name) {
       IrqSample irq = quiet->second;
@@ -179,49 +232,10 @@ absl::StatusOr<std::vector<IrqSample>> ReadIrqs(
     irq.irq = row.irq;
     irq.name = std::move(row.name);
     irq.managed = managed.count(row.irq) > 0;
-    const std::string dir =
-        JoinPath(paths.procfs_root, absl::StrCat("irq/", row.irq));
-    auto nic = nic_of_irq.find(row.irq);
-    if (nic == nic_of_irq.end()) {
-      // Without msi_irqs (legacy INTx, some drivers): a name that starts
-      // with "<nic>-" still says whose queue it is.
-      for (const std::string& name : nics) {
-        if (absl::StartsWith(irq.name, name + "-")) {
-          irq.net_device = name;
-          break;
-        }
-      }
-    } else {
-      irq.net_device = nic->second.name;
-      irq.device_node = nic->second.node;
-    }
+    FindNic(*cache, &irq);
     if (!irq.net_device.empty()) irq.queue = QueueFromIrqName(irq.name);
-    if (irq.device_node < 0) {
-      if (auto node = ReadFirstLine(JoinPath(dir, "node")); node.ok()) {
-        int value = -1;
-        if (absl::SimpleAtoi(*node, &value)) irq.device_node = value;
-      }
-    }
-    for (auto [file, field] :
-         {std::pair{"smp_affinity_list", &irq.affinity},
-          std::pair{"effective_affinity_list", &irq.effective}}) {
-      const std::string path = JoinPath(dir, file);
-      auto value = ReadTextFile(path);
-      if (!value.ok()) {
-        // IRQs without a /proc/irq/N directory (e.g. chained) have no
-        // affinity to read: not worth an error.
-        if (!absl::IsNotFound(value.status())) {
-          errors->push_back(std::string(value.status().message()));
-        }
-        continue;
-      }
-      auto cpus = ParseCpuList(*value);
-      if (!cpus.ok()) {
-        errors->push_back(absl::StrCat(path, ": ", cpus.status().message()));
-        continue;
-      }
-      *field = *std::move(cpus);
-    }
+    ReadIrqFiles(JoinPath(paths.procfs_root, absl::StrCat("irq/", row.irq)),
+                 &irq, errors);
     if (full && irq.net_device.empty()) cache->quiet[irq.irq] = irq;
     irq.count_per_cpu = std::move(row.counts);
     out.push_back(std::move(irq));

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,6 +16,8 @@
 #include "agent/host/file_util.h"
 #include "agent/host/numa_maps.h"
 #include "agent/host/proc_parse.h"
+#include "common/os_error.h"
+#include "common/status_macros.h"
 
 namespace locus {
 namespace {
@@ -32,10 +33,14 @@ bool IsNumber(const std::string& name) {
   });
 }
 
-// ENOENT/ESRCH while reading means the process exited mid-scan: not an error.
-bool Vanished(const absl::Status& status) {
-  return absl::IsNotFound(status) ||
-         absl::StrContains(status.message(), "No such process");
+// Whether a read succeeded; its failure is reported unless the task exited
+// mid-scan (ENOENT or ESRCH, both NotFound), which is normal.
+bool ReadOk(const absl::Status& status, std::vector<std::string>* errors) {
+  if (status.ok()) return true;
+  if (!absl::IsNotFound(status)) {
+    errors->push_back(std::string(status.message()));
+  }
+  return false;
 }
 
 bool CgroupUnder(absl::string_view path, absl::string_view prefix) {
@@ -77,12 +82,7 @@ std::optional<ProcStat> ReadStat(const std::string& dir,
                                  std::vector<std::string>* errors) {
   const std::string path = JoinPath(dir, "stat");
   auto text = ReadTextFile(path);
-  if (!text.ok()) {
-    if (!Vanished(text.status())) {
-      errors->push_back(std::string(text.status().message()));
-    }
-    return std::nullopt;
-  }
+  if (!ReadOk(text.status(), errors)) return std::nullopt;
   auto stat = ParseProcStat(*text);
   if (!stat.ok()) {
     errors->push_back(absl::StrCat(path, ": ", stat.status().message()));
@@ -96,10 +96,8 @@ bool ReadStatusAffinity(const std::string& dir, ThreadSample* thread,
                         std::vector<std::string>* errors) {
   const std::string status_path = JoinPath(dir, "status");
   auto status_text = ReadTextFile(status_path);
-  if (!status_text.ok()) {
-    if (Vanished(status_text.status())) return false;
-    errors->push_back(std::string(status_text.status().message()));
-    return true;
+  if (!ReadOk(status_text.status(), errors)) {
+    return !absl::IsNotFound(status_text.status());
   }
   auto allowed = ParseStatusCpusAllowed(*status_text);
   if (allowed.ok()) {
@@ -115,11 +113,7 @@ void ReadThreads(const std::string& proc_dir, const TargetScanOptions& options,
                  Target* target, std::vector<std::string>* errors) {
   const std::string task_dir = JoinPath(proc_dir, "task");
   auto tids = ListDirectory(task_dir);
-  if (!tids.ok()) {
-    if (!Vanished(tids.status()))
-      errors->push_back(std::string(tids.status().message()));
-    return;
-  }
+  if (!ReadOk(tids.status(), errors)) return;
   for (const std::string& name : *tids) {
     if (!IsNumber(name)) continue;
     const std::string dir = JoinPath(task_dir, name);
@@ -134,8 +128,8 @@ void ReadThreads(const std::string& proc_dir, const TargetScanOptions& options,
       int err = options.read_affinity(thread.tid, &thread.allowed_cpus);
       if (err == ESRCH) continue;  // the thread exited mid-scan
       if (err != 0) {
-        errors->push_back(absl::StrCat("thread ", thread.tid,
-                                       ": sched_getaffinity: ", strerror(err)));
+        errors->push_back(ErrnoMessage(
+            absl::StrCat("thread ", thread.tid, ": sched_getaffinity"), err));
       }
     } else if (!ReadStatusAffinity(dir, &thread, errors)) {
       continue;  // the thread exited mid-scan
@@ -153,17 +147,163 @@ void ReadResidentPages(const std::string& dir, const Topology& topology,
                        std::vector<std::string>* errors) {
   const std::string maps_path = JoinPath(dir, "numa_maps");
   auto text = ReadTextFile(maps_path);
-  if (!text.ok()) {
-    if (!Vanished(text.status()))
-      errors->push_back(std::string(text.status().message()));
-    return;
-  }
+  if (!ReadOk(text.status(), errors)) return;
   auto pages = ParseNumaMaps(*text, topology, page_size);
   if (!pages.ok()) {
     errors->push_back(absl::StrCat(maps_path, ": ", pages.status().message()));
     return;
   }
   target->resident_pages = *std::move(pages);
+}
+
+// What the selection found: the selected processes by pid, and those a comm
+// selector ruled out by their comm (pid -> inode of their /proc directory).
+struct Selection {
+  std::map<int32_t, Candidate> selected;
+  absl::flat_hash_map<int32_t, uint64_t> ruled_out;
+};
+
+// Whether a comm-only selector rules the process out by its comm: known from
+// an earlier scan (same /proc inode) or read now. Either is recorded.
+bool RuledOutByComm(const DirEntry& entry, int32_t pid, const std::string& dir,
+                    const TargetSelector& sel, const TargetScanCache* cache,
+                    Selection* out) {
+  if (cache != nullptr && cache->names_tracked) {
+    auto known = cache->ruled_out.find(pid);
+    if (known != cache->ruled_out.end() && known->second == entry.inode) {
+      out->ruled_out.emplace(pid, entry.inode);
+      return true;
+    }
+  }
+  auto comm = ReadTextFile(JoinPath(dir, "comm"));
+  if (comm.ok() &&
+      !Contains(sel.comms,
+                std::string(absl::StripTrailingAsciiWhitespace(*comm)))) {
+    out->ruled_out.emplace(pid, entry.inode);
+    return true;
+  }
+  return false;
+}
+
+// Whether the process in `dir`, whose stat is `stat`, is selected.
+bool Matches(const TargetSelector& sel, const std::string& dir,
+             const ProcStat& stat) {
+  if (Contains(sel.comms, stat.comm)) return true;
+  if (!sel.exe_paths.empty() &&
+      Contains(sel.exe_paths, ReadLink(JoinPath(dir, "exe")))) {
+    return true;
+  }
+  if (sel.cgroup_paths.empty() && sel.systemd_units.empty()) return false;
+  auto cgroup = ReadTextFile(JoinPath(dir, "cgroup"));
+  if (!cgroup.ok()) return false;
+  const std::string path = ParseCgroupPath(*cgroup);
+  if (path.empty()) return false;
+  for (const std::string& prefix : sel.cgroup_paths) {
+    if (CgroupUnder(path, prefix)) return true;
+  }
+  return Contains(sel.systemd_units, SystemdUnitOf(path));
+}
+
+Selection SelectProcesses(const std::vector<DirEntry>& entries,
+                          const std::string& procfs_root,
+                          const TargetSelector& sel,
+                          const TargetScanCache* cache,
+                          std::vector<std::string>* errors) {
+  // Only comm can select most processes, and their comm file costs the
+  // kernel far less to format than stat: it alone rules them out.
+  const bool comm_only = sel.exe_paths.empty() && sel.cgroup_paths.empty() &&
+                         sel.systemd_units.empty();
+  Selection out;
+  for (const DirEntry& entry : entries) {
+    int32_t pid = 0;
+    if (!IsNumber(entry.name) || !absl::SimpleAtoi(entry.name, &pid)) continue;
+    const std::string dir = JoinPath(procfs_root, entry.name);
+    if (comm_only && RuledOutByComm(entry, pid, dir, sel, cache, &out)) {
+      continue;
+    }
+    // The fields wanted (comm, state, ppid, start time, thread count) are
+    // the leader thread's too, and its own task/PID/stat costs the kernel no
+    // walk over every thread, as PID/stat does (summing CPU times and faults:
+    // the largest kernel cost of a scan at 1000 threads).
+    std::optional<ProcStat> stat =
+        ReadStat(JoinPath(dir, absl::StrCat("task/", entry.name)), errors);
+    if (!stat) continue;
+    if (stat->state == 'Z') continue;  // zombies have no threads to place
+    if (!Matches(sel, dir, *stat)) continue;
+    Candidate candidate;
+    auto cmdline = ReadTextFile(JoinPath(dir, "cmdline"));
+    if (cmdline.ok()) candidate.cmdline = ParseCmdline(*cmdline);
+    candidate.stat = *std::move(stat);
+    out.selected.emplace(candidate.stat.pid, std::move(candidate));
+  }
+  return out;
+}
+
+// nginx names every process it forks ("nginx: cache manager process" is
+// neither); parentage decides only for programs that do not: a selected
+// parent of selected children is the master, a selected child of a selected
+// parent a worker.
+TargetRole RoleOf(const Candidate& candidate,
+                  const std::map<int32_t, Candidate>& selected,
+                  const std::set<int32_t>& parents) {
+  if (!absl::StartsWith(candidate.cmdline, "nginx: ")) {
+    if (parents.count(candidate.stat.pid)) return TargetRole::kMaster;
+    if (selected.count(candidate.stat.ppid)) return TargetRole::kWorker;
+  }
+  return RoleFromCmdline(candidate.cmdline);
+}
+
+// Reads the process's threads and resident pages into `target`, or takes
+// them from `cache` (may be null) where they are recent enough.
+void ReadTargetParts(const std::string& dir, const Candidate& candidate,
+                     const TargetScanOptions& options, const Topology& topology,
+                     TargetScanCache* cache, Target* target,
+                     std::vector<std::string>* errors) {
+  TargetScanCache::Entry* cached = nullptr;
+  bool fresh = false;  // the cache's entry is this very process
+  if (cache != nullptr) {
+    cached = &cache->entries[candidate.stat.pid];
+    fresh = cached->start_time == candidate.stat.start_time &&
+            !cache->stale.contains(candidate.stat.pid);
+    if (!fresh) {
+      *cached = TargetScanCache::Entry{};
+      cached->start_time = candidate.stat.start_time;
+    }
+  }
+  const uint64_t every =
+      static_cast<uint64_t>(std::max(1, options.refresh_every));
+  // Whether the part `read_at` stamps was read recently enough to reuse.
+  auto recent = [&](uint64_t TargetScanCache::Entry::*read_at) {
+    return fresh && cached->*read_at > 0 &&
+           cache->scan - cached->*read_at < every;
+  };
+  if (options.read_threads) {
+    if (!options.read_thread_cpu &&
+        recent(&TargetScanCache::Entry::threads_scan) &&
+        cached->num_threads == candidate.stat.num_threads) {
+      target->threads = cached->threads;
+    } else {
+      ReadThreads(dir, options, target, errors);
+      if (cached != nullptr) {
+        cached->threads = target->threads;
+        cached->num_threads = candidate.stat.num_threads;
+        cached->threads_scan = cache->scan;
+      }
+    }
+  }
+  // On a single node every page is local and there is nothing to place:
+  // numa_maps (a walk over every mapped page) is not read at all.
+  if (options.read_numa_maps && topology.nodes.size() > 1) {
+    if (recent(&TargetScanCache::Entry::numa_scan)) {
+      target->resident_pages = cached->resident_pages;
+    } else {
+      ReadResidentPages(dir, topology, target->page_size, target, errors);
+      if (cached != nullptr) {
+        cached->resident_pages = target->resident_pages;
+        cached->numa_scan = cache->scan;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -178,7 +318,6 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
     const HostPaths& paths, const TargetScanOptions& options,
     const Topology& topology, std::vector<std::string>* errors,
     TargetScanCache* cache) {
-  const TargetSelector& sel = options.selector;
   if (cache != nullptr) {
     ++cache->scan;  // scan numbers start at 1: 0 marks "never read"
     if (cache->nodes != topology.nodes.size()) {
@@ -186,73 +325,16 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
       cache->nodes = topology.nodes.size();
     }
   }
-  auto entries = ListDirectoryEntries(paths.procfs_root);
-  if (!entries.ok()) return entries.status();
-
-  // Only comm can select most processes, and their comm file costs the
-  // kernel far less to format than stat: it alone rules them out.
-  const bool comm_only = sel.exe_paths.empty() && sel.cgroup_paths.empty() &&
-                         sel.systemd_units.empty();
-  const uint64_t every =
-      static_cast<uint64_t>(std::max(1, options.refresh_every));
-  std::map<int32_t, Candidate> selected;
-  absl::flat_hash_map<int32_t, uint64_t> ruled_out;
-  for (const DirEntry& entry : *entries) {
-    const std::string& name = entry.name;
-    int32_t pid = 0;
-    if (!IsNumber(name) || !absl::SimpleAtoi(name, &pid)) continue;
-    if (comm_only && cache != nullptr && cache->names_tracked) {
-      auto known = cache->ruled_out.find(pid);
-      if (known != cache->ruled_out.end() && known->second == entry.inode) {
-        ruled_out.emplace(pid, entry.inode);
-        continue;
-      }
-    }
-    const std::string dir = JoinPath(paths.procfs_root, name);
-    if (comm_only) {
-      auto comm = ReadTextFile(JoinPath(dir, "comm"));
-      if (comm.ok() &&
-          !Contains(sel.comms,
-                    std::string(absl::StripTrailingAsciiWhitespace(*comm)))) {
-        ruled_out.emplace(pid, entry.inode);
-        continue;
-      }
-    }
-    // The fields wanted (comm, state, ppid, start time, thread count) are
-    // the leader thread's too, and its own task/PID/stat costs the kernel no
-    // walk over every thread, as PID/stat does (summing CPU times and faults:
-    // the largest kernel cost of a scan at 1000 threads).
-    std::optional<ProcStat> stat =
-        ReadStat(JoinPath(dir, absl::StrCat("task/", name)), errors);
-    if (!stat) continue;
-    if (stat->state == 'Z') continue;  // zombies have no threads to place
-    bool match = Contains(sel.comms, stat->comm);
-    if (!match && !sel.exe_paths.empty()) {
-      match = Contains(sel.exe_paths, ReadLink(JoinPath(dir, "exe")));
-    }
-    if (!match && (!sel.cgroup_paths.empty() || !sel.systemd_units.empty())) {
-      auto cgroup = ReadTextFile(JoinPath(dir, "cgroup"));
-      if (cgroup.ok()) {
-        std::string path = ParseCgroupPath(*cgroup);
-        for (const std::string& prefix : sel.cgroup_paths) {
-          match = match || (!path.empty() && CgroupUnder(path, prefix));
-        }
-        match = match || (!path.empty() &&
-                          Contains(sel.systemd_units, SystemdUnitOf(path)));
-      }
-    }
-    if (!match) continue;
-    Candidate candidate;
-    auto cmdline = ReadTextFile(JoinPath(dir, "cmdline"));
-    if (cmdline.ok()) candidate.cmdline = ParseCmdline(*cmdline);
-    candidate.stat = *std::move(stat);
-    selected.emplace(candidate.stat.pid, std::move(candidate));
-  }
-
+  ASSIGN_OR_RETURN(std::vector<DirEntry> entries,
+                   ListDirectoryEntries(paths.procfs_root));
+  Selection selection = SelectProcesses(entries, paths.procfs_root,
+                                        options.selector, cache, errors);
+  const std::map<int32_t, Candidate>& selected = selection.selected;
   std::set<int32_t> parents;
   for (const auto& [pid, candidate] : selected) {
-    if (selected.count(candidate.stat.ppid))
+    if (selected.count(candidate.stat.ppid)) {
       parents.insert(candidate.stat.ppid);
+    }
   }
   const uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   std::vector<Target> targets;
@@ -265,62 +347,9 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
     target.pid = pid;
     target.comm = candidate.stat.comm;
     target.page_size = page_size;
-    target.role = RoleFromCmdline(candidate.cmdline);
-    // nginx names every process it forks ("nginx: cache manager process" is
-    // neither); parentage decides only for programs that do not.
-    if (!absl::StartsWith(candidate.cmdline, "nginx: ")) {
-      // Not nginx's own titles: a selected parent of selected children is
-      // the master, a selected child of a selected parent a worker.
-      if (parents.count(pid)) {
-        target.role = TargetRole::kMaster;
-      } else if (selected.count(candidate.stat.ppid)) {
-        target.role = TargetRole::kWorker;
-      }
-    }
-    const std::string dir = JoinPath(paths.procfs_root, absl::StrCat(pid));
-    TargetScanCache::Entry* cached = nullptr;
-    bool fresh = false;  // the cache's entry is this very process
-    if (cache != nullptr) {
-      cached = &cache->entries[pid];
-      fresh = cached->start_time == candidate.stat.start_time &&
-              !cache->stale.contains(pid);
-      if (!fresh) {
-        *cached = TargetScanCache::Entry{};
-        cached->start_time = candidate.stat.start_time;
-      }
-    }
-    // Whether the part `read_at` stamps was read recently enough to reuse.
-    auto recent = [&](uint64_t TargetScanCache::Entry::*read_at) {
-      return fresh && cached->*read_at > 0 &&
-             cache->scan - cached->*read_at < every;
-    };
-    if (options.read_threads) {
-      if (!options.read_thread_cpu &&
-          recent(&TargetScanCache::Entry::threads_scan) &&
-          cached->num_threads == candidate.stat.num_threads) {
-        target.threads = cached->threads;
-      } else {
-        ReadThreads(dir, options, &target, errors);
-        if (cached != nullptr) {
-          cached->threads = target.threads;
-          cached->num_threads = candidate.stat.num_threads;
-          cached->threads_scan = cache->scan;
-        }
-      }
-    }
-    // On a single node every page is local and there is nothing to place:
-    // numa_maps (a walk over every mapped page) is not read at all.
-    if (options.read_numa_maps && topology.nodes.size() > 1) {
-      if (recent(&TargetScanCache::Entry::numa_scan)) {
-        target.resident_pages = cached->resident_pages;
-      } else {
-        ReadResidentPages(dir, topology, page_size, &target, errors);
-        if (cached != nullptr) {
-          cached->resident_pages = target.resident_pages;
-          cached->numa_scan = cache->scan;
-        }
-      }
-    }
+    target.role = RoleOf(candidate, selected, parents);
+    ReadTargetParts(JoinPath(paths.procfs_root, absl::StrCat(pid)), candidate,
+                    options, topology, cache, &target, errors);
     targets.push_back(std::move(target));
   }
   if (cache != nullptr) {
@@ -330,7 +359,7 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
       return !selected.contains(entry.first);
     });
     cache->stale.clear();
-    cache->ruled_out = std::move(ruled_out);
+    cache->ruled_out = std::move(selection.ruled_out);
   }
   return targets;
 }

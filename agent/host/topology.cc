@@ -13,6 +13,7 @@
 #include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
 #include "common/log.h"
+#include "common/status_macros.h"
 
 namespace locus {
 namespace {
@@ -88,20 +89,12 @@ void Report(std::vector<std::string>* errors, const absl::Status& status) {
   errors->push_back(std::string(status.message()));
 }
 
-}  // namespace
-
-absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root,
-                                      std::vector<std::string>* errors) {
-  std::vector<std::string> local_errors;
-  if (errors == nullptr) errors = &local_errors;
-
-  const std::string node_dir = JoinPath(sysfs_root, "devices/system/node");
-  const std::string cpu_dir = JoinPath(sysfs_root, "devices/system/cpu");
-
-  absl::StatusOr<std::vector<std::string>> names = ListDirectory(node_dir);
-  if (!names.ok()) return names.status();
+// The node directories under `node_dir` by id, ascending.
+absl::StatusOr<std::vector<std::pair<int, std::string>>> NodeDirs(
+    const std::string& node_dir) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(node_dir));
   std::vector<std::pair<int, std::string>> node_dirs;
-  for (const std::string& name : *names) {
+  for (const std::string& name : names) {
     int id = 0;
     if (!absl::StartsWith(name, "node")) continue;
     // Only the kernel's own spelling: "node00" would be node 0 a second time.
@@ -117,111 +110,143 @@ absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root,
     return absl::NotFoundError(
         absl::StrCat(node_dir, ": no node* directories"));
   }
+  return node_dirs;
+}
 
-  // Online CPUs. Without cpu/online every CPU a node lists is taken as
-  // online (the kernel removes offlined CPUs from node masks on x86 anyway).
+// The CPUs cpu/online and cpu/present name.
+struct CpuState {
   std::vector<int> online;
+  // Without cpu/online every CPU a node lists is taken as online (the
+  // kernel removes offlined CPUs from node masks on x86 anyway).
   bool have_online = false;
-  {
-    const std::string path = JoinPath(cpu_dir, "online");
-    absl::StatusOr<std::string> text = ReadFirstLine(path);
-    absl::StatusOr<std::vector<int>> parsed =
-        text.ok() ? ParseCpuList(*text) : text.status();
-    if (parsed.ok()) {
-      online = *std::move(parsed);
-      have_online = true;
-    } else {
-      Report(errors, text.ok() ? absl::InvalidArgumentError(absl::StrCat(
-                                     path, ": ", parsed.status().message()))
-                               : parsed.status());
+  int max_cpu = -1;  // the highest CPU seen anywhere
+};
+
+CpuState ReadCpuState(const std::string& cpu_dir,
+                      std::vector<std::string>* errors) {
+  CpuState state;
+  const std::string path = JoinPath(cpu_dir, "online");
+  absl::StatusOr<std::string> text = ReadFirstLine(path);
+  absl::StatusOr<std::vector<int>> parsed =
+      text.ok() ? ParseCpuList(*text) : text.status();
+  if (parsed.ok()) {
+    state.online = *std::move(parsed);
+    state.have_online = true;
+  } else {
+    Report(errors, text.ok() ? absl::InvalidArgumentError(absl::StrCat(
+                                   path, ": ", parsed.status().message()))
+                             : parsed.status());
+  }
+  state.max_cpu = state.online.empty() ? -1 : state.online.back();
+  // Optional: present CPUs only widen cpu_node so offline ones show as -1.
+  absl::StatusOr<std::string> present_text =
+      ReadFirstLine(JoinPath(cpu_dir, "present"));
+  if (present_text.ok()) {
+    absl::StatusOr<std::vector<int>> present = ParseCpuList(*present_text);
+    if (present.ok() && !present->empty()) {
+      state.max_cpu = std::max(state.max_cpu, present->back());
     }
   }
-  int max_cpu = online.empty() ? -1 : online.back();
-  {
-    // Optional: present CPUs only widen cpu_node so offline ones show as -1.
-    absl::StatusOr<std::string> text =
-        ReadFirstLine(JoinPath(cpu_dir, "present"));
-    if (text.ok()) {
-      absl::StatusOr<std::vector<int>> present = ParseCpuList(*text);
-      if (present.ok() && !present->empty()) {
-        max_cpu = std::max(max_cpu, present->back());
-      }
-    }
+  return state;
+}
+
+// A node's online CPUs (widening cpus->max_cpu) and memory; what cannot be
+// read is reported and left at its default.
+Node ReadNode(int id, const std::string& dir, CpuState* cpus,
+              std::vector<std::string>* errors) {
+  Node node;
+  node.id = id;
+  const std::string cpulist_path = JoinPath(dir, "cpulist");
+  absl::StatusOr<std::string> cpulist = ReadTextFile(cpulist_path);
+  absl::StatusOr<std::vector<int>> listed =
+      cpulist.ok() ? ParseCpuList(*cpulist) : cpulist.status();
+  if (listed.ok()) {
+    if (!listed->empty())
+      cpus->max_cpu = std::max(cpus->max_cpu, listed->back());
+    node.cpus = cpus->have_online ? IntersectCpus(*listed, cpus->online)
+                                  : *std::move(listed);
+  } else {
+    Report(errors, cpulist.ok()
+                       ? absl::InvalidArgumentError(absl::StrCat(
+                             cpulist_path, ": ", listed.status().message()))
+                       : listed.status());
   }
-
-  Topology topology;
-  std::vector<std::pair<int, int>> cpu_to_node;
-  for (const auto& [id, dir] : node_dirs) {
-    Node node;
-    node.id = id;
-
-    const std::string cpulist_path = JoinPath(dir, "cpulist");
-    absl::StatusOr<std::string> cpulist = ReadTextFile(cpulist_path);
-    if (!cpulist.ok()) {
-      Report(errors, cpulist.status());
-    } else {
-      absl::StatusOr<std::vector<int>> cpus = ParseCpuList(*cpulist);
-      if (!cpus.ok()) {
-        Report(errors, absl::InvalidArgumentError(absl::StrCat(
-                           cpulist_path, ": ", cpus.status().message())));
-      } else {
-        if (!cpus->empty()) max_cpu = std::max(max_cpu, cpus->back());
-        node.cpus = have_online ? IntersectCpus(*cpus, online) : *cpus;
-        for (int cpu : node.cpus) cpu_to_node.emplace_back(cpu, id);
-      }
-    }
-
-    const std::string meminfo_path = JoinPath(dir, "meminfo");
-    absl::StatusOr<std::string> meminfo = ReadTextFile(meminfo_path);
-    absl::StatusOr<MemInfo> mem = meminfo.ok()
-                                      ? ParseNodeMemInfo(*meminfo, meminfo_path)
-                                      : meminfo.status();
-    if (mem.ok()) {
-      node.mem_total_bytes = mem->total_bytes;
-      node.mem_free_bytes = mem->free_bytes;
-    } else {
-      Report(errors, mem.status());
-    }
-    topology.nodes.push_back(std::move(node));
+  const std::string meminfo_path = JoinPath(dir, "meminfo");
+  absl::StatusOr<std::string> meminfo = ReadTextFile(meminfo_path);
+  absl::StatusOr<MemInfo> mem = meminfo.ok()
+                                    ? ParseNodeMemInfo(*meminfo, meminfo_path)
+                                    : meminfo.status();
+  if (mem.ok()) {
+    node.mem_total_bytes = mem->total_bytes;
+    node.mem_free_bytes = mem->free_bytes;
+  } else {
+    Report(errors, mem.status());
   }
+  return node;
+}
 
-  // Distances come in the order of online node ids, which is the order of
-  // Topology::nodes: read them once the node count is known.
-  const size_t count = topology.nodes.size();
+// Distances come in the order of online node ids, which is the order of
+// Topology::nodes: read once the node count is known. A node whose distances
+// cannot be read gets the kernel's defaults.
+void ReadDistances(const std::vector<std::pair<int, std::string>>& node_dirs,
+                   Topology* topology, std::vector<std::string>* errors) {
+  const size_t count = topology->nodes.size();
   for (size_t i = 0; i < count; ++i) {
     const std::string path = JoinPath(node_dirs[i].second, "distance");
     absl::StatusOr<std::string> text = ReadTextFile(path);
     absl::StatusOr<std::vector<int>> distances =
         text.ok() ? ParseDistances(*text, path, count) : text.status();
+    std::vector<int>& out = topology->nodes[i].distances;
     if (distances.ok()) {
-      topology.nodes[i].distances = *std::move(distances);
+      out = *std::move(distances);
     } else {
       Report(errors, distances.status());
-      topology.nodes[i].distances.assign(count, kRemoteDistance);
-      topology.nodes[i].distances[i] = kLocalDistance;
+      out.assign(count, kRemoteDistance);
+      out[i] = kLocalDistance;
     }
   }
+}
 
-  topology.cpu_node.assign(static_cast<size_t>(max_cpu + 1), -1);
-  for (const auto& [cpu, id] : cpu_to_node) {
-    int& slot = topology.cpu_node[static_cast<size_t>(cpu)];
-    if (slot != -1 && slot != id) {
-      errors->push_back(absl::StrCat(node_dir, ": cpu ", cpu,
-                                     " listed in node ", slot, " and node ", id,
-                                     "; keeping node ", slot));
-      continue;
+// Fills cpu_node for CPUs 0..max_cpu; a CPU claimed by two nodes stays only
+// in the first.
+void PlaceCpus(int max_cpu, const std::string& node_dir, Topology* topology,
+               std::vector<std::string>* errors) {
+  topology->cpu_node.assign(static_cast<size_t>(max_cpu + 1), -1);
+  for (const Node& node : topology->nodes) {
+    for (int cpu : node.cpus) {
+      int& slot = topology->cpu_node[static_cast<size_t>(cpu)];
+      if (slot != -1 && slot != node.id) {
+        errors->push_back(absl::StrCat(node_dir, ": cpu ", cpu,
+                                       " listed in node ", slot, " and node ",
+                                       node.id, "; keeping node ", slot));
+        continue;
+      }
+      slot = node.id;
     }
-    slot = id;
   }
-  // A CPU claimed by two nodes stays only in the first.
-  for (Node& node : topology.nodes) {
-    node.cpus.erase(std::remove_if(node.cpus.begin(), node.cpus.end(),
-                                   [&](int cpu) {
-                                     return topology.cpu_node[cpu] != node.id;
-                                   }),
-                    node.cpus.end());
+  for (Node& node : topology->nodes) {
+    std::erase_if(node.cpus, [&](int cpu) {
+      return topology->cpu_node[static_cast<size_t>(cpu)] != node.id;
+    });
   }
+}
 
+}  // namespace
+
+absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root,
+                                      std::vector<std::string>* errors) {
+  std::vector<std::string> local_errors;
+  if (errors == nullptr) errors = &local_errors;
+  const std::string node_dir = JoinPath(sysfs_root, "devices/system/node");
+  ASSIGN_OR_RETURN(auto node_dirs, NodeDirs(node_dir));
+  CpuState cpus =
+      ReadCpuState(JoinPath(sysfs_root, "devices/system/cpu"), errors);
+  Topology topology;
+  for (const auto& [id, dir] : node_dirs) {
+    topology.nodes.push_back(ReadNode(id, dir, &cpus, errors));
+  }
+  ReadDistances(node_dirs, &topology, errors);
+  PlaceCpus(cpus.max_cpu, node_dir, &topology, errors);
   if (errors == &local_errors) {
     for (const std::string& error : local_errors) {
       LogWarning("topology: ", error);

@@ -23,7 +23,7 @@ class PageMigratorTest : public ::testing::Test {
       if (i % 10 != 9) p.page_node[kBase + i * kPage] = 1;
     }
     for (uint64_t i = 2000; i < 2100; ++i) p.page_node[kBase + i * kPage] = 0;
-    ops_.clock_ns = &clock_.now_ns;
+    ops_.clock = &clock_;
   }
   int OnNode(int node) {
     int n = 0;
@@ -85,7 +85,7 @@ TEST_F(PageMigratorTest, TimeBudgetMovesWhatWasFound) {
   EXPECT_EQ(ops_.move_calls, 1);
   EXPECT_EQ(result.pages_moved, 45u) << result.message;
   // The next tick resumes after them.
-  clock_.now_ns += 1'000'000'000;
+  clock_.Advance(1'000'000'000);
   EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 45u);
   EXPECT_EQ(OnNode(0), 100 + 90);
 }
@@ -97,14 +97,14 @@ TEST_F(PageMigratorTest, RangesAreReadOncePerPass) {
   uint64_t moved = 0;
   int applies = 0;
   for (; applies < 20 && moved < 900; ++applies) {
-    clock_.now_ns += 1'000'000'000;
+    clock_.Advance(1'000'000'000);
     moved += migrator.Apply(Move(0)).pages_moved;
   }
   EXPECT_EQ(moved, 900u);
   EXPECT_EQ(applies, 9);
   EXPECT_EQ(ops_.ranges_calls, 1);
   // That pass is complete: the next Apply starts a new one.
-  clock_.now_ns += 1'000'000'000;
+  clock_.Advance(1'000'000'000);
   EXPECT_EQ(migrator.Apply(Move(0)).outcome, Outcome::kUnchanged);
   EXPECT_EQ(ops_.ranges_calls, 2);
 }
@@ -125,13 +125,13 @@ TEST_F(PageMigratorTest, RateLimitSpreadsOverTicksAndResumes) {
   EXPECT_THAT(first.message, HasSubstr("rate limit"));
   // No time passed: the bucket is empty.
   EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 0u);
-  clock_.now_ns += 500'000'000;  // half a second: 50 pages
+  clock_.Advance(500'000'000);  // half a second: 50 pages
   EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 50u);
   EXPECT_EQ(OnNode(0), 100 + 150);
   // It resumed after the pages it already moved instead of rescanning.
   uint64_t moved = 150;
   for (int tick = 0; tick < 20 && moved < 900; ++tick) {
-    clock_.now_ns += 1'000'000'000;
+    clock_.Advance(1'000'000'000);
     moved += migrator.Apply(Move(0)).pages_moved;
   }
   EXPECT_EQ(moved, 900u);
@@ -196,7 +196,7 @@ TEST_F(PageMigratorTest, PagesBusyElsewhereAreRetriedNotAnError) {
   EXPECT_THAT(result.message, HasSubstr("900 busy"));
   // Once they are free, they move.
   ops_.move_errors.clear();
-  clock_.now_ns += 1'000'000'000;
+  clock_.Advance(1'000'000'000);
   EXPECT_EQ(migrator.Apply(Move(0)).pages_moved, 900u);
 }
 

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/act/actuators.h"
 #include "agent/host/file_util.h"
+#include "common/os_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/act/real_kernel_test.h"
@@ -117,7 +118,7 @@ class CpusetCgroup {
     }
     dir_ = parent_ + "/" + name;
     if (mkdir(dir_.c_str(), 0755) != 0) {
-      why_ = absl::StrCat("mkdir ", dir_, ": ", strerror(errno));
+      why_ = ErrnoMessage(absl::StrCat("mkdir ", dir_), errno);
       dir_.clear();
       return;
     }
