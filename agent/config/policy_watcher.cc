@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/os_error.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "policy/default_policy.h"
 #include "policy/policy_yaml.h"
@@ -40,7 +41,7 @@ std::optional<std::string> ReadFile(const std::string& path,
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int err = errno;
-    if (err != ENOENT) *error = absl::StrCat(path, ": ", std::strerror(err));
+    if (err != ENOENT) *error = ErrnoMessage(path, err);
     return std::nullopt;
   }
   std::ostringstream text;
@@ -64,19 +65,12 @@ PolicyWatcher::PolicyWatcher(PolicyWatcherOptions options)
   state_.source = DefaultSource(options_.path);
 }
 
-PolicyWatcher::~PolicyWatcher() {
-  if (inotify_fd_ >= 0) close(inotify_fd_);
-}
-
 absl::Status PolicyWatcher::Start() {
-  inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (inotify_fd_ < 0) {
-    return absl::InternalError(
-        absl::StrCat("inotify_init1: ", std::strerror(errno)));
-  }
+  inotify_fd_.reset(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!inotify_fd_) return LastErrnoStatus("inotify_init1");
   // Without the directory, a file created later would go unnoticed.
-  if (inotify_add_watch(inotify_fd_, directory_.c_str(), kDirectoryEvents) <
-      0) {
+  if (inotify_add_watch(inotify_fd_.get(), directory_.c_str(),
+                        kDirectoryEvents) < 0) {
     LogWarning("policy: cannot watch ", directory_, " (", std::strerror(errno),
                "); changes apply on SIGHUP only");
   }
@@ -98,15 +92,15 @@ void PolicyWatcher::WatchFile() {
   // Follows symlinks: the watch is on what the path names now. Watching the
   // same inode again returns the same descriptor.
   file_watch_ =
-      inotify_add_watch(inotify_fd_, options_.path.c_str(), kFileEvents);
+      inotify_add_watch(inotify_fd_.get(), options_.path.c_str(), kFileEvents);
 }
 
 bool PolicyWatcher::OnReadable() {
-  if (inotify_fd_ < 0) return false;
+  if (!inotify_fd_) return false;
   alignas(struct inotify_event) char buffer[16 * 1024];
   bool relevant = false;
   while (true) {
-    ssize_t n = read(inotify_fd_, buffer, sizeof(buffer));
+    ssize_t n = read(inotify_fd_.get(), buffer, sizeof(buffer));
     if (n <= 0) break;  // EAGAIN: drained
     for (char* p = buffer; p < buffer + n;) {
       const auto* event = reinterpret_cast<const struct inotify_event*>(p);
@@ -136,7 +130,7 @@ bool PolicyWatcher::Reload() { return Load(/*force=*/true); }
 bool PolicyWatcher::Load(bool force) {
   std::string read_error;
   std::optional<std::string> text = ReadFile(options_.path, &read_error);
-  if (inotify_fd_ >= 0 && text.has_value()) WatchFile();
+  if (inotify_fd_ && text.has_value()) WatchFile();
   if (!force && text == last_text_ && read_error.empty()) return false;
   last_text_ = text;
 

@@ -20,6 +20,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/defaults.h"
+#include "common/unique_fd.h"
 #include "locus/v1/policy.pb.h"
 #include "policy/policy_state.h"
 #include "policy/snapshot.h"
@@ -27,7 +29,7 @@
 namespace locus {
 
 struct PolicyWatcherOptions {
-  std::string path = "/etc/locus/policy.yaml";
+  std::string path = kDefaultPolicyPath;
   // When set, CPU lists in the file must name CPUs of this host.
   std::optional<Topology> host;
 };
@@ -35,7 +37,6 @@ struct PolicyWatcherOptions {
 class PolicyWatcher {
  public:
   explicit PolicyWatcher(PolicyWatcherOptions options);
-  ~PolicyWatcher();
   PolicyWatcher(const PolicyWatcher&) = delete;
   PolicyWatcher& operator=(const PolicyWatcher&) = delete;
 
@@ -47,7 +48,7 @@ class PolicyWatcher {
 
   // Readable (poll/epoll) when the file or its directory changed; then call
   // OnReadable(). -1 before Start().
-  int fd() const { return inotify_fd_; }
+  int fd() const { return inotify_fd_.get(); }
 
   // Drains pending change events and reloads if the file's content changed.
   // Returns true when the running policy changed.
@@ -68,7 +69,7 @@ class PolicyWatcher {
   const PolicyWatcherOptions options_;
   std::string directory_;
   std::string basename_;
-  int inotify_fd_ = -1;
+  UniqueFd inotify_fd_;
   int file_watch_ = -1;
   // The bytes last read (successfully or not) and whether the file existed,
   // so that events that change nothing do nothing.

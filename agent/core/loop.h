@@ -6,24 +6,22 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "agent/core/explain_history.h"
+#include "agent/core/mode.h"
 #include "agent/core/ports.h"
 #include "agent/core/verifier.h"
+#include "common/clock.h"
 #include "policy/history.h"
 
 namespace locus {
-
-using Mode = v1::Policy::Mode;
 
 struct LoopOptions {
   absl::Duration tick = absl::Seconds(1);
@@ -63,22 +61,14 @@ struct TickReport {
   PolicyState policy;
 };
 
-// One line of an entity's story, for Explain.
-struct Decision {
-  uint64_t tick = 0;
-  uint64_t now_ns = 0;
-  std::string what;  // "applied: pin to node 1 cpus 8-15 (82% remote ...)"
-};
-
 class Loop {
  public:
   using Sink = std::function<void(const TickReport&)>;
-  // Monotonic nanoseconds; injectable so tests run ticks without waiting.
-  using Clock = std::function<uint64_t()>;
 
-  // All borrowed; they must outlive the loop.
+  // All borrowed; they must outlive the loop. `clock` times the ticks
+  // (a FakeClock lets tests run them without waiting).
   Loop(LoopOptions options, SnapshotSource* source, PolicySource* policy,
-       Executor* executor, Sink sink, Clock clock);
+       Executor* executor, Sink sink, Clock* clock);
 
   // One tick, now.
   TickReport Tick();
@@ -95,20 +85,38 @@ class Loop {
   uint64_t overruns() const { return overruns_.load(); }
   // The last decisions about a process (by pid or any of its tids) or an
   // IRQ; empty when there are none.
-  std::vector<Decision> ExplainTask(int32_t tid) const;
-  std::vector<Decision> ExplainIrq(int irq) const;
+  std::vector<Decision> ExplainTask(int32_t tid) const {
+    return explain_.Task(tid);
+  }
+  std::vector<Decision> ExplainIrq(int irq) const { return explain_.Irq(irq); }
 
  private:
+  // The steps of a tick, in order.
+  TickReport Begin();
+  void BackOffExternalChanges(TickReport& report);
+  // The snapshot in report.snapshot; false (and why in the report) if none.
+  bool CollectSnapshot(TickReport& report);
+  void RevertWhatGotWorse(const Snapshot& snap, TickReport& report);
+  void PlanFor(const Snapshot& snap, TickReport& report);
+  void Act(const Action& action, const Snapshot& snap, TickReport& report);
+  void Publish(TickReport& report);
+
+  // Within Act: the dry run's result if the same action was planned in
+  // the last minute, and what the outcome means for the entity's history.
+  const ActionResult* PlannedAgain(const std::string& planned, uint64_t now_ns);
+  void Record(const Action& action, const Snapshot& snap,
+              const v1::Policy& policy, ActionResult& result);
+  void Tell(const Action& action, const ActionResult& result,
+            const TickReport& report);
+
   Mode EffectiveMode(const v1::Policy& policy) const;
-  void Note(EntityKey key, uint64_t tick, uint64_t now_ns, std::string what);
-  void RememberThreads(const Snapshot& snapshot);
 
   LoopOptions options_;
   SnapshotSource* source_;
   PolicySource* policy_;
   Executor* executor_;
   Sink sink_;
-  Clock clock_;
+  Clock* clock_;
 
   // Loop thread only.
   History history_;
@@ -131,10 +139,7 @@ class Loop {
   std::atomic<uint64_t> overruns_{0};
   std::atomic<int> mode_override_;
 
-  mutable absl::Mutex explain_mu_;
-  absl::flat_hash_map<EntityKey, std::deque<Decision>> explain_
-      ABSL_GUARDED_BY(explain_mu_);
-  absl::flat_hash_map<int32_t, int32_t> tid_pid_ ABSL_GUARDED_BY(explain_mu_);
+  ExplainHistory explain_;
 };
 
 // "pin pid 1234 tid 1240 to node 1 cpus 8-15" and the like.

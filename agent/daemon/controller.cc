@@ -6,11 +6,21 @@
 #include "absl/strings/str_cat.h"
 #include "agent/daemon/metrics_convert.h"
 #include "common/log.h"
+#include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace locus {
 
 using google::protobuf::util::TimeUtil;
+
+namespace {
+
+// " (reason)", or nothing when none was given.
+std::string Because(const std::string& reason) {
+  return reason.empty() ? "" : absl::StrCat(" (", reason, ")");
+}
+
+}  // namespace
 
 DaemonController::DaemonController(Loop* loop, ControllerHooks hooks,
                                    absl::Duration period)
@@ -65,39 +75,10 @@ absl::StatusOr<v1::ExplainResponse> DaemonController::Explain(
   absl::MutexLock lock(&mu_);
   if (request.has_tid()) {
     story = loop_->ExplainTask(request.tid());
-    if (last_) {
-      for (const v1::TaskMetrics& task : last_->tasks()) {
-        if (task.tid() == request.tid()) *response.mutable_task() = task;
-      }
-    }
-    if (!response.has_task() && story.empty()) {
-      return absl::NotFoundError(absl::StrCat(
-          "thread ", request.tid(), " is not a target and has no history"));
-    }
-    const v1::TaskMetrics& task = response.task();
-    response.set_subject(
-        response.has_task()
-            ? absl::StrCat("thread ", task.tid(), " (", task.comm(),
-                           task.role() == v1::TASK_ROLE_WORKER   ? " worker"
-                           : task.role() == v1::TASK_ROLE_MASTER ? " master"
-                                                                 : "",
-                           ", pid ", task.pid(), ")")
-            : absl::StrCat("thread ", request.tid()));
+    RETURN_IF_ERROR(DescribeTask(request.tid(), !story.empty(), response));
   } else if (request.has_irq()) {
     story = loop_->ExplainIrq(request.irq());
-    if (last_) {
-      for (const v1::IrqMetrics& irq : last_->irqs()) {
-        if (irq.irq() == request.irq()) *response.mutable_irq() = irq;
-      }
-    }
-    if (!response.has_irq() && story.empty()) {
-      return absl::NotFoundError(
-          absl::StrCat("irq ", request.irq(), " is unknown to the agent"));
-    }
-    response.set_subject(response.has_irq()
-                             ? absl::StrCat("irq ", request.irq(), " (",
-                                            response.irq().name(), ")")
-                             : absl::StrCat("irq ", request.irq()));
+    RETURN_IF_ERROR(DescribeIrq(request.irq(), !story.empty(), response));
   } else {
     return absl::InvalidArgumentError("explain needs a tid or an irq");
   }
@@ -111,22 +92,63 @@ absl::StatusOr<v1::ExplainResponse> DaemonController::Explain(
   return response;
 }
 
+absl::Status DaemonController::DescribeTask(int32_t tid, bool has_story,
+                                            v1::ExplainResponse& response) {
+  if (last_) {
+    for (const v1::TaskMetrics& task : last_->tasks()) {
+      if (task.tid() == tid) *response.mutable_task() = task;
+    }
+  }
+  if (!response.has_task()) {
+    if (!has_story) {
+      return absl::NotFoundError(
+          absl::StrCat("thread ", tid, " is not a target and has no history"));
+    }
+    response.set_subject(absl::StrCat("thread ", tid));
+    return absl::OkStatus();
+  }
+  const v1::TaskMetrics& task = response.task();
+  response.set_subject(
+      absl::StrCat("thread ", task.tid(), " (", task.comm(),
+                   task.role() == v1::TASK_ROLE_WORKER   ? " worker"
+                   : task.role() == v1::TASK_ROLE_MASTER ? " master"
+                                                         : "",
+                   ", pid ", task.pid(), ")"));
+  return absl::OkStatus();
+}
+
+absl::Status DaemonController::DescribeIrq(int irq, bool has_story,
+                                           v1::ExplainResponse& response) {
+  if (last_) {
+    for (const v1::IrqMetrics& metrics : last_->irqs()) {
+      if (metrics.irq() == irq) *response.mutable_irq() = metrics;
+    }
+  }
+  if (!response.has_irq() && !has_story) {
+    return absl::NotFoundError(
+        absl::StrCat("irq ", irq, " is unknown to the agent"));
+  }
+  response.set_subject(
+      response.has_irq()
+          ? absl::StrCat("irq ", irq, " (", response.irq().name(), ")")
+          : absl::StrCat("irq ", irq));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::SetModeResponse> DaemonController::SetMode(
     const v1::SetModeRequest& request) {
   if (request.mode() != v1::AGENT_MODE_ENFORCE &&
       request.mode() != v1::AGENT_MODE_DRY_RUN) {
     return absl::InvalidArgumentError("mode must be enforce or dry_run");
   }
+  Mode mode = request.mode() == v1::AGENT_MODE_DRY_RUN
+                  ? v1::Policy::MODE_DRY_RUN
+                  : v1::Policy::MODE_ENFORCE;
   v1::SetModeResponse response;
   response.set_previous(ToAgentMode(loop_->mode()));
-  loop_->SetMode(request.mode() == v1::AGENT_MODE_DRY_RUN
-                     ? v1::Policy::MODE_DRY_RUN
-                     : v1::Policy::MODE_ENFORCE);
+  loop_->SetMode(mode);
   response.set_mode(ToAgentMode(loop_->mode()));
-  LogInfo("mode set to ",
-          request.mode() == v1::AGENT_MODE_DRY_RUN ? "dry_run" : "enforce",
-          request.reason().empty() ? ""
-                                   : absl::StrCat(" (", request.reason(), ")"));
+  LogInfo("mode set to ", ModeName(mode), Because(request.reason()));
   return response;
 }
 
@@ -135,10 +157,9 @@ absl::StatusOr<v1::RestoreResponse> DaemonController::Restore(
   // Restoring and then acting again at the next tick would undo the
   // restore: switch to dry run first, and say so.
   loop_->SetMode(v1::Policy::MODE_DRY_RUN);
-  LogInfo(
-      "restore requested",
-      request.reason().empty() ? "" : absl::StrCat(" (", request.reason(), ")"),
-      " → mode dry_run, restoring everything from the journal");
+  LogInfo("restore requested", Because(request.reason()), " → mode ",
+          ModeName(v1::Policy::MODE_DRY_RUN),
+          ", restoring everything from the journal");
   if (!hooks_.restore) return absl::UnimplementedError("no journal");
   return hooks_.restore();
 }

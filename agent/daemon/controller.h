@@ -40,6 +40,15 @@ class DaemonController : public AgentController {
   absl::StatusOr<v1::ProbeReport> Probe() override;
 
  private:
+  // The subject of an explanation and the entity's last metrics; NotFound
+  // when the agent knows neither them nor a story (`has_story`).
+  absl::Status DescribeTask(int32_t tid, bool has_story,
+                            v1::ExplainResponse& response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status DescribeIrq(int irq, bool has_story,
+                           v1::ExplainResponse& response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   Loop* loop_;
   ControllerHooks hooks_;
   absl::Duration period_;

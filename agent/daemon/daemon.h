@@ -2,24 +2,32 @@
 #ifndef LOCUS_AGENT_DAEMON_DAEMON_H_
 #define LOCUS_AGENT_DAEMON_DAEMON_H_
 
-#include <cstdint>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "agent/core/mode.h"
+#include "agent/daemon/instance_lock.h"
 #include "agent/sensors/feature_probe.h"
 #include "agent/sensors/sensor_source.h"
+#include "common/defaults.h"
+#include "common/unique_fd.h"
 
 namespace locus {
 
 struct DaemonOptions {
-  std::string policy_path = "/etc/locus/policy.yaml";
-  std::string socket_path = "/run/locus/locusd.sock";
-  std::string socket_group = "locus";
+  std::string policy_path = kDefaultPolicyPath;
+  std::string socket_path = kDefaultSocketPath;
+  std::string socket_group = kDefaultSocketGroup;
   std::string tcp_address;  // empty: Unix socket only
-  std::string journal_path = "/var/lib/locus/journal";
-  // "enforce" or "dry_run" overrides the policy's mode; empty keeps it.
-  std::string mode;
+  std::string journal_path = kDefaultJournalPath;
+  // Overrides the policy's mode; MODE_UNSPECIFIED keeps it.
+  Mode mode = v1::Policy::MODE_UNSPECIFIED;
   absl::Duration tick = absl::Seconds(1);
   std::string sysfs_root = "/sys";
   std::string procfs_root = "/proc";
@@ -28,19 +36,82 @@ struct DaemonOptions {
   SensorOptions sensors;
 };
 
-// Runs until SIGTERM or SIGINT, then restores everything it changed.
-// Returns the process exit code: 0 after a clean stop, 1 when it cannot
-// start (missing capability, invalid policy file, socket in use, journal
-// left by a crash that cannot be restored).
+class ActuatorExecutor;
+class AgentServer;
+class DaemonController;
+class Loop;
+class MetricsHub;
+class PolicySource;
+class PolicyWatcher;
+class SnapshotCollector;
+class ThreadOps;
+class TickPublisher;
+struct TargetScanOptions;
+struct Topology;
+namespace v1 {
+class ProbeReport;
+}
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  ~Daemon();  // Stop()
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Checks its capabilities, takes the journal (restoring what a crashed run
+  // left), loads the policy, opens the sensors, the journal and the socket,
+  // and starts the loop. The error's message is the line to log: the
+  // daemon cannot start (missing capability, invalid policy file, socket in
+  // use, another daemon on the journal, a journal left by a crash that
+  // cannot be restored).
+  absl::Status Start();
+
+  // After Start: waits for SIGTERM or SIGINT (SIGHUP, or a change to the
+  // policy file, reloads the policy), then stops. Returns the process exit
+  // code: 0 when everything was restored.
+  int Serve();
+
+  // Stops the loop, the scans and the server, and restores everything the
+  // daemon changed. Does nothing when not running.
+  absl::Status Stop();
+
+ private:
+  absl::Status TakeOverJournal();
+  absl::Status StartPolicyWatcher(const Topology& topology);
+  void OpenSensors(const Topology& topology);
+  TargetScanOptions ScanOptions() const;
+  void MakeCollector();
+  absl::Status MakeExecutor();
+  void MakeLoop();
+  absl::Status StartServer();
+  void Run();
+  void WaitForStopSignal();
+  bool OnSignal();  // false when the signal asks the daemon to stop
+
+  const DaemonOptions options_;
+  UniqueFd signal_fd_;
+  std::optional<InstanceLock> lock_;
+  std::unique_ptr<PolicyWatcher> watcher_;
+  std::unique_ptr<PolicySource> policy_source_;
+  std::unique_ptr<v1::ProbeReport> probe_;
+  std::unique_ptr<SensorSource> sensors_;
+  std::unique_ptr<ThreadOps> scan_threads_;
+  std::unique_ptr<SnapshotCollector> collector_;
+  std::unique_ptr<ActuatorExecutor> executor_;
+  std::unique_ptr<MetricsHub> hub_;
+  std::unique_ptr<TickPublisher> publisher_;
+  std::unique_ptr<Loop> loop_;
+  std::unique_ptr<DaemonController> controller_;
+  std::unique_ptr<AgentServer> server_;
+  absl::Notification stop_loop_;
+  std::thread loop_thread_;
+  bool running_ = false;
+};
+
+// Start, then Serve: the process exit code, 1 when the daemon cannot start
+// (the reason is logged).
 int RunDaemon(const DaemonOptions& options);
-
-// `locusd --restore`: restores what a journal holds and deletes it. 0 when
-// there was nothing to do or everything was restored.
-int RunRestore(const std::string& journal_path, const std::string& sysfs_root,
-               const std::string& procfs_root);
-
-// `locusd --check_policy=FILE`: 0 when valid, 1 printing every error.
-int RunCheckPolicy(const std::string& path, const std::string& sysfs_root);
 
 }  // namespace locus
 

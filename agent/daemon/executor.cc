@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_join.h"
 #include "common/log.h"
+#include "common/status_macros.h"
 
 namespace locus {
 
@@ -39,10 +40,9 @@ absl::StatusOr<RestoreReport> ActuatorExecutor::RestoreAllWithReport() {
 }
 
 absl::Status ActuatorExecutor::RestoreAll() {
-  absl::StatusOr<RestoreReport> report = RestoreAllWithReport();
-  if (!report.ok()) return report.status();
-  if (!report->ok()) {
-    return absl::InternalError(absl::StrJoin(report->errors, "; "));
+  ASSIGN_OR_RETURN(RestoreReport report, RestoreAllWithReport());
+  if (!report.ok()) {
+    return absl::InternalError(absl::StrJoin(report.errors, "; "));
   }
   return absl::OkStatus();
 }

@@ -5,8 +5,10 @@
 #define LOCUS_AGENT_DAEMON_INSTANCE_LOCK_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
+#include "common/unique_fd.h"
 
 namespace locus {
 
@@ -18,16 +20,9 @@ class InstanceLock {
   // FailedPrecondition naming the lock file when another process holds it.
   static absl::StatusOr<InstanceLock> Acquire(const std::string& journal_path);
 
-  InstanceLock(InstanceLock&& other) noexcept : fd_(other.fd_) {
-    other.fd_ = -1;
-  }
-  InstanceLock& operator=(InstanceLock&&) = delete;
-  InstanceLock(const InstanceLock&) = delete;
-  ~InstanceLock();
-
  private:
-  explicit InstanceLock(int fd) : fd_(fd) {}
-  int fd_;
+  explicit InstanceLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  UniqueFd fd_;
 };
 
 }  // namespace locus

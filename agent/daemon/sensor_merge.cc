@@ -57,12 +57,24 @@ const TaskCounters* NextTask(const std::vector<TaskCounters>& tasks,
                                                          : nullptr;
 }
 
-}  // namespace
+// The counters' growth since `before` as the thread's per-tick figures.
+void AddDeltas(const TaskCounters& t, const TaskCounters& before,
+               const Topology& topology, ThreadSample* thread) {
+  thread->migrations = Delta(t.migrations, before.migrations);
+  thread->cross_node_migrations =
+      Delta(t.cross_node_migrations, before.cross_node_migrations);
+  thread->net_rx_softirq_ns =
+      Delta(t.net_rx_softirq_ns, before.net_rx_softirq_ns);
+  for (size_t node = 0; node < t.runtime_ns.size(); ++node) {
+    int index = NodeIndex(topology, static_cast<int>(node));
+    if (index < 0) continue;
+    uint64_t b = node < before.runtime_ns.size() ? before.runtime_ns[node] : 0;
+    thread->runtime_ns[index] = Delta(t.runtime_ns[node], b);
+  }
+}
 
-void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
-  const Topology& topology = snapshot->topology;
-  const size_t num_nodes = topology.nodes.size();
-
+// The snapshot's threads, ascending by tid like the readings' tasks.
+std::vector<ThreadSample*> ThreadsByTid(Snapshot* snapshot) {
   std::vector<ThreadSample*> threads;
   for (Target& target : snapshot->targets) {
     for (ThreadSample& thread : target.threads) threads.push_back(&thread);
@@ -71,8 +83,25 @@ void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
             [](const ThreadSample* a, const ThreadSample* b) {
               return a->tid < b->tid;
             });
+  return threads;
+}
+
+}  // namespace
+
+void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
+  MergeThreads(reading, snapshot);
+  MergeCpus(reading, snapshot);
+  cpus_ = reading.cpus;  // indexed by cpu (sensor_reading.h)
+  previous_ns_ = reading.monotonic_ns;
+}
+
+void SensorMerge::MergeThreads(const SensorReading& reading,
+                               Snapshot* snapshot) {
+  const Topology& topology = snapshot->topology;
+  const size_t num_nodes = topology.nodes.size();
   // Only the targets' threads are kept for the next tick's deltas (a reading
   // without a scope has every task on the host).
+  std::vector<ThreadSample*> threads = ThreadsByTid(snapshot);
   std::vector<TaskCounters> kept;
   kept.reserve(threads.size());
   size_t now_at = 0;
@@ -84,27 +113,18 @@ void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
     const TaskCounters* before = NextTask(tasks_, &before_at, thread->tid);
     const TaskCounters& t = *now;
     if (t.cpu >= 0) thread->cpu = t.cpu;
-    if (before) {
-      thread->migrations = Delta(t.migrations, before->migrations);
-      thread->cross_node_migrations =
-          Delta(t.cross_node_migrations, before->cross_node_migrations);
-      thread->net_rx_softirq_ns =
-          Delta(t.net_rx_softirq_ns, before->net_rx_softirq_ns);
-      for (size_t node = 0; node < t.runtime_ns.size(); ++node) {
-        int index = NodeIndex(topology, static_cast<int>(node));
-        if (index < 0) continue;
-        uint64_t b =
-            node < before->runtime_ns.size() ? before->runtime_ns[node] : 0;
-        thread->runtime_ns[index] = Delta(t.runtime_ns[node], b);
-      }
-    }
+    if (before) AddDeltas(t, *before, topology, thread);
     if (reading.numa_active) {
       MergeFaults(reading, t, before, topology,
                   NodeOfCpu(topology, thread->cpu), thread);
     }
     if (kept.empty() || kept.back().tid != t.tid) kept.push_back(t);
   }
+  tasks_ = std::move(kept);
+}
 
+void SensorMerge::MergeCpus(const SensorReading& reading,
+                            Snapshot* snapshot) const {
   uint64_t elapsed = previous_ns_ && reading.monotonic_ns > previous_ns_
                          ? reading.monotonic_ns - previous_ns_
                          : 0;
@@ -124,10 +144,6 @@ void SensorMerge::Merge(const SensorReading& reading, Snapshot* snapshot) {
       out.softirq_ns[v] = Delta(c.softirq_ns[v], before.softirq_ns[v]);
     }
   }
-
-  tasks_ = std::move(kept);
-  cpus_ = reading.cpus;  // indexed by cpu (sensor_reading.h)
-  previous_ns_ = reading.monotonic_ns;
 }
 
 }  // namespace locus

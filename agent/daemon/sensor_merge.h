@@ -19,6 +19,9 @@ class SensorMerge {
   void Merge(const SensorReading& reading, Snapshot* snapshot);
 
  private:
+  void MergeThreads(const SensorReading& reading, Snapshot* snapshot);
+  void MergeCpus(const SensorReading& reading, Snapshot* snapshot) const;
+
   // Previous counters of the targets' threads, ascending by tid.
   std::vector<TaskCounters> tasks_;
   std::vector<CpuCounters> cpus_;  // previous, by cpu

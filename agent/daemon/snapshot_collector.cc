@@ -7,14 +7,20 @@
 
 namespace locus {
 
+TargetScanOptions TargetsOf(const v1::Policy& policy, TargetScanOptions base) {
+  base.selector = TargetSelector{};
+  base.selector.comms.assign(policy.targets().comm().begin(),
+                             policy.targets().comm().end());
+  return base;
+}
+
 SnapshotCollector::SnapshotCollector(CollectorOptions options,
                                      std::unique_ptr<HostModel> model,
-                                     SensorSource* sensors,
-                                     std::function<uint64_t()> clock)
+                                     SensorSource* sensors, Clock* clock)
     : options_(std::move(options)),
       model_(std::move(model)),
       sensors_(sensors),
-      clock_(std::move(clock)) {}
+      clock_(clock) {}
 
 SnapshotCollector::~SnapshotCollector() { Stop(); }
 
@@ -130,7 +136,7 @@ absl::StatusOr<Snapshot> SnapshotCollector::Collect() {
     }
     snapshot = *latest_;
   }
-  snapshot.now_ns = clock_();
+  snapshot.now_ns = clock_->NowNs();
   snapshot.tick_ns = absl::ToInt64Nanoseconds(options_.period);
   if (sensors_ != nullptr) {
     // Only the targets' threads are merged: read no others.

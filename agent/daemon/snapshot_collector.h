@@ -6,7 +6,6 @@
 #ifndef LOCUS_AGENT_DAEMON_SNAPSHOT_COLLECTOR_H_
 #define LOCUS_AGENT_DAEMON_SNAPSHOT_COLLECTOR_H_
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +21,7 @@
 #include "agent/daemon/sensor_merge.h"
 #include "agent/host/host_model.h"
 #include "agent/sensors/sensor_source.h"
+#include "common/clock.h"
 
 namespace locus {
 
@@ -30,12 +30,16 @@ struct CollectorOptions {
   std::string procfs_root = "/proc";
 };
 
+// The host scan's selection from the policy, on top of how `base` reads
+// threads.
+TargetScanOptions TargetsOf(const v1::Policy& policy, TargetScanOptions base);
+
 class SnapshotCollector : public SnapshotSource {
  public:
   // `model` is refreshed on the collector's thread; `sensors` (may be null:
-  // no BPF at all) is read on the caller's. `clock` gives monotonic ns.
+  // no BPF at all) is read on the caller's. `clock` stamps each snapshot.
   SnapshotCollector(CollectorOptions options, std::unique_ptr<HostModel> model,
-                    SensorSource* sensors, std::function<uint64_t()> clock);
+                    SensorSource* sensors, Clock* clock);
   ~SnapshotCollector() override;
 
   // Starts the refresh thread; the first scan is done before it returns, so
@@ -72,7 +76,7 @@ class SnapshotCollector : public SnapshotSource {
   CollectorOptions options_;
   std::unique_ptr<HostModel> model_;  // collector thread only
   SensorSource* sensors_;
-  std::function<uint64_t()> clock_;
+  Clock* clock_;
   SensorMerge merge_;  // tick thread only
   // Per target process, the nodes its threads ran on at the last tick: a
   // change marks it stale (its memory may now be remote). Tick thread only.

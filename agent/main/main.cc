@@ -9,31 +9,42 @@
 #include "absl/flags/internal/usage.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "agent/core/mode.h"
+#include "agent/daemon/check_policy.h"
 #include "agent/daemon/daemon.h"
+#include "agent/daemon/restore_mode.h"
 #include "agent/main/one_shot.h"
 #include "agent/sensors/feature_probe.h"
+#include "agent/sensors/sensor_source.h"
+#include "common/defaults.h"
 
-ABSL_FLAG(std::string, policy, "/etc/locus/policy.yaml",
+// Defaults are written once: paths in common/defaults.h, the rest in the
+// options structs the flags fill in.
+
+ABSL_FLAG(std::string, policy, locus::kDefaultPolicyPath,
           "Policy file (YAML). When absent, the built-in default (nginx) "
           "applies. Reloaded when it changes and on SIGHUP.");
-ABSL_FLAG(std::string, socket, "/run/locus/locusd.sock",
+ABSL_FLAG(std::string, socket, locus::kDefaultSocketPath,
           "Unix socket for locusctl and the metrics stream (mode 0660, group "
           "--socket_group).");
-ABSL_FLAG(std::string, socket_group, "locus",
+ABSL_FLAG(std::string, socket_group, locus::kDefaultSocketGroup,
           "Group of the socket; its members may use the commands that change "
           "state. If no such group exists the socket is root's alone (0600).");
 ABSL_FLAG(std::string, listen_tcp, "",
           "Also serve the (read-only) API on TCP: PORT (127.0.0.1) or "
           "HOST:PORT. Empty: Unix socket only.");
-ABSL_FLAG(std::string, journal, "/var/lib/locus/journal",
+ABSL_FLAG(std::string, journal, locus::kDefaultJournalPath,
           "Undo journal: the original value of everything locusd changes, "
           "written before the change.");
-ABSL_FLAG(std::string, mode, "",
+ABSL_FLAG(locus::Mode, mode, locus::DaemonOptions{}.mode,
           "enforce or dry_run; overrides the policy's mode. Empty: the "
           "policy's.");
-ABSL_FLAG(absl::Duration, tick, absl::Seconds(1), "Control loop period.");
+ABSL_FLAG(absl::Duration, tick, locus::DaemonOptions{}.tick,
+          "Control loop period.");
 ABSL_FLAG(bool, restore, false,
           "Restore everything the journal holds (after a crash), delete it, "
           "and exit.");
@@ -51,11 +62,12 @@ ABSL_FLAG(bool, json, false, "With --probe: print JSON instead of text.");
 ABSL_FLAG(std::string, disable_feature, "",
           "Comma-separated BPF features to treat as absent, so their fallbacks "
           "run: fentry,tp_btf,raw_tp,iter_task,task_storage,ringbuf.");
-ABSL_FLAG(std::string, sysfs_root, "/sys",
+ABSL_FLAG(std::string, sysfs_root, locus::DaemonOptions{}.sysfs_root,
           "Root of sysfs (topology is read from here).");
-ABSL_FLAG(std::string, procfs_root, "/proc",
+ABSL_FLAG(std::string, procfs_root, locus::DaemonOptions{}.procfs_root,
           "Root of procfs (numa_balancing, /proc/PID/task/TID/sched).");
-ABSL_FLAG(uint32_t, softirq_sample_every, 8,
+ABSL_FLAG(uint32_t, softirq_sample_every,
+          locus::SensorOptions{}.softirq_sample_every,
           "Time one softirq in N of those the hooks see per CPU (rounded up "
           "to a power of two) and charge it, scaled, to the interrupted task; "
           "counts stay exact. With the hooks attached a tenth of the time "
@@ -70,20 +82,25 @@ ABSL_FLAG(absl::Duration, softirq_window_every, absl::Milliseconds(250),
           "Period of --softirq_window. The daemon shortens a period longer "
           "than its --tick to the tick, keeping the share of time attached, "
           "so that every tick sees some softirqs.");
-ABSL_FLAG(uint32_t, switch_sample_every, 1,
+ABSL_FLAG(uint32_t, switch_sample_every,
+          locus::SensorOptions{}.switch_sample_every,
           "Time one context switch in N per CPU for per-CPU busy time (power "
           "of two; 1 = every switch); counts stay exact.");
-ABSL_FLAG(uint32_t, hardirq_sample_every, 64,
+ABSL_FLAG(uint32_t, hardirq_sample_every,
+          locus::SensorOptions{}.hardirq_sample_every,
           "Sample one hardirq in N per CPU (power of two) for per-IRQ time "
           "and counts, both estimates (exact with 1; /proc/interrupts has "
           "the kernel's exact counts).");
-ABSL_FLAG(uint32_t, sensor_max_tasks, 16384,
+ABSL_FLAG(uint32_t, sensor_max_tasks, locus::SensorOptions{}.max_tasks,
           "Entries of the sensors' per-thread BPF maps (raw_tp and fentry "
           "sources): beyond that the least recently seen threads are evicted "
           "and counted as drops. A size the kernel refuses leaves the agent "
           "on /proc and /sys.");
 
-int main(int argc, char** argv) {
+namespace {
+
+// Parses the command line; true when it asked for --help (printed).
+bool ParseFlagsOrHelp(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the Locus NUMA tuning agent.\n\n"
       "  locusd [--policy=PATH] [--socket=PATH] [--journal=PATH] "
@@ -109,60 +126,46 @@ int main(int argc, char** argv) {
       argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
       absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
       absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
-  if (absl::flags_internal::HandleUsageFlags(
-          std::cout, absl::ProgramUsageMessage()) >= 0) {
-    return 0;
-  }
+  return absl::flags_internal::HandleUsageFlags(
+             std::cout, absl::ProgramUsageMessage()) >= 0;
+}
 
+// What every mode reads: the roots, the sensors' knobs, the features forced
+// off. An error names the flag that is wrong.
+absl::StatusOr<locus::OneShotOptions> CommonOptions() {
   locus::OneShotOptions options;
   options.sysfs_root = absl::GetFlag(FLAGS_sysfs_root);
   options.procfs_root = absl::GetFlag(FLAGS_procfs_root);
   options.json = absl::GetFlag(FLAGS_json);
   options.observe_seconds = absl::GetFlag(FLAGS_observe);
-  options.sensors.softirq_sample_every =
-      absl::GetFlag(FLAGS_softirq_sample_every);
-  options.sensors.hardirq_sample_every =
-      absl::GetFlag(FLAGS_hardirq_sample_every);
-  options.sensors.switch_sample_every =
-      absl::GetFlag(FLAGS_switch_sample_every);
+  locus::SensorOptions& sensors = options.sensors;
+  sensors.softirq_sample_every = absl::GetFlag(FLAGS_softirq_sample_every);
+  sensors.hardirq_sample_every = absl::GetFlag(FLAGS_hardirq_sample_every);
+  sensors.switch_sample_every = absl::GetFlag(FLAGS_switch_sample_every);
   absl::Duration window = absl::GetFlag(FLAGS_softirq_window);
   absl::Duration window_every = absl::GetFlag(FLAGS_softirq_window_every);
   if (window < absl::ZeroDuration() ||
       (window > absl::ZeroDuration() && window >= window_every)) {
-    std::cerr << "locusd: --softirq_window must be 0 or shorter than "
-                 "--softirq_window_every\n";
-    return 2;
+    return absl::InvalidArgumentError(
+        "--softirq_window must be 0 or shorter than --softirq_window_every");
   }
-  options.sensors.softirq_window_ns = absl::ToInt64Nanoseconds(window);
-  options.sensors.softirq_window_every_ns =
-      absl::ToInt64Nanoseconds(window_every);
-  options.sensors.max_tasks = absl::GetFlag(FLAGS_sensor_max_tasks);
-  if (options.sensors.max_tasks == 0) {
-    std::cerr << "locusd: --sensor_max_tasks must be at least 1\n";
-    return 2;
+  sensors.softirq_window_ns = absl::ToInt64Nanoseconds(window);
+  sensors.softirq_window_every_ns = absl::ToInt64Nanoseconds(window_every);
+  sensors.max_tasks = absl::GetFlag(FLAGS_sensor_max_tasks);
+  if (sensors.max_tasks == 0) {
+    return absl::InvalidArgumentError("--sensor_max_tasks must be at least 1");
   }
   auto disabled = locus::ParseFeatureList(absl::GetFlag(FLAGS_disable_feature));
   if (!disabled.ok()) {
-    std::cerr << "locusd: --disable_feature: " << disabled.status().message()
-              << "\n";
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--disable_feature: ", disabled.status().message()));
   }
   options.disabled_features = *disabled;
+  return options;
+}
 
-  if (absl::GetFlag(FLAGS_probe)) {
-    return locus::RunProbe(options, std::cout, std::cerr);
-  }
-  if (options.observe_seconds > 0) {
-    return locus::RunObserve(options, std::cout, std::cerr);
-  }
-  if (absl::GetFlag(FLAGS_restore)) {
-    return locus::RunRestore(absl::GetFlag(FLAGS_journal), options.sysfs_root,
-                             options.procfs_root);
-  }
-  if (std::string path = absl::GetFlag(FLAGS_check_policy); !path.empty()) {
-    return locus::RunCheckPolicy(path, options.sysfs_root);
-  }
-
+absl::StatusOr<locus::DaemonOptions> DaemonOptionsFrom(
+    const locus::OneShotOptions& common) {
   locus::DaemonOptions daemon;
   daemon.policy_path = absl::GetFlag(FLAGS_policy);
   daemon.socket_path = absl::GetFlag(FLAGS_socket);
@@ -170,26 +173,53 @@ int main(int argc, char** argv) {
   daemon.tcp_address = absl::GetFlag(FLAGS_listen_tcp);
   daemon.journal_path = absl::GetFlag(FLAGS_journal);
   daemon.mode = absl::GetFlag(FLAGS_mode);
-  if (!daemon.mode.empty() && daemon.mode != "enforce" &&
-      daemon.mode != "dry_run") {
-    std::cerr << "locusd: --mode must be enforce or dry_run, not \""
-              << daemon.mode << "\"\n";
-    return 2;
-  }
   daemon.tick = absl::GetFlag(FLAGS_tick);
   if (daemon.tick < absl::Milliseconds(10) || daemon.tick > absl::Minutes(10)) {
-    std::cerr << "locusd: --tick must be between 10ms and 10m\n";
-    return 2;
+    return absl::InvalidArgumentError("--tick must be between 10ms and 10m");
   }
-  daemon.sysfs_root = options.sysfs_root;
-  daemon.procfs_root = options.procfs_root;
-  daemon.disabled_features = options.disabled_features;
-  daemon.sensors = options.sensors;
+  daemon.sysfs_root = common.sysfs_root;
+  daemon.procfs_root = common.procfs_root;
+  daemon.disabled_features = common.disabled_features;
+  daemon.sensors = common.sensors;
+  // Every tick sees some softirqs: a window period longer than the tick is
+  // shortened to it, keeping the share of time attached.
+  absl::Duration window = absl::GetFlag(FLAGS_softirq_window);
+  absl::Duration window_every = absl::GetFlag(FLAGS_softirq_window_every);
   if (window > absl::ZeroDuration() && window_every > daemon.tick) {
     daemon.sensors.softirq_window_ns = absl::ToInt64Nanoseconds(
         window * absl::FDivDuration(daemon.tick, window_every));
     daemon.sensors.softirq_window_every_ns =
         absl::ToInt64Nanoseconds(daemon.tick);
   }
-  return locus::RunDaemon(daemon);
+  return daemon;
+}
+
+// A flag that is wrong: exit code 2, the reason on stderr.
+int BadFlag(const absl::Status& status) {
+  std::cerr << "locusd: " << status.message() << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (ParseFlagsOrHelp(argc, argv)) return 0;
+  absl::StatusOr<locus::OneShotOptions> options = CommonOptions();
+  if (!options.ok()) return BadFlag(options.status());
+  if (absl::GetFlag(FLAGS_probe)) {
+    return locus::RunProbe(*options, std::cout, std::cerr);
+  }
+  if (options->observe_seconds > 0) {
+    return locus::RunObserve(*options, std::cout, std::cerr);
+  }
+  if (absl::GetFlag(FLAGS_restore)) {
+    return locus::RunRestore(absl::GetFlag(FLAGS_journal), options->sysfs_root,
+                             options->procfs_root);
+  }
+  if (std::string path = absl::GetFlag(FLAGS_check_policy); !path.empty()) {
+    return locus::RunCheckPolicy(path, options->sysfs_root);
+  }
+  absl::StatusOr<locus::DaemonOptions> daemon = DaemonOptionsFrom(*options);
+  if (!daemon.ok()) return BadFlag(daemon.status());
+  return locus::RunDaemon(*daemon);
 }

@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/fakes.h"
@@ -18,20 +19,29 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
+// Time passes a second while collecting and a second between ticks: the
+// loop reads the clock at 1 s and 2 s in the first tick, 3 s and 4 s in the
+// second...
 struct Harness {
   explicit Harness(std::function<absl::StatusOr<Snapshot>(int)> make,
                    LoopOptions options = {})
-      : source(std::move(make)),
+      : source([this, make = std::move(make)](int n) {
+          clock.Advance(kSecond);
+          return make(n);
+        }),
         loop(
             options, &source, &policy, &executor,
-            [this](const TickReport& r) { reports.push_back(r); },
-            [this] { return now += kSecond; }) {}
+            [this](const TickReport& r) {
+              reports.push_back(r);
+              clock.Advance(kSecond);
+            },
+            &clock) {}
 
+  FakeClock clock{kSecond};
   FakeSource source;
   FakePolicy policy;
   FakeExecutor executor;
   std::vector<TickReport> reports;
-  uint64_t now = 0;
   Loop loop;
 };
 
@@ -267,7 +277,7 @@ TEST(LoopTest, AnIrqIsHeldDownFromTheNodeItWasActuallyTakenFrom) {
 TEST(LoopTest, CountsOverruns) {
   LoopOptions options;
   options.tick = absl::Milliseconds(500);
-  // The fake clock advances one second per reading: every tick overruns.
+  // Collecting takes a second on the fake clock: every tick overruns.
   Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); }, options);
   h.loop.Tick();
   h.loop.Tick();

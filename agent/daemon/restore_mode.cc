@@ -1,0 +1,59 @@
+#include "agent/daemon/restore_mode.h"
+
+#include "agent/act/actuators.h"
+#include "agent/act/restore.h"
+#include "common/log.h"
+
+namespace locus {
+namespace {
+
+void LogRestore(const RestoreReport& report) {
+  for (const std::string& line : report.messages) LogInfo(line);
+  for (const std::string& line : report.errors) LogError(line);
+  LogInfo("restored ", report.threads_restored, " thread(s) and ",
+          report.irqs_restored, " IRQ(s); ", report.dropped, " no longer exist",
+          report.truncated_tail ? "; the journal's last record was torn" : "");
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<InstanceLock>> LockJournal(
+    const std::string& journal_path) {
+  absl::StatusOr<InstanceLock> lock = InstanceLock::Acquire(journal_path);
+  if (lock.ok()) return std::optional<InstanceLock>(*std::move(lock));
+  if (absl::IsFailedPrecondition(lock.status())) return lock.status();
+  LogWarning("no instance lock (", lock.status().message(),
+             "); the journal is not writable either, so nothing will be "
+             "changed");
+  return std::optional<InstanceLock>();
+}
+
+bool RestoreJournalAt(const std::string& journal_path,
+                      const std::string& sysfs_root,
+                      const std::string& procfs_root) {
+  ActuatorOptions options;
+  options.journal.path = journal_path;
+  options.sysfs_root = sysfs_root;
+  options.procfs_root = procfs_root;
+  KernelOps ops = MakeKernelOps(options);
+  absl::StatusOr<RestoreReport> report =
+      RestoreJournal(options.journal, *ops.threads, *ops.irqs);
+  if (!report.ok()) {
+    LogError("restore from ", journal_path, ": ", report.status().message());
+    return false;
+  }
+  LogRestore(*report);
+  return report->ok();
+}
+
+int RunRestore(const std::string& journal_path, const std::string& sysfs_root,
+               const std::string& procfs_root) {
+  absl::StatusOr<std::optional<InstanceLock>> lock = LockJournal(journal_path);
+  if (!lock.ok()) {
+    LogError(lock.status().message());
+    return 1;
+  }
+  return RestoreJournalAt(journal_path, sysfs_root, procfs_root) ? 0 : 1;
+}
+
+}  // namespace locus
