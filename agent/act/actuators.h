@@ -18,6 +18,7 @@
 #include "agent/act/result.h"
 #include "agent/act/thread_placer.h"
 #include "common/clock.h"
+#include "common/defaults.h"
 #include "policy/plan.h"
 
 namespace locus {
@@ -26,8 +27,8 @@ struct ActuatorOptions {
   JournalOptions journal;
   bool dry_run = false;  // report what would be done, change nothing
   MigrationOptions migration;
-  std::string procfs_root = "/proc";
-  std::string sysfs_root = "/sys";
+  std::string procfs_root = kDefaultProcfsRoot;
+  std::string sysfs_root = kDefaultSysfsRoot;
   std::string cgroup_root = "/sys/fs/cgroup";
 };
 

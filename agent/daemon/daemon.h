@@ -29,8 +29,8 @@ struct DaemonOptions {
   // Overrides the policy's mode; MODE_UNSPECIFIED keeps it.
   Mode mode = v1::Policy::MODE_UNSPECIFIED;
   absl::Duration tick = absl::Seconds(1);
-  std::string sysfs_root = "/sys";
-  std::string procfs_root = "/proc";
+  std::string sysfs_root = kDefaultSysfsRoot;
+  std::string procfs_root = kDefaultProcfsRoot;
   std::set<Feature> disabled_features;
   // Sampling knobs; the roots and topology are filled in from the host.
   SensorOptions sensors;

@@ -22,12 +22,13 @@
 #include "agent/host/host_model.h"
 #include "agent/sensors/sensor_source.h"
 #include "common/clock.h"
+#include "common/defaults.h"
 
 namespace locus {
 
 struct CollectorOptions {
   absl::Duration period = absl::Seconds(1);
-  std::string procfs_root = "/proc";
+  std::string procfs_root = kDefaultProcfsRoot;
 };
 
 // The host scan's selection from the policy, on top of how `base` reads

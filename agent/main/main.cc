@@ -61,7 +61,7 @@ ABSL_FLAG(double, observe, 0,
 ABSL_FLAG(bool, json, false, "With --probe: print JSON instead of text.");
 ABSL_FLAG(std::string, disable_feature, "",
           "Comma-separated BPF features to treat as absent, so their fallbacks "
-          "run: fentry,tp_btf,raw_tp,iter_task,task_storage,ringbuf.");
+          "run: fentry,tp_btf,raw_tp,iter_task,task_storage.");
 ABSL_FLAG(std::string, sysfs_root, locus::DaemonOptions{}.sysfs_root,
           "Root of sysfs (topology is read from here).");
 ABSL_FLAG(std::string, procfs_root, locus::DaemonOptions{}.procfs_root,

@@ -10,12 +10,13 @@
 
 #include "agent/sensors/feature_probe.h"
 #include "agent/sensors/sensor_source.h"
+#include "common/defaults.h"
 
 namespace locus {
 
 struct OneShotOptions {
-  std::string sysfs_root = "/sys";
-  std::string procfs_root = "/proc";
+  std::string sysfs_root = kDefaultSysfsRoot;
+  std::string procfs_root = kDefaultProcfsRoot;
   std::set<Feature> disabled_features;
   bool json = false;
   double observe_seconds = 0;

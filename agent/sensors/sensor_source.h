@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/sensors/sensor_reading.h"
+#include "common/defaults.h"
 #include "policy/snapshot.h"
 
 namespace locus {
@@ -40,11 +41,11 @@ struct SensorOptions {
   // reports itself inactive.
   bool numa_balancing = false;
   // Root of procfs for the /proc/PID/task/TID/sched fallback.
-  std::string procfs_root = "/proc";
+  std::string procfs_root = kDefaultProcfsRoot;
   // Time one softirq in this many per CPU and scale up; counts stay exact.
   // Rounded up to a power of two. Sampled softirqs are also the ones charged
   // to the interrupted task.
-  uint32_t softirq_sample_every = 64;
+  uint32_t softirq_sample_every = 8;
   // Attach the softirq entry and exit hooks (the busiest the sensors have:
   // two events per packet batch under network load) only for
   // softirq_window_ns in every softirq_window_every_ns. Even an empty

@@ -196,8 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
     Bpf, LocusdWithoutBpfTest,
     ::testing::Values(
         std::vector<std::string>{
-            "--disable_feature=fentry,tp_btf,raw_tp,iter_task,task_storage,"
-            "ringbuf"},
+            "--disable_feature=fentry,tp_btf,raw_tp,iter_task,task_storage"},
         std::vector<std::string>{"--disable_feature=tp_btf",
                                  "--sensor_max_tasks=1073741824"}),
     [](const auto& info) {
