@@ -3,9 +3,11 @@
 
 Commands are taken from the README's ```sh blocks and from inline code spans
 that start with a Locus program or script. Each is run for real where that
-is safe on a test machine: locusctl against a locusd this test starts in dry
-run on a private socket, locusd's one-shot forms, the quick start with the
-same private socket. Commands that cannot run inside a test (tests/run.sh
+is safe on a test machine, the way a newcomer runs it: the quick start first
+(it installs locusd and locusctl, here under a private prefix put first on
+PATH), then `locusctl ...` and `locusd ...` exactly as written, found on PATH,
+not in the build: locusctl against a locusd this test starts in dry run on a
+private socket, locusd's one-shot forms. Commands that cannot run inside a test (tests/run.sh
 itself, benchmarks that take minutes, the lab) get a doc check instead: the
 script or binary exists, and for tests/run.sh, .ci/run calls it. A command
 the test does not recognise fails it: a new README command needs a check.
@@ -15,6 +17,7 @@ usage: readme_commands.py SOURCE_DIR BUILD_DIR
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,8 +25,11 @@ import tempfile
 import time
 
 SRC, BUILD = sys.argv[1], sys.argv[2]
-LOCUSD = os.path.join(BUILD, "agent/main/locusd")
-LOCUSCTL = os.path.join(BUILD, "agent/ctl/locusctl")
+# Where the quick start installs (LOCUS_PREFIX), and the PATH every README
+# command then runs with, as a newcomer's shell would find the programs.
+PREFIX = tempfile.mkdtemp(prefix="locus-prefix-")
+ENV = dict(os.environ, LOCUS_BUILD_DIR=BUILD, LOCUS_PREFIX=PREFIX,
+           PATH=f"{PREFIX}/sbin:{PREFIX}/bin:" + os.environ.get("PATH", ""))
 PROGRAMS = ("locusd", "locusctl", "./deploy/", "./tests/", "tests/", "build/",
             "cpack ")
 
@@ -57,7 +63,7 @@ def commands(readme):
 
 def run(argv, timeout=60, **kwargs):
     return subprocess.run(argv, capture_output=True, text=True,
-                          timeout=timeout, **kwargs)
+                          timeout=timeout, env=ENV, **kwargs)
 
 
 def wait_for(path, proc, seconds=30):
@@ -79,10 +85,10 @@ class Daemon:
         argv = argv_prefix + [f"--socket={self.socket}",
                               f"--journal={tmp}/journal", "--mode=dry_run"]
         self.log = open(os.path.join(tmp, "locusd.log"), "w+")
-        # The quick start builds into LOCUS_BUILD_DIR: this test's build.
-        env = dict(os.environ, LOCUS_BUILD_DIR=BUILD)
+        # The quick start builds into LOCUS_BUILD_DIR (this test's build) and
+        # installs under LOCUS_PREFIX.
         self.proc = subprocess.Popen(argv, cwd=SRC, stdout=self.log,
-                                     stderr=subprocess.STDOUT, env=env)
+                                     stderr=subprocess.STDOUT, env=ENV)
         self.up = wait_for(self.socket, self.proc, 600)
 
     def stop(self):
@@ -107,7 +113,7 @@ def check_locusctl(command, daemon):
     if args[:1] in (["top"], ["watch"]) and not any(
             a.startswith("--count") for a in args):
         args.append("--count=2")  # a live view or a stream: two ticks, then stop
-    r = run([LOCUSCTL, f"--socket={daemon.socket}"] + args)
+    r = run(["locusctl", f"--socket={daemon.socket}"] + args)
     if args[:1] == ["explain"]:
         # No nginx runs here: the thread is unknown, and the answer must say
         # so plainly rather than fail obscurely.
@@ -130,7 +136,7 @@ def check_locusctl(command, daemon):
 
 def check_locusd(command):
     argv = shlex.split(command)
-    r = run([LOCUSD] + argv[1:], timeout=120, cwd=SRC)
+    r = run(["locusd"] + argv[1:], timeout=120, cwd=SRC)
     if r.returncode != 0:
         fail(command, f"exit {r.returncode}: {r.stderr.strip()[:300]}")
     elif "--json" in argv and not r.stdout.lstrip().startswith("{"):
@@ -138,13 +144,17 @@ def check_locusd(command):
 
 
 def check_quickstart(command, tmp):
-    """The quick start builds locusd and runs it in the foreground."""
+    """The quick start builds and installs locusd and locusctl, and runs
+    locusd in the foreground; the installed locusctl talks to it."""
     quick = Daemon([f"{SRC}/deploy/quickstart.sh"], os.path.join(tmp, "q"))
     if not quick.up:
         fail(command, "locusd never opened its socket:\n" + quick.output())
         quick.stop()
         return
-    r = run([LOCUSCTL, f"--socket={quick.socket}", "status"])
+    for program in ("sbin/locusd", "bin/locusctl"):
+        if not os.access(os.path.join(PREFIX, program), os.X_OK):
+            fail(command, f"did not install {program} under LOCUS_PREFIX")
+    r = run(["locusctl", f"--socket={quick.socket}", "status"])
     code = quick.stop()
     if r.returncode != 0:
         fail(command, f"locusctl status: {r.stderr.strip()}")
@@ -167,22 +177,33 @@ def main():
     found = commands(readme)
     if not found:
         fail("README.md", "no commands found")
+    quickstart = [(c, n) for c, n in found
+                  if c.startswith("./deploy/quickstart.sh")]
+    if not quickstart:
+        fail("README.md", "no ./deploy/quickstart.sh command")
     with tempfile.TemporaryDirectory(prefix="locus-readme-") as tmp:
         os.makedirs(os.path.join(tmp, "q"))
-        daemon = Daemon([LOCUSD, f"--policy={SRC}/deploy/policy/nginx.yaml"],
+        # First, as a newcomer would: every later command needs what it
+        # installs.
+        for command, line in quickstart:
+            print(f"README:{line}: {command}")
+            check_quickstart(command, tmp)
+        if failures:
+            sys.exit("the quick start failed: " + "; ".join(failures))
+        daemon = Daemon(["locusd", f"--policy={SRC}/deploy/policy/nginx.yaml"],
                         tmp)
         if not daemon.up:
             print(daemon.output())
             sys.exit("locusd did not start")
         try:
             for command, line in found:
+                if (command, line) in quickstart:
+                    continue
                 print(f"README:{line}: {command}")
                 if command.startswith("locusctl"):
                     check_locusctl(command, daemon)
                 elif command.startswith("locusd"):
                     check_locusd(command)
-                elif command.startswith("./deploy/quickstart.sh"):
-                    check_quickstart(command, tmp)
                 elif command.startswith("./tests/run.sh"):
                     ci = open(os.path.join(SRC, ".ci/run")).read()
                     if "tests/run.sh" not in ci:
@@ -213,4 +234,7 @@ if __name__ == "__main__":
     if os.geteuid() != 0:
         print("needs root: locusd loads BPF sensors")
         sys.exit(77)
-    main()
+    try:
+        main()
+    finally:
+        shutil.rmtree(PREFIX, ignore_errors=True)
