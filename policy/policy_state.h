@@ -22,6 +22,8 @@ struct PolicyState {
   // Empty when the file last read is the one running. Otherwise why not:
   // "file:line:column: message" lines, or a note that the file went away.
   std::string last_error;
+  // When this version came into force (Unix epoch, ns); 0 before Start.
+  int64_t loaded_unix_ns = 0;
 };
 
 }  // namespace locus

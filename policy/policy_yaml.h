@@ -2,9 +2,13 @@
 // problem (YAML syntax, unknown or duplicate keys, wrong types, out-of-range
 // values, contradictions, CPUs the host lacks) is collected and returned as
 // one InvalidArgument status, one "file:line:column: message" per line
-// (1-based, like compilers, so editors can jump to it).
+// (1-based, like compilers, so editors can jump to it). At most
+// kMaxReportedErrors are listed (yaml_errors.h), then how many more there were.
 #ifndef LOCUS_POLICY_POLICY_YAML_H_
 #define LOCUS_POLICY_POLICY_YAML_H_
+
+#include <cstddef>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,8 +31,20 @@ absl::StatusOr<v1::Policy> ParsePolicyYamlOver(const v1::Policy& base,
                                                absl::string_view filename,
                                                const Topology* host = nullptr);
 
-// Reads and parses the file at `path`. A missing file is NotFound; other read
-// failures keep their errno meaning.
+// A policy is a page of YAML; anything much bigger is a mistake, or an
+// attack on the reader (a sparse 1 GiB file, a link to /dev/zero).
+inline constexpr size_t kMaxPolicyBytes = 1 << 20;
+
+// The bytes of the policy file at `path`, read safely: never blocks (a FIFO
+// is not opened for reading), never reads more than kMaxPolicyBytes + 1.
+// NotFound when nothing is at `path` (the caller's cue for the built-in
+// default); FailedPrecondition when it is not a regular file (a directory, a
+// FIFO, a device); InvalidArgument when it is larger than kMaxPolicyBytes;
+// other failures keep their errno meaning. Every message names the path.
+absl::StatusOr<std::string> ReadPolicyFile(absl::string_view path);
+
+// ReadPolicyFile, then ParsePolicyYaml. What every reader of the policy file
+// uses (locusd's watcher reads and parses in two steps, the same ones).
 absl::StatusOr<v1::Policy> LoadPolicyFile(absl::string_view path,
                                           const Topology* host = nullptr);
 

@@ -64,7 +64,12 @@ std::string UnknownKey(const google::protobuf::Descriptor* type,
   for (int i = 0; i < type->field_count(); ++i) {
     const std::string& candidate = type->field(i)->name();
     known.push_back(candidate);
-    if (EditDistance(name, candidate) <= 2) {
+    // The distance is at least the difference in length: a long key (it
+    // may be megabytes) is not compared at all.
+    size_t apart = name.size() > candidate.size()
+                       ? name.size() - candidate.size()
+                       : candidate.size() - name.size();
+    if (apart <= 2 && EditDistance(name, candidate) <= 2) {
       absl::StrAppend(&text, " (did you mean \"", candidate, "\"?)");
     }
   }

@@ -4,13 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/log.h"
 #include "common/os_error.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -34,33 +35,23 @@ std::string DefaultSource(const std::string& path) {
   return absl::StrCat("built-in default (", path, " absent)");
 }
 
-// The file's bytes; nullopt when it does not exist. Other failures are
-// reported in `error`.
-std::optional<std::string> ReadFile(const std::string& path,
-                                    std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    if (err != ENOENT) *error = ErrnoMessage(path, err);
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string BasenameOf(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace
 
 PolicyWatcher::PolicyWatcher(PolicyWatcherOptions options)
-    : options_(std::move(options)) {
-  size_t slash = options_.path.find_last_of('/');
-  if (slash == std::string::npos) {
-    directory_ = ".";
-    basename_ = options_.path;
-  } else {
-    directory_ = slash == 0 ? "/" : options_.path.substr(0, slash);
-    basename_ = options_.path.substr(slash + 1);
-  }
+    : options_(std::move(options)),
+      directory_(DirectoryOf(options_.path)),
+      basename_(BasenameOf(options_.path)) {
   state_.policy = std::make_shared<const v1::Policy>(DefaultPolicy());
   state_.source = DefaultSource(options_.path);
 }
@@ -78,6 +69,7 @@ absl::Status PolicyWatcher::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     state_.version = 1;
+    state_.loaded_unix_ns = absl::ToUnixNanos(absl::Now());
     if (state_.is_default) {
       LogInfo("policy: ", state_.source);
     }
@@ -128,16 +120,28 @@ bool PolicyWatcher::OnReadable() {
 bool PolicyWatcher::Reload() { return Load(/*force=*/true); }
 
 bool PolicyWatcher::Load(bool force) {
-  std::string read_error;
-  std::optional<std::string> text = ReadFile(options_.path, &read_error);
+  // Never blocks and never reads more than the size limit, whatever is at
+  // the path (a FIFO, a device, a huge file): this runs on the thread that
+  // handles SIGTERM.
+  absl::StatusOr<std::string> read = ReadPolicyFile(options_.path);
+  const bool absent = absl::IsNotFound(read.status());
+  std::optional<std::string> text;
+  if (read.ok()) text = *std::move(read);
   if (inotify_fd_ && text.has_value()) WatchFile();
-  if (!force && text == last_text_ && read_error.empty()) return false;
+  if (!force && !last_failed_ && (read.ok() || absent) && text == last_text_) {
+    return false;  // the same bytes (or the same absence) as last time
+  }
   last_text_ = text;
+  last_failed_ = !read.ok() && !absent;
 
   std::lock_guard<std::mutex> lock(mu_);
-  if (!read_error.empty()) {
-    state_.last_error = read_error;
-    LogError("policy: ", read_error, "; keeping version ", state_.version);
+  if (last_failed_) {
+    // Anything at the path but a readable policy (a directory, a FIFO, too
+    // big, unreadable) keeps the running policy: only absence means the
+    // built-in default.
+    state_.last_error = std::string(read.status().message());
+    LogError("policy: ", state_.last_error, "; keeping version ",
+             state_.version, " (", state_.source, ")");
     return false;
   }
   if (!text.has_value()) {
@@ -148,8 +152,12 @@ bool PolicyWatcher::Load(bool force) {
     LogWarning("policy: ", state_.last_error);
     return false;
   }
+  return Apply(*text);
+}
+
+bool PolicyWatcher::Apply(const std::string& text) {
   absl::StatusOr<v1::Policy> parsed =
-      ParsePolicyYaml(*text, options_.path,
+      ParsePolicyYaml(text, options_.path,
                       options_.host.has_value() ? &*options_.host : nullptr);
   if (!parsed.ok()) {
     state_.last_error = std::string(parsed.status().message());
@@ -166,7 +174,10 @@ bool PolicyWatcher::Load(bool force) {
     return false;  // same policy, e.g. a comment changed
   }
   state_.policy = std::make_shared<const v1::Policy>(*std::move(parsed));
-  if (state_.version > 0) ++state_.version;
+  if (state_.version > 0) {  // after Start, which stamps version 1 itself
+    ++state_.version;
+    state_.loaded_unix_ns = absl::ToUnixNanos(absl::Now());
+  }
   LogInfo("policy: loaded ", options_.path, " (version ",
           std::max<uint64_t>(state_.version, 1), ")");
   return true;

@@ -10,6 +10,9 @@
 // metrics until a good file arrives. An absent file means the built-in
 // default at start; a file removed later leaves the running policy in place
 // (editors remove and recreate files; a momentary gap must not reset tuning).
+// Anything else at the path (a directory, a FIFO, a device, a file over
+// kMaxPolicyBytes) is an error like a bad file: refused without blocking or
+// reading it whole, and the last good policy stays.
 #ifndef LOCUS_AGENT_CONFIG_POLICY_WATCHER_H_
 #define LOCUS_AGENT_CONFIG_POLICY_WATCHER_H_
 
@@ -41,9 +44,11 @@ class PolicyWatcher {
   PolicyWatcher& operator=(const PolicyWatcher&) = delete;
 
   // Loads the file and starts watching. A missing file gives the built-in
-  // default (OK). An invalid file gives InvalidArgument with every error; the
-  // built-in default is then what policy() returns, and a daemon should
-  // refuse to start. Fails otherwise only when inotify cannot be set up.
+  // default (OK). Anything else that cannot be used (an invalid file, with
+  // every error up to kMaxReportedErrors; not a regular file; too big;
+  // unreadable) gives InvalidArgument saying why; the built-in default is
+  // then what policy() returns, and a daemon should refuse to start. Fails
+  // otherwise only when inotify cannot be set up.
   absl::Status Start();
 
   // Readable (poll/epoll) when the file or its directory changed; then call
@@ -64,6 +69,8 @@ class PolicyWatcher {
  private:
   // Reads the file; `force` parses it even if its bytes did not change.
   bool Load(bool force);
+  // Parses `text` and, if good, puts it in force. Called with mu_ held.
+  bool Apply(const std::string& text);
   void WatchFile();
 
   const PolicyWatcherOptions options_;
@@ -74,6 +81,9 @@ class PolicyWatcher {
   // The bytes last read (successfully or not) and whether the file existed,
   // so that events that change nothing do nothing.
   std::optional<std::string> last_text_;
+  // The last read failed (not a regular file, too big, unreadable): the
+  // next read is judged afresh even if it finds the bytes of last_text_.
+  bool last_failed_ = false;
 
   mutable std::mutex mu_;
   PolicyState state_;  // guarded by mu_

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace locus {
@@ -63,7 +64,7 @@ void AddTasks(const Snapshot& snapshot, std::vector<NodeFaults>& faults,
       v1::TaskMetrics* task = metrics->add_tasks();
       task->set_pid(target.pid);
       task->set_tid(thread.tid);
-      task->set_comm(target.comm);
+      task->set_comm(ValidUtf8(target.comm));
       task->set_role(ToProtoRole(target.role));
       task->set_cpu(thread.cpu);
       task->set_node(NodeOfCpu(snapshot.topology, thread.cpu));
@@ -122,8 +123,8 @@ void AddIrqs(const Snapshot& snapshot, v1::Metrics* metrics) {
   for (const IrqSample& irq : snapshot.irqs) {
     v1::IrqMetrics* out = metrics->add_irqs();
     out->set_irq(irq.irq);
-    out->set_name(irq.name);
-    out->set_net_device(irq.net_device);
+    out->set_name(ValidUtf8(irq.name));
+    out->set_net_device(ValidUtf8(irq.net_device));
     out->set_device_node(irq.device_node);
     Assign(out->mutable_cpus(), irq.affinity);
     Assign(out->mutable_effective_cpus(), irq.effective);
@@ -168,7 +169,7 @@ void AddReverts(const TickReport& report, v1::Metrics* out) {
         static_cast<int>(revert.verdict.after * 100), "% after the action"));
     m->set_outcome(revert.status.ok() ? v1::ACTION_OUTCOME_APPLIED
                                       : v1::ACTION_OUTCOME_FAILED);
-    if (!revert.status.ok()) m->set_error(revert.status.ToString());
+    if (!revert.status.ok()) m->set_error(ValidUtf8(revert.status.ToString()));
   }
 }
 
@@ -180,15 +181,19 @@ void AddExternalChanges(const TickReport& report, v1::Metrics* out) {
     m->set_tid(irq ? 0 : event.key.id);
     m->set_irq(irq ? event.key.id : -1);
     m->set_what(irq ? "irq affinity" : "thread affinity");
-    m->set_detail(event.message);
+    m->set_detail(ValidUtf8(event.message));
   }
 }
 
 v1::PolicyState ToPolicyState(const PolicyState& state) {
   v1::PolicyState out;
-  out.set_path(state.is_default ? "" : state.source);
+  out.set_path(state.is_default ? "" : ValidUtf8(state.source));
   out.set_version(state.version);
-  out.set_last_error(state.last_error);
+  if (state.loaded_unix_ns > 0) {
+    *out.mutable_loaded() =
+        TimeUtil::NanosecondsToTimestamp(state.loaded_unix_ns);
+  }
+  out.set_last_error(ValidUtf8(state.last_error));
   return out;
 }
 
@@ -200,7 +205,7 @@ void AddSensors(const SnapshotCollector::SensorState& sensors,
     s->set_sensor(sensor);
     s->set_source(source);
     s->set_ok(ok && source != "none");
-    s->set_detail(detail);
+    s->set_detail(ValidUtf8(detail));
   };
   add("migrations", sensors.sources.sched, true, "");
   add("numa_faults", sensors.sources.numa, sensors.numa_active,
@@ -228,7 +233,7 @@ v1::Action ToAction(const Action& action, uint64_t tick,
                     const ActionResult* result) {
   v1::Action out;
   out.set_tick(tick);
-  out.set_reason(action.reason);
+  out.set_reason(ValidUtf8(action.reason));
   std::visit(
       [&out, result](const auto& op) {
         using T = std::decay_t<decltype(op)>;
@@ -257,7 +262,7 @@ v1::Action ToAction(const Action& action, uint64_t tick,
                             std::holds_alternative<SetIrqAffinity>(action.op)));
   if (out.outcome() != v1::ACTION_OUTCOME_APPLIED &&
       out.outcome() != v1::ACTION_OUTCOME_DRY_RUN) {
-    out.set_error(result->message);
+    out.set_error(ValidUtf8(result->message));
   }
   return out;
 }

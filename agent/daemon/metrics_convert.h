@@ -1,6 +1,9 @@
 // The one converter from the agent's types to the wire types: one tick's
 // Snapshot, Plan and outcomes as the locus.v1.Metrics message the stream
-// carries, and the pieces of it that GetStatus shares.
+// carries, and the pieces of it that GetStatus shares. Text from outside the
+// agent (process and IRQ names, policy errors, kernel messages) is made valid
+// UTF-8 on the way in: one bad byte in a proto3 string makes the whole
+// message unreadable to clients.
 #ifndef LOCUS_AGENT_DAEMON_METRICS_CONVERT_H_
 #define LOCUS_AGENT_DAEMON_METRICS_CONVERT_H_
 

@@ -5,14 +5,18 @@
 
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/default_policy.h"
@@ -221,6 +225,110 @@ TEST_F(PolicyWatcherTest, UnrelatedFilesInTheDirectoryChangeNothing) {
   WriteFile(dir_ + "/notes.txt", "hello");
   EXPECT_FALSE(Settle(watcher));
   EXPECT_EQ(watcher.state().version, 1u);
+}
+
+}  // namespace
+}  // namespace locus
+
+namespace locus {
+namespace {
+
+class PolicyWatcherRefusalTest : public PolicyWatcherTest {
+ protected:
+  // A good dry_run policy running, then `swap` puts something else at the
+  // path; Reload (SIGHUP) must come back at once and keep dry_run.
+  void ExpectRefusedAndKept(const std::function<void()>& swap,
+                            const std::string& why) {
+    WriteFile(path_, "mode: dry_run\n");
+    PolicyWatcher watcher({path_, std::nullopt});
+    ASSERT_TRUE(watcher.Start().ok());
+    swap();
+    EXPECT_FALSE(watcher.Reload());
+    PolicyState state = watcher.state();
+    EXPECT_EQ(state.policy->mode(), v1::Policy::MODE_DRY_RUN);
+    EXPECT_FALSE(state.is_default);
+    EXPECT_EQ(state.version, 1u);
+    EXPECT_EQ(state.last_error, why);
+    // Put right, the same good file is taken again and the error cleared.
+    fs::remove_all(path_);
+    WriteFile(path_, "mode: dry_run\n");
+    watcher.Reload();
+    EXPECT_TRUE(watcher.state().last_error.empty());
+  }
+};
+
+TEST_F(PolicyWatcherRefusalTest, FifoSwappedInIsRefusedWithoutBlocking) {
+  ExpectRefusedAndKept(
+      [this] {
+        std::string fifo = dir_ + "/fifo";
+        ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+        fs::rename(fifo, path_);
+      },
+      path_ + ": is a FIFO, not a regular file");
+}
+
+// Only an absent file means the built-in default: a directory (whose
+// default `mode: enforce` would replace dry_run) is an error.
+TEST_F(PolicyWatcherRefusalTest, DirectoryKeepsTheLastGoodPolicy) {
+  ExpectRefusedAndKept(
+      [this] {
+        fs::remove(path_);
+        fs::create_directory(path_);
+      },
+      path_ + ": is a directory, not a regular file");
+}
+
+TEST_F(PolicyWatcherRefusalTest, OversizedFileKeepsTheLastGoodPolicy) {
+  ExpectRefusedAndKept(
+      [this] {
+        std::ofstream(path_, std::ios::trunc);
+        ASSERT_EQ(truncate(path_.c_str(), 1ll << 30), 0);
+      },
+      path_ +
+          ": 1073741824 bytes or more; a policy file is at most 1048576 "
+          "bytes");
+}
+
+TEST_F(PolicyWatcherRefusalTest, FifoAtStartIsAnError) {
+  ASSERT_EQ(mkfifo(path_.c_str(), 0600), 0);
+  PolicyWatcher watcher({path_, std::nullopt});
+  absl::Status status = watcher.Start();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), path_ + ": is a FIFO, not a regular file");
+}
+
+// The time each version came into force, for status ("loaded ...").
+TEST_F(PolicyWatcherTest, RecordsWhenEachVersionWasLoaded) {
+  WriteFile(path_, "mode: dry_run\n");
+  PolicyWatcher watcher({path_, std::nullopt});
+  int64_t before = absl::ToUnixNanos(absl::Now());
+  ASSERT_TRUE(watcher.Start().ok());
+  int64_t first = watcher.state().loaded_unix_ns;
+  EXPECT_GE(first, before);
+  EXPECT_LE(first, absl::ToUnixNanos(absl::Now()));
+  // A comment changes nothing in force: same version, same time.
+  WriteFile(path_, "# note\nmode: dry_run\n");
+  watcher.Reload();
+  EXPECT_EQ(watcher.state().loaded_unix_ns, first);
+  WriteFile(path_, "mode: enforce\n");
+  ASSERT_TRUE(watcher.Reload());
+  EXPECT_EQ(watcher.state().version, 2u);
+  EXPECT_GE(watcher.state().loaded_unix_ns, first);
+}
+
+// A rejected megabyte keeps a small error: it is copied into every tick.
+TEST_F(PolicyWatcherTest, HugeBadFileKeepsASmallError) {
+  WriteFile(path_, "mode: dry_run\n");
+  PolicyWatcher watcher({path_, std::nullopt});
+  ASSERT_TRUE(watcher.Start().ok());
+  std::string text;
+  for (int i = 0; text.size() < 1000000; ++i) {
+    absl::StrAppend(&text, "bogus_", i, ": 1\n");
+  }
+  WriteFile(path_, text);
+  EXPECT_FALSE(watcher.Reload());
+  EXPECT_LT(watcher.state().last_error.size(), 16u * 1024);
+  EXPECT_THAT(watcher.state().last_error, HasSubstr("more error(s) not shown"));
 }
 
 }  // namespace

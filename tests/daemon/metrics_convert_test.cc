@@ -239,5 +239,46 @@ TEST(MetricsConvertTest, FailedCollectionStillReportsTheTick) {
   EXPECT_EQ(m.actions_size(), 2);
 }
 
+// Status shows when the running policy came into force; before the watcher
+// has stamped it, nothing is shown rather than 1970.
+TEST(MetricsConvertTest, PolicyCarriesWhenItWasLoaded) {
+  TickReport r = Report();
+  r.policy.loaded_unix_ns = 1'700'000'000'123'000'000;
+  v1::Metrics m = ToMetrics(r, MetricsContext{});
+  ASSERT_TRUE(m.policy().has_loaded());
+  EXPECT_EQ(m.policy().loaded().seconds(), 1'700'000'000);
+  EXPECT_EQ(m.policy().loaded().nanos(), 123'000'000);
+  r.policy.loaded_unix_ns = 0;
+  EXPECT_FALSE(ToMetrics(r, MetricsContext{}).policy().has_loaded());
+}
+
+// Bytes that are not UTF-8 (a rejected policy quoting its own bad bytes, a
+// process that named itself so) would make the whole message unparsable for
+// every client: they reach the wire escaped, and the message round-trips.
+TEST(MetricsConvertTest, TextFromOutsideIsValidUtf8OnTheWire) {
+  TickReport r = Report();
+  r.policy.is_default = false;
+  r.policy.source = "/etc/locus/p\xff.yaml";
+  r.policy.last_error = "p.yaml:1:1: unknown key \"\xfe\xff\"";
+  auto snapshot = std::make_shared<Snapshot>(TwoNodeSnapshot());
+  snapshot->targets[0].comm = "ng\xc3";
+  snapshot->irqs[0].name = "q\x80";
+  r.snapshot = snapshot;
+  r.actions.push_back(
+      ActionRecord{Action{PinThread{42, 43, 1, {2}}, "reason \xe2\x86", 0.5},
+                   MakeResult(Outcome::kError, "err \xff")});
+  v1::Metrics m = ToMetrics(r, MetricsContext{});
+  EXPECT_EQ(m.policy().last_error(), "p.yaml:1:1: unknown key \"\\xfe\\xff\"");
+  EXPECT_EQ(m.policy().path(), "/etc/locus/p\\xff.yaml");
+  EXPECT_EQ(m.tasks(0).comm(), "ng\\xc3");
+  EXPECT_EQ(m.irqs(0).name(), "q\\x80");
+  EXPECT_EQ(m.actions(2).reason(), "reason \\xe2\\x86");
+  EXPECT_EQ(m.actions(2).error(), "err \\xff");
+  std::string wire;
+  ASSERT_TRUE(m.SerializeToString(&wire));
+  v1::Metrics back;
+  EXPECT_TRUE(back.ParseFromString(wire));
+}
+
 }  // namespace
 }  // namespace locus

@@ -1,16 +1,21 @@
 // The policy file: YAML onto locus.v1.Policy, without and with a host to
-// check CPU lists against.
+// check CPU lists against. Seeds cover the hostile cases too: invalid UTF-8,
+// nesting thousands deep, a megabyte of errors, a 300 kB scalar quoted back.
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "common/utf8.h"
 #include "fuzz_check.h"
 #include "policy/policy_yaml.h"
 #include "policy/validate.h"
+#include "policy/yaml_errors.h"
 #include "tests/common/snapshot_builder.h"
 
 namespace {
 
 // Accepted: passes the same checks any other source of a policy goes
-// through. Refused: one "file:line:column: message" per line.
+// through. Refused: one "file:line:column: message" per line, at most
+// kMaxReportedErrors of them and a count, valid UTF-8 (it goes into proto
+// strings), never "bad file".
 void Check(const absl::StatusOr<locus::v1::Policy>& policy,
            const locus::Topology* host) {
   if (policy.ok()) {
@@ -20,6 +25,11 @@ void Check(const absl::StatusOr<locus::v1::Policy>& policy,
     return;
   }
   LOCUS_FUZZ_CHECK(absl::IsInvalidArgument(policy.status()));
+  const absl::string_view message = policy.status().message();
+  LOCUS_FUZZ_CHECK(locus::IsValidUtf8(message));
+  LOCUS_FUZZ_CHECK(message.size() <= (locus::kMaxReportedErrors + 1) *
+                                         (locus::kMaxErrorBytes + 64));
+  LOCUS_FUZZ_CHECK(!absl::StrContains(message, "bad file"));
   for (absl::string_view line :
        absl::StrSplit(policy.status().message(), '\n')) {
     LOCUS_FUZZ_CHECK(absl::StartsWith(line, "fuzz.yaml:"));

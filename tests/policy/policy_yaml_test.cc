@@ -4,8 +4,12 @@
 #include "policy/policy_yaml.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -18,11 +22,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/utf8.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "policy/default_policy.h"
 #include "policy/validate.h"
+#include "policy/yaml_errors.h"
 #include "tests/common/sanitizers.h"
 #include "tests/common/snapshot_builder.h"
 
@@ -287,6 +293,162 @@ TEST(PolicyYamlTest, MutatedFilesGiveLocatedErrors) {
     }
   }
   EXPECT_GT(rejected, 1000);  // the mutations do break files
+}
+
+}  // namespace
+}  // namespace locus
+
+namespace locus {
+namespace {
+
+// Files for the reader's refusals, in a scratch directory.
+class PolicyFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern =
+        (fs::temp_directory_path() / "locus-policy-file-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/policy.yaml";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string dir_;
+  std::string path_;
+};
+
+// Peak resident memory of this process so far, in bytes.
+size_t PeakRss() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<size_t>(usage.ru_maxrss) * 1024;
+}
+
+// Opening a FIFO for reading waits for a writer: the reader must refuse it
+// without opening it (and without blocking, which would hang this test).
+TEST_F(PolicyFileTest, FifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(mkfifo(path_.c_str(), 0600), 0) << strerror(errno);
+  absl::StatusOr<std::string> text = ReadPolicyFile(path_);
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(text.status().message(), path_ + ": is a FIFO, not a regular file");
+  EXPECT_FALSE(LoadPolicyFile(path_).ok());
+}
+
+// A directory is not an absent file: it must not read as an empty policy
+// (the built-in default).
+TEST_F(PolicyFileTest, DirectoryIsAnErrorNotTheDefault) {
+  ASSERT_TRUE(fs::create_directory(path_));
+  absl::StatusOr<v1::Policy> policy = LoadPolicyFile(path_);
+  EXPECT_EQ(policy.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(policy.status().message(),
+            path_ + ": is a directory, not a regular file");
+}
+
+TEST_F(PolicyFileTest, LinkToDevZeroIsRefusedUnread) {
+  fs::create_symlink("/dev/zero", path_);
+  size_t before = PeakRss();
+  absl::StatusOr<v1::Policy> policy = LoadPolicyFile(path_);
+  EXPECT_EQ(policy.status().message(),
+            path_ + ": is a character device, not a regular file");
+  EXPECT_LT(PeakRss() - before, 16u << 20);
+}
+
+// 1 GiB that costs no disk: refused from its size, before a byte is read.
+TEST_F(PolicyFileTest, SparseGigabyteIsRefusedFromItsSize) {
+  { std::ofstream create(path_); }
+  ASSERT_EQ(truncate(path_.c_str(), 1ll << 30), 0) << strerror(errno);
+  size_t before = PeakRss();
+  absl::StatusOr<v1::Policy> policy = LoadPolicyFile(path_);
+  EXPECT_EQ(policy.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(policy.status().message(),
+            absl::StrCat(path_,
+                         ": 1073741824 bytes or more; a policy file is "
+                         "at most 1048576 bytes"));
+  EXPECT_LT(PeakRss() - before, 16u << 20);
+}
+
+TEST_F(PolicyFileTest, TheLimitItselfIsRead) {
+  std::string text = "mode: dry_run\n";
+  text.resize(kMaxPolicyBytes, '\n');
+  std::ofstream(path_) << text;
+  absl::StatusOr<std::string> read = ReadPolicyFile(path_);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, text);
+  std::ofstream(path_, std::ios::app) << "\n";
+  EXPECT_EQ(ReadPolicyFile(path_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(PolicyFileTest, AbsentIsNotFound) {
+  EXPECT_EQ(ReadPolicyFile(path_).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Bytes that are not UTF-8, quoted back in an error, come out escaped.
+TEST(PolicyErrorTextTest, InvalidUtf8IsEscaped) {
+  absl::StatusOr<v1::Policy> policy =
+      ParsePolicyYaml("mode: \"dry\xff\"\n\xfe\xed: 1\n", "u.yaml");
+  ASSERT_FALSE(policy.ok());
+  std::string message(policy.status().message());
+  EXPECT_TRUE(IsValidUtf8(message)) << message;
+  EXPECT_THAT(message, HasSubstr("u.yaml:1:7: unknown mode \"dry\\xff\""));
+  EXPECT_THAT(message, HasSubstr("u.yaml:2:1: unknown key \"\\xfe\\xed\""));
+}
+
+// A megabyte of bad keys: the first kMaxReportedErrors in file order, then a
+// count; never a text the size of the file.
+TEST(PolicyErrorTextTest, ManyErrorsAreCapped) {
+  std::string text;
+  int keys = 0;
+  while (text.size() < (1u << 20) - 32) {
+    absl::StrAppend(&text, "bogus_", keys++, ": 1\n");
+  }
+  absl::StatusOr<v1::Policy> policy = ParsePolicyYaml(text, "many.yaml");
+  std::vector<std::string> lines = Lines(policy.status().message());
+  ASSERT_EQ(lines.size(), kMaxReportedErrors + 1);
+  for (size_t i = 0; i < kMaxReportedErrors; ++i) {
+    EXPECT_THAT(lines[i],
+                ::testing::StartsWith(absl::StrCat(
+                    "many.yaml:", i + 1, ":1: unknown key \"bogus_", i, "\"")));
+  }
+  EXPECT_EQ(lines.back(),
+            absl::StrCat("many.yaml: and ", keys - kMaxReportedErrors,
+                         " more error(s) not shown"));
+  EXPECT_LT(policy.status().message().size(),
+            kMaxReportedErrors * (kMaxErrorBytes + 40) + 100);
+}
+
+TEST(PolicyErrorTextTest, LongMessagesAreCut) {
+  std::string value(500'000, 'k');
+  absl::StatusOr<v1::Policy> policy =
+      ParsePolicyYaml(absl::StrCat("mode: \"", value, "\"\n"), "long.yaml");
+  std::string message(policy.status().message());
+  EXPECT_THAT(message,
+              ::testing::StartsWith("long.yaml:1:7: unknown mode \"kkk"));
+  EXPECT_THAT(message, ::testing::EndsWith("..."));
+  EXPECT_EQ(message.size(),
+            std::string("long.yaml:1:7: ").size() + kMaxErrorBytes + 3);
+}
+
+// yaml-cpp's own guard says only "bad file"; nesting is refused earlier, at
+// the collection that goes too deep.
+TEST(PolicyErrorTextTest, DeepNestingGivesItsPlace) {
+  absl::StatusOr<v1::Policy> flow =
+      ParsePolicyYaml(std::string(5000, '['), "flow.yaml");
+  EXPECT_TRUE(std::regex_match(
+      std::string(flow.status().message()),
+      std::regex(R"(flow\.yaml:1:[0-9]+: nested more than 32 levels deep .*)")))
+      << flow.status().message();
+  std::string block = "targets:\n";
+  for (int i = 1; i < 600; ++i) {
+    absl::StrAppend(&block, std::string(i, ' '), "k:\n");
+  }
+  absl::StatusOr<v1::Policy> nested = ParsePolicyYaml(block, "block.yaml");
+  EXPECT_THAT(std::string(nested.status().message()),
+              ::testing::StartsWith("block.yaml:"));
+  EXPECT_THAT(std::string(nested.status().message()),
+              HasSubstr("nested more than 32 levels deep"));
+  EXPECT_THAT(std::string(nested.status().message()),
+              ::testing::Not(HasSubstr("bad file")));
 }
 
 }  // namespace
