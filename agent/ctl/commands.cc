@@ -271,6 +271,7 @@ int RunLocusctl(const std::vector<std::string>& args, std::ostream& out,
     return kExitUsage;
   }
   int rc = kExitOk;
+  errno = 0;
   if (inv->version) {
     out << "locusctl " << LOCUS_VERSION_STRING << "\n";
   } else if (inv->help) {
@@ -280,8 +281,10 @@ int RunLocusctl(const std::vector<std::string>& args, std::ostream& out,
   }
   // Output that never reached its file is a failure (`> /dev/full`), not
   // a success the caller would trust.
-  errno = 0;
-  out.flush();
+  if (out) {
+    errno = 0;
+    out.flush();
+  }
   if (!out && rc == kExitOk) return CannotWrite(err);
   return rc;
 }
