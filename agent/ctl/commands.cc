@@ -199,11 +199,15 @@ class Command {
       return rc;
     }
     out_ << "mode " << ModeName(response.mode()) << " (was "
-         << ModeName(response.previous()) << "); "
-         << (response.source() == v1::MODE_SOURCE_POLICY
-                 ? "following the policy file's mode, and its reloads\n"
-                 : "a runtime override of the policy's mode until "
-                   "'locusctl mode policy' or a restart\n");
+         << ModeName(response.previous()) << ")";
+    // Nothing more from a daemon that does not say.
+    if (response.source() == v1::MODE_SOURCE_POLICY) {
+      out_ << "; following the policy file's mode, and its reloads";
+    } else if (response.source() == v1::MODE_SOURCE_RUNTIME) {
+      out_ << "; a runtime override of the policy's mode until "
+              "'locusctl mode policy' or a restart";
+    }
+    out_ << "\n";
     return kExitOk;
   }
 
