@@ -65,8 +65,7 @@ Mode Loop::mode() const {
 Mode Loop::EffectiveMode(const v1::Policy& policy) const {
   Mode mode = static_cast<Mode>(mode_override_.load());
   if (mode != v1::Policy::MODE_UNSPECIFIED) return mode;
-  return policy.mode() == v1::Policy::MODE_DRY_RUN ? v1::Policy::MODE_DRY_RUN
-                                                   : v1::Policy::MODE_ENFORCE;
+  return PolicyMode(policy);
 }
 
 TickReport Loop::Tick() {

@@ -23,6 +23,11 @@ std::optional<Mode> ParseModeName(absl::string_view name) {
   return std::nullopt;
 }
 
+Mode PolicyMode(const v1::Policy& policy) {
+  return policy.mode() == v1::Policy::MODE_DRY_RUN ? v1::Policy::MODE_DRY_RUN
+                                                   : v1::Policy::MODE_ENFORCE;
+}
+
 }  // namespace locus
 
 namespace locus::v1 {

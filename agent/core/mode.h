@@ -20,6 +20,10 @@ absl::string_view ModeName(Mode mode);
 // The inverse of ModeName; nullopt for anything else.
 std::optional<Mode> ParseModeName(absl::string_view name);
 
+// The mode a policy asks for: enforce unless it says dry_run (a policy that
+// names no mode acts, as the built-in default does).
+Mode PolicyMode(const v1::Policy& policy);
+
 }  // namespace locus
 
 namespace locus::v1 {

@@ -1,6 +1,8 @@
 #include "agent/ctl/commands.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/match.h"
@@ -12,6 +14,7 @@
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
 #include "agent/ctl/top_view.h"
+#include "locus_version.h"  // generated: agent/main/CMakeLists.txt
 #include "policy/policy_yaml.h"
 
 namespace locus {
@@ -39,7 +42,7 @@ class Command {
                                 inv_.args[0], "'"));
     }
     if (inv_.command == "mode" && !ParseMode()) {
-      return Usage(absl::StrCat("mode wants enforce or dry_run, not '",
+      return Usage(absl::StrCat("mode wants enforce, dry_run or policy, not '",
                                 inv_.args[0], "'"));
     }
     absl::Status reachable = CheckAgentSocket(inv_.socket);
@@ -85,8 +88,9 @@ class Command {
   int Print(const Message& message, std::string (*format)(const Message&)) {
     absl::StatusOr<std::string> shown = TextOrJson(message, inv_.json, format);
     if (!shown.ok()) return Fail(std::string(shown.status().message()));
+    errno = 0;
     out_ << *shown << std::flush;
-    return kExitOk;
+    return out_ ? kExitOk : CannotWrite(err_);
   }
 
   int Status() {
@@ -105,15 +109,17 @@ class Command {
     auto reader = stub_->Subscribe(&context, request);
     v1::Metrics metrics;
     int received = 0;
+    int printed = kExitOk;
     while (reader->Read(&metrics)) {
       ++received;
-      if (int rc = Print(metrics, FormatMetrics); rc != kExitOk) return rc;
-      if (inv_.count > 0 && received >= inv_.count) {
+      printed = Print(metrics, FormatMetrics);
+      if (printed != kExitOk || (inv_.count > 0 && received >= inv_.count)) {
         context.TryCancel();
         break;
       }
     }
     grpc::Status rpc = reader->Finish();
+    if (printed != kExitOk) return printed;
     if (inv_.count > 0 && received >= inv_.count) return kExitOk;
     if (!rpc.ok()) return RpcFailed("watch", rpc);
     return Fail("locusd ended the stream (is it shutting down?)");
@@ -177,6 +183,8 @@ class Command {
       set_mode_.set_mode(v1::AGENT_MODE_ENFORCE);
     } else if (name == "dry_run" || name == "dry-run") {
       set_mode_.set_mode(v1::AGENT_MODE_DRY_RUN);
+    } else if (name == "policy") {
+      set_mode_.set_follow_policy(true);
     } else {
       return false;
     }
@@ -191,7 +199,15 @@ class Command {
       return rc;
     }
     out_ << "mode " << ModeName(response.mode()) << " (was "
-         << ModeName(response.previous()) << ")\n";
+         << ModeName(response.previous()) << ")";
+    // Nothing more from a daemon that does not say.
+    if (response.source() == v1::MODE_SOURCE_POLICY) {
+      out_ << "; following the policy file's mode, and its reloads";
+    } else if (response.source() == v1::MODE_SOURCE_RUNTIME) {
+      out_ << "; a runtime override of the policy's mode until "
+              "'locusctl mode policy' or a restart";
+    }
+    out_ << "\n";
     return kExitOk;
   }
 
@@ -206,6 +222,11 @@ class Command {
     out_ << "restored " << response.restored() << " change(s), "
          << response.failed() << " failed\n";
     for (const std::string& e : response.errors()) out_ << "  " << e << "\n";
+    if (response.mode_source() == v1::MODE_SOURCE_RUNTIME) {
+      out_ << "mode set to " << ModeName(response.mode())
+           << " (a runtime override, so that the agent does not act again; "
+              "'locusctl mode policy' follows the policy file again)\n";
+    }
     return response.failed() == 0 ? kExitOk : kExitFailed;
   }
 
@@ -237,6 +258,14 @@ class Command {
 
 }  // namespace
 
+int CannotWrite(std::ostream& err) {
+  // Right after the failed flush, errno is the write's (ENOSPC, EPIPE).
+  int error = errno;
+  err << "locusctl: cannot write the output"
+      << (error != 0 ? absl::StrCat(": ", strerror(error)) : "") << "\n";
+  return kExitFailed;
+}
+
 int RunLocusctl(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
   absl::StatusOr<CtlInvocation> inv = ParseCtlArgs(args);
@@ -245,11 +274,23 @@ int RunLocusctl(const std::vector<std::string>& args, std::ostream& out,
         << "Try 'locusctl --help'.\n";
     return kExitUsage;
   }
-  if (inv->help) {
+  int rc = kExitOk;
+  errno = 0;
+  if (inv->version) {
+    out << "locusctl " << LOCUS_VERSION_STRING << "\n";
+  } else if (inv->help) {
     out << CtlUsage(inv->command);
-    return kExitOk;
+  } else {
+    rc = Command(*inv, out, err).Run();
   }
-  return Command(*inv, out, err).Run();
+  // Output that never reached its file is a failure (`> /dev/full`), not
+  // a success the caller would trust.
+  if (out) {
+    errno = 0;
+    out.flush();
+  }
+  if (!out && rc == kExitOk) return CannotWrite(err);
+  return rc;
 }
 
 }  // namespace locus

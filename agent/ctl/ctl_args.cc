@@ -1,5 +1,6 @@
 #include "agent/ctl/ctl_args.h"
 
+#include <cmath>
 #include <map>
 
 #include "absl/strings/match.h"
@@ -46,13 +47,18 @@ const std::map<std::string, CommandSpec>& Commands() {
         "as FILE:LINE:COLUMN: message. Exit status 0 when the file is "
         "valid.\n"}},
       {"mode",
-       {1, 1, false, false, "mode enforce|dry_run",
+       {1, 1, false, false, "mode enforce|dry_run|policy",
         "Switches the agent between acting (enforce) and only reporting\n"
-        "(dry_run). Needs root or the socket's group.\n"}},
+        "(dry_run), overriding the policy file's mode (and --mode) until\n"
+        "'mode policy', which follows the policy file's mode again (and its\n"
+        "reloads). 'status' says where the mode comes from. Needs root or\n"
+        "the socket's group.\n"}},
       {"restore",
        {0, 0, false, false, "restore",
-        "Undoes every change the agent made (from its journal). Needs root\n"
-        "or the socket's group.\n"}},
+        "Undoes every change the agent made (from its journal), and switches\n"
+        "to dry_run first so that it does not act again: a runtime override,\n"
+        "until 'mode policy' or 'mode enforce'. Needs root or the socket's\n"
+        "group.\n"}},
       {"probe",
        {0, 0, false, true, "probe [--json]",
         "Shows the kernel features the agent probed and which source each\n"
@@ -91,6 +97,8 @@ absl::Status ParseOption(const std::vector<std::string>& args, size_t& i,
   std::string value;
   if (arg == "--help" || arg == "-h") {
     inv.help = true;
+  } else if (arg == "--version") {
+    inv.version = true;
   } else if (arg == "--json") {
     inv.json = seen.json = true;
   } else if (TakeValue(args, i, "socket", &value)) {
@@ -104,9 +112,13 @@ absl::Status ParseOption(const std::vector<std::string>& args, size_t& i,
     seen.count = true;
   } else if (TakeValue(args, i, "timeout", &value)) {
     double seconds = 0;
-    if (!absl::SimpleAtod(value, &seconds) || seconds <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--timeout wants seconds greater than 0, not '", value, "'"));
+    // SimpleAtod takes "nan" and "inf": neither is a deadline.
+    if (!absl::SimpleAtod(value, &seconds) || !std::isfinite(seconds) ||
+        seconds <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--timeout wants a finite number of seconds greater "
+                       "than 0, not '",
+                       value, "'"));
     }
     inv.timeout = absl::Seconds(seconds);
   } else if (arg == "--socket" || arg == "--count" || arg == "--timeout") {
@@ -175,7 +187,7 @@ absl::StatusOr<CtlInvocation> ParseCtlArgs(
     inv.args.clear();
   }
   if (inv.command.empty()) {
-    if (inv.help) return inv;
+    if (inv.help || inv.version) return inv;
     return absl::InvalidArgumentError("no command given");
   }
   RETURN_IF_ERROR(CheckCommand(inv, seen));
@@ -189,7 +201,8 @@ std::string CtlUsage(const std::string& command) {
       kDefaultSocketPath,
       ")\n"
       "  --timeout=SECS  deadline of one call (default 5)\n"
-      "  --help          help for the command\n");
+      "  --help          help for the command\n"
+      "  --version       locusctl's version and build\n");
   auto it = Commands().find(command);
   if (it != Commands().end()) {
     return absl::StrCat("usage: locusctl [--socket=PATH] ", it->second.synopsis,

@@ -17,9 +17,10 @@ struct CtlInvocation {
   absl::Duration timeout = absl::Seconds(5);  // --timeout, unary calls
   std::string command;                        // empty with --help alone
   std::vector<std::string> args;              // positionals after the command
-  bool help = false;  // --help / -h, or the "help" command
-  int count = 0;      // --count (watch, top): stop after N messages
-  bool json = false;  // --json (watch, status, explain, probe)
+  bool help = false;     // --help / -h, or the "help" command
+  bool version = false;  // --version
+  int count = 0;         // --count (watch, top): stop after N messages
+  bool json = false;     // --json (watch, status, explain, probe)
 };
 
 // `args` excludes argv[0]. INVALID_ARGUMENT carries a message for the user;

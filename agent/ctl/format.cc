@@ -59,6 +59,25 @@ std::string OutcomeName(v1::ActionOutcome outcome) {
   }
 }
 
+// " (runtime override; policy says enforce)": why the mode is what it is.
+// Nothing from a daemon that does not say.
+std::string ModeSourceNote(const v1::AgentStatus& s) {
+  std::string policy =
+      s.policy_mode() == v1::AGENT_MODE_UNSPECIFIED
+          ? ""
+          : absl::StrCat("; policy says ", ModeName(s.policy_mode()));
+  switch (s.mode_source()) {
+    case v1::MODE_SOURCE_POLICY:
+      return " (policy)";
+    case v1::MODE_SOURCE_FLAG:
+      return absl::StrCat(" (--mode flag", policy, ")");
+    case v1::MODE_SOURCE_RUNTIME:
+      return absl::StrCat(" (runtime override", policy, ")");
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 std::string CpuListOrDash(std::vector<int> cpus) {
@@ -178,9 +197,10 @@ std::string FormatMetrics(const v1::Metrics& m) {
 }
 
 std::string FormatStatus(const v1::AgentStatus& s) {
-  std::string out = absl::StrCat(
-      "locusd ", s.version().empty() ? "" : s.version() + " ", "mode ",
-      ModeName(s.mode()), ", started ", FormatTime(s.started()), "\n");
+  std::string out =
+      absl::StrCat("locusd ", s.version().empty() ? "" : s.version() + " ",
+                   "mode ", ModeName(s.mode()), ModeSourceNote(s), ", started ",
+                   FormatTime(s.started()), "\n");
   absl::StrAppend(&out, "tick ", s.tick(), " every ",
                   FormatDurationNs(s.tick_period_ns()), ", ",
                   s.overruns_total(), " overruns\n");

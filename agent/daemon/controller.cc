@@ -23,8 +23,12 @@ std::string Because(const std::string& reason) {
 }  // namespace
 
 DaemonController::DaemonController(Loop* loop, ControllerHooks hooks,
-                                   absl::Duration period)
-    : loop_(loop), hooks_(std::move(hooks)), period_(period) {}
+                                   ControllerOptions options)
+    : loop_(loop),
+      hooks_(std::move(hooks)),
+      options_(std::move(options)),
+      mode_source_(options_.mode_from_flag ? v1::MODE_SOURCE_FLAG
+                                           : v1::MODE_SOURCE_POLICY) {}
 
 void DaemonController::Update(const v1::Metrics& metrics) {
   absl::MutexLock lock(&mu_);
@@ -33,12 +37,12 @@ void DaemonController::Update(const v1::Metrics& metrics) {
 
 absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
   v1::AgentStatus status;
-  status.set_version(LOCUS_VERSION);
-  status.set_mode(ToAgentMode(loop_->mode()));
+  status.set_version(options_.version);
+  DescribeMode(status);
   *status.mutable_started() =
       TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(started_));
   status.set_tick(loop_->ticks());
-  status.set_tick_period_ns(absl::ToInt64Nanoseconds(period_));
+  status.set_tick_period_ns(absl::ToInt64Nanoseconds(options_.period));
   status.set_overruns_total(loop_->overruns());
   if (hooks_.journal_entries) {
     status.set_journal_entries(hooks_.journal_entries());
@@ -66,6 +70,15 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
     status.set_numa_nodes(last_->nodes_size());
   }
   return status;
+}
+
+void DaemonController::DescribeMode(v1::AgentStatus& status) {
+  absl::MutexLock lock(&mode_mu_);
+  status.set_mode(ToAgentMode(loop_->mode()));
+  status.set_mode_source(mode_source_);
+  if (hooks_.policy_mode) {
+    status.set_policy_mode(ToAgentMode(hooks_.policy_mode()));
+  }
 }
 
 absl::StatusOr<v1::ExplainResponse> DaemonController::Explain(
@@ -135,33 +148,62 @@ absl::Status DaemonController::DescribeIrq(int irq, bool has_story,
   return absl::OkStatus();
 }
 
+void DaemonController::Override(Mode mode, v1::ModeSource source,
+                                v1::AgentMode* previous) {
+  absl::MutexLock lock(&mode_mu_);
+  if (previous != nullptr) *previous = ToAgentMode(loop_->mode());
+  loop_->SetMode(mode);
+  mode_source_ = source;
+}
+
 absl::StatusOr<v1::SetModeResponse> DaemonController::SetMode(
     const v1::SetModeRequest& request) {
-  if (request.mode() != v1::AGENT_MODE_ENFORCE &&
-      request.mode() != v1::AGENT_MODE_DRY_RUN) {
-    return absl::InvalidArgumentError("mode must be enforce or dry_run");
+  Mode mode = v1::Policy::MODE_UNSPECIFIED;
+  if (request.follow_policy()) {
+    if (request.mode() != v1::AGENT_MODE_UNSPECIFIED) {
+      return absl::InvalidArgumentError(
+          "follow_policy takes no mode: the policy's applies");
+    }
+  } else if (request.mode() == v1::AGENT_MODE_ENFORCE) {
+    mode = v1::Policy::MODE_ENFORCE;
+  } else if (request.mode() == v1::AGENT_MODE_DRY_RUN) {
+    mode = v1::Policy::MODE_DRY_RUN;
+  } else {
+    return absl::InvalidArgumentError(
+        "mode must be enforce or dry_run, or follow_policy");
   }
-  Mode mode = request.mode() == v1::AGENT_MODE_DRY_RUN
-                  ? v1::Policy::MODE_DRY_RUN
-                  : v1::Policy::MODE_ENFORCE;
   v1::SetModeResponse response;
-  response.set_previous(ToAgentMode(loop_->mode()));
-  loop_->SetMode(mode);
+  v1::AgentMode previous = v1::AGENT_MODE_UNSPECIFIED;
+  v1::ModeSource source = request.follow_policy() ? v1::MODE_SOURCE_POLICY
+                                                  : v1::MODE_SOURCE_RUNTIME;
+  Override(mode, source, &previous);
+  response.set_previous(previous);
   response.set_mode(ToAgentMode(loop_->mode()));
-  LogInfo("mode set to ", ModeName(mode), Because(request.reason()));
+  response.set_source(source);
+  if (request.follow_policy()) {
+    LogInfo("mode follows the policy again: ", ModeName(loop_->mode()),
+            Because(request.reason()));
+  } else {
+    LogInfo("mode set to ", ModeName(mode), " (runtime override)",
+            Because(request.reason()));
+  }
   return response;
 }
 
 absl::StatusOr<v1::RestoreResponse> DaemonController::Restore(
     const v1::RestoreRequest& request) {
   // Restoring and then acting again at the next tick would undo the
-  // restore: switch to dry run first, and say so.
-  loop_->SetMode(v1::Policy::MODE_DRY_RUN);
+  // restore: switch to dry run first (an override the policy's reloads do
+  // not lift), and say so.
+  Override(v1::Policy::MODE_DRY_RUN, v1::MODE_SOURCE_RUNTIME, nullptr);
   LogInfo("restore requested", Because(request.reason()), " → mode ",
           ModeName(v1::Policy::MODE_DRY_RUN),
-          ", restoring everything from the journal");
+          " (runtime override), restoring everything from the journal");
   if (!hooks_.restore) return absl::UnimplementedError("no journal");
-  return hooks_.restore();
+  ASSIGN_OR_RETURN(v1::RestoreResponse response, hooks_.restore());
+  response.set_mode(v1::AGENT_MODE_DRY_RUN);
+  response.set_mode_source(v1::MODE_SOURCE_RUNTIME);
+  return response;
 }
 
 absl::StatusOr<v1::ProbeReport> DaemonController::Probe() {

@@ -21,11 +21,21 @@ struct ControllerHooks {
   std::function<uint32_t()> journal_entries;
   // Why nothing is changed (the journal cannot be written); empty if fine.
   std::function<std::string()> journal_error;
+  // The mode the policy in force asks for (mode.h's PolicyMode).
+  std::function<Mode()> policy_mode;
+};
+
+struct ControllerOptions {
+  absl::Duration period = absl::Seconds(1);
+  std::string version;  // "0.1.0 (build 1a2b3c4d5e6f)"
+  // The loop was started with an override from locusd --mode.
+  bool mode_from_flag = false;
 };
 
 class DaemonController : public AgentController {
  public:
-  DaemonController(Loop* loop, ControllerHooks hooks, absl::Duration period);
+  DaemonController(Loop* loop, ControllerHooks hooks,
+                   ControllerOptions options);
 
   // Called by the loop's sink after each tick, with that tick's metrics.
   void Update(const v1::Metrics& metrics);
@@ -49,10 +59,20 @@ class DaemonController : public AgentController {
                            v1::ExplainResponse& response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // The mode now, where it comes from and what the policy says.
+  void DescribeMode(v1::AgentStatus& status);
+  // Sets the loop's override (MODE_UNSPECIFIED: none) and its source.
+  void Override(Mode mode, v1::ModeSource source, v1::AgentMode* previous);
+
   Loop* loop_;
   ControllerHooks hooks_;
-  absl::Duration period_;
+  const ControllerOptions options_;
   absl::Time started_ = absl::Now();
+
+  // The loop holds the override; this says whose it is. Held across the
+  // loop's SetMode so that the two agree.
+  absl::Mutex mode_mu_;
+  v1::ModeSource mode_source_ ABSL_GUARDED_BY(mode_mu_);
 
   absl::Mutex mu_;
   std::optional<v1::Metrics> last_ ABSL_GUARDED_BY(mu_);

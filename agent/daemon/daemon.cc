@@ -22,6 +22,7 @@
 #include "agent/daemon/restore_mode.h"
 #include "agent/daemon/snapshot_collector.h"
 #include "agent/daemon/tick_publisher.h"
+#include "agent/daemon/watchdog.h"
 #include "agent/host/host_model.h"
 #include "agent/host/topology.h"
 #include "agent/sensors/bpf_sensors.h"
@@ -109,6 +110,7 @@ Daemon::~Daemon() {
 }
 
 absl::Status Daemon::Start() {
+  RETURN_IF_ERROR(CheckWatchdog());
   RETURN_IF_ERROR(CheckCapabilities());
   ASSIGN_OR_RETURN(signal_fd_, BlockSignals());
   RETURN_IF_ERROR(TakeOverJournal());
@@ -123,6 +125,18 @@ absl::Status Daemon::Start() {
   MakeLoop();
   RETURN_IF_ERROR(StartServer());
   Run();
+  return absl::OkStatus();
+}
+
+// A tick the watchdog cannot cover would get the daemon killed at every
+// long tick: refused before anything is changed.
+absl::Status Daemon::CheckWatchdog() {
+  std::optional<absl::Duration> interval = SystemdWatchdogInterval();
+  if (!interval) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckTickCovered(options_.tick, *interval));
+  watchdog_ = std::make_unique<Watchdog>(
+      *interval, [this] { return loop_->ticks(); },
+      [] { sd_notify(0, "WATCHDOG=1"); });
   return absl::OkStatus();
 }
 
@@ -253,8 +267,16 @@ void Daemon::MakeLoop() {
   hooks.journal_error = [executor = executor_.get()] {
     return executor->journal_error();
   };
+  hooks.policy_mode = [watcher = watcher_.get()] {
+    return PolicyMode(*watcher->policy());
+  };
+  ControllerOptions controller_options;
+  controller_options.period = options_.tick;
+  controller_options.version = options_.version;
+  controller_options.mode_from_flag =
+      options_.mode != v1::Policy::MODE_UNSPECIFIED;
   controller_ = std::make_unique<DaemonController>(
-      loop_.get(), std::move(hooks), options_.tick);
+      loop_.get(), std::move(hooks), std::move(controller_options));
   publisher_->set_controller(controller_.get());
 }
 
@@ -276,8 +298,9 @@ absl::Status Daemon::StartServer() {
 void Daemon::Run() {
   collector_->Start();
   loop_thread_ = std::thread([this] { loop_->Run(stop_loop_); });
+  if (watchdog_) watchdog_->Start();
   running_ = true;
-  LogInfo("locusd ", LOCUS_VERSION, " running: tick ",
+  LogInfo("locusd ", options_.version, " running: tick ",
           absl::FormatDuration(options_.tick), ", socket ",
           options_.socket_path, ", journal ", options_.journal_path, ", mode ",
           ModeName(loop_->mode()));
@@ -325,6 +348,7 @@ absl::Status Daemon::Stop() {
   if (!running_) return absl::OkStatus();
   running_ = false;
   sd_notify(0, "STOPPING=1");
+  if (watchdog_) watchdog_->Stop();
   stop_loop_.Notify();
   loop_thread_.join();
   collector_->Stop();

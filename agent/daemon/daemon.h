@@ -34,6 +34,8 @@ struct DaemonOptions {
   std::set<Feature> disabled_features;
   // Sampling knobs; the roots and topology are filled in from the host.
   SensorOptions sensors;
+  // What status and the log say: "0.1.0 (build 1a2b3c4d5e6f)".
+  std::string version;
 };
 
 class ActuatorExecutor;
@@ -46,6 +48,7 @@ class PolicyWatcher;
 class SnapshotCollector;
 class ThreadOps;
 class TickPublisher;
+class Watchdog;
 struct TargetScanOptions;
 struct Topology;
 namespace v1 {
@@ -77,6 +80,7 @@ class Daemon {
   absl::Status Stop();
 
  private:
+  absl::Status CheckWatchdog();
   absl::Status TakeOverJournal();
   absl::Status StartPolicyWatcher(const Topology& topology);
   void OpenSensors(const Topology& topology);
@@ -104,6 +108,7 @@ class Daemon {
   std::unique_ptr<Loop> loop_;
   std::unique_ptr<DaemonController> controller_;
   std::unique_ptr<AgentServer> server_;
+  std::unique_ptr<Watchdog> watchdog_;  // null without WatchdogSec=
   absl::Notification stop_loop_;
   std::thread loop_thread_;
   bool running_ = false;

@@ -12,11 +12,6 @@
 namespace locus {
 namespace {
 
-bool WatchdogEnabled() {
-  uint64_t usec = 0;
-  return sd_watchdog_enabled(0, &usec) > 0;
-}
-
 // The processes whose threads or memory this tick changed (or reverted).
 std::set<int32_t> ProcessesActedOn(const TickReport& report) {
   std::set<int32_t> pids;
@@ -46,8 +41,7 @@ TickPublisher::TickPublisher(absl::Duration tick, MetricsHub* hub,
       collector_(collector),
       executor_(executor),
       scan_(std::move(scan)),
-      policy_version_(policy_version),
-      watchdog_(WatchdogEnabled()) {}
+      policy_version_(policy_version) {}
 
 void TickPublisher::Publish(const TickReport& report) {
   MetricsContext context{tick_, absl::Now(), collector_->sensor_state()};
@@ -68,7 +62,6 @@ void TickPublisher::FeedBack(const TickReport& report) {
 }
 
 void TickPublisher::NotifySystemd(const TickReport& report) {
-  if (watchdog_) sd_notify(0, "WATCHDOG=1");
   size_t targets = report.snapshot ? report.snapshot->targets.size() : 0;
   sd_notify(0, absl::StrCat("STATUS=tick ", report.tick, ", ", targets,
                             " target(s), ", report.actions.size(),

@@ -1,7 +1,8 @@
 // What locusd does with each tick's report, on the loop thread: publishes
 // it as metrics (stream and status), tells the host scan what changed (a new
 // selection, processes acted on, IRQs found kernel-managed), and tells
-// systemd the daemon is alive.
+// systemd what the last tick did (the watchdog has a thread of its own,
+// watchdog.h).
 #ifndef LOCUS_AGENT_DAEMON_TICK_PUBLISHER_H_
 #define LOCUS_AGENT_DAEMON_TICK_PUBLISHER_H_
 
@@ -43,7 +44,6 @@ class TickPublisher {
   ActuatorExecutor* const executor_;
   const TargetScanOptions scan_;
   uint64_t policy_version_;
-  const bool watchdog_;
   DaemonController* controller_ = nullptr;
 };
 

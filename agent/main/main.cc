@@ -1,14 +1,18 @@
 // locusd: the Locus NUMA tuning agent. Flags are parsed here and nowhere
 // else; each mode lives in a library.
+#include <signal.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/internal/parse.h"
-#include "absl/flags/internal/usage.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +25,7 @@
 #include "agent/sensors/feature_probe.h"
 #include "agent/sensors/sensor_source.h"
 #include "common/defaults.h"
+#include "locus_version.h"  // generated: agent/main/CMakeLists.txt
 
 // Defaults are written once: paths in common/defaults.h, the rest in the
 // options structs the flags fill in.
@@ -99,7 +104,26 @@ ABSL_FLAG(uint32_t, sensor_max_tasks, locus::SensorOptions{}.max_tasks,
 
 namespace {
 
-// Parses the command line; true when it asked for --help (printed).
+// --help: the usage message and the flags defined in this file (absl's
+// own --help would list every library's flags and exit 1).
+void PrintHelp() {
+  std::vector<const absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::EndsWith(flag->Filename(), "agent/main/main.cc")) {
+      flags.push_back(flag);
+    }
+  }
+  std::sort(flags.begin(), flags.end(),
+            [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
+  std::cout << "locusd: " << absl::ProgramUsageMessage() << "\n\nFlags:\n";
+  for (const absl::CommandLineFlag* flag : flags) {
+    std::cout << "  --" << flag->Name() << "  (default: \""
+              << flag->DefaultValue() << "\")\n      " << flag->Help() << "\n";
+  }
+}
+
+// Parses the command line with absl's public API; true when it asked for
+// --help or --version (printed: asking is not a failure, exit 0).
 bool ParseFlagsOrHelp(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the Locus NUMA tuning agent.\n\n"
@@ -108,26 +132,26 @@ bool ParseFlagsOrHelp(int argc, char** argv) {
       "  locusd --probe [--json] [--disable_feature=NAME,...]\n"
       "  locusd --observe=SECONDS --json [--disable_feature=NAME,...]\n"
       "  locusd --restore [--journal=PATH]\n"
-      "  locusd --check_policy=PATH\n\n"
+      "  locusd --check_policy=PATH\n"
+      "  locusd --version\n\n"
       "The daemon needs CAP_BPF, CAP_PERFMON, CAP_SYS_NICE and "
       "CAP_SYS_PTRACE; --probe and --observe need CAP_BPF and CAP_PERFMON "
       "(run as root).");
-  // --help lists the flags defined in this file (absl matches on the file
-  // name, which "main.cc" does not satisfy by default).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view path) {
-    return absl::EndsWith(path, "agent/main/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  // absl exits 1 after --help; asking for help is not a failure, so the
-  // usage flags are handled here (ParseCommandLine minus that exit code).
-  absl::flags_internal::ParseCommandLineImpl(
-      argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
-      absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
-      absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
-  return absl::flags_internal::HandleUsageFlags(
-             std::cout, absl::ProgramUsageMessage()) >= 0;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-help" || arg == "--helpfull" ||
+        arg == "--helpshort" || arg == "-h") {
+      PrintHelp();
+      return true;
+    }
+    if (arg == "--version" || arg == "-version") {
+      std::cout << "locusd " << LOCUS_VERSION_STRING << "\n";
+      return true;
+    }
+  }
+  absl::ParseCommandLine(argc, argv);
+  return false;
 }
 
 // What every mode reads: the roots, the sensors' knobs, the features forced
@@ -181,6 +205,7 @@ absl::StatusOr<locus::DaemonOptions> DaemonOptionsFrom(
   daemon.procfs_root = common.procfs_root;
   daemon.disabled_features = common.disabled_features;
   daemon.sensors = common.sensors;
+  daemon.version = LOCUS_VERSION_STRING;
   // Every tick sees some softirqs: a window period longer than the tick is
   // shortened to it, keeping the share of time attached.
   absl::Duration window = absl::GetFlag(FLAGS_softirq_window);
@@ -203,6 +228,9 @@ int BadFlag(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A log reader gone (a closed pipe, journald restarted) must never end
+  // locusd, least of all mid-restore: a failed write is just lost.
+  signal(SIGPIPE, SIG_IGN);
   if (ParseFlagsOrHelp(argc, argv)) return 0;
   absl::StatusOr<locus::OneShotOptions> options = CommonOptions();
   if (!options.ok()) return BadFlag(options.status());

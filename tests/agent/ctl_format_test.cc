@@ -1,3 +1,9 @@
+#include <cerrno>
+#include <sstream>
+#include <streambuf>
+
+#include "absl/strings/str_cat.h"
+#include "agent/ctl/commands.h"
 #include "agent/ctl/ctl_args.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/top_view.h"
@@ -66,6 +72,77 @@ TEST(ParseCtlArgs, RefusesWhatDoesNotFit) {
     EXPECT_EQ(inv.status().code(), absl::StatusCode::kInvalidArgument)
         << (args.empty() ? "" : args[0]);
   }
+}
+
+TEST(ParseCtlArgs, TimeoutMustBeAFinitePositiveNumber) {
+  for (const char* bad : {"nan", "NaN", "inf", "-inf", "-1", "0", "x"}) {
+    auto inv = ParseCtlArgs({"status", absl::StrCat("--timeout=", bad)});
+    ASSERT_FALSE(inv.ok()) << bad;
+    EXPECT_THAT(inv.status().message(),
+                HasSubstr("--timeout wants a finite number of seconds"));
+    EXPECT_THAT(inv.status().message(), HasSubstr(absl::StrCat("'", bad)));
+  }
+  auto inv = ParseCtlArgs({"status", "--timeout=2.5"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ(inv->timeout, absl::Milliseconds(2500));
+}
+
+TEST(ParseCtlArgs, VersionAloneOrWithACommand) {
+  auto inv = ParseCtlArgs({"--version"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_TRUE(inv->version);
+  inv = ParseCtlArgs({"status", "--version"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_TRUE(inv->version);
+}
+
+// A stream whose every write fails, as on a full disk.
+class FullBuffer : public std::streambuf {
+ protected:
+  int overflow(int) override {
+    errno = ENOSPC;
+    return traits_type::eof();
+  }
+  std::streamsize xsputn(const char*, std::streamsize) override {
+    errno = ENOSPC;
+    return 0;
+  }
+};
+
+TEST(RunLocusctl, OutputThatCannotBeWrittenFails) {
+  FullBuffer full;
+  std::ostream out(&full);
+  std::ostringstream err;
+  EXPECT_EQ(RunLocusctl({"--help"}, out, err), kExitFailed);
+  EXPECT_EQ(err.str(),
+            "locusctl: cannot write the output: No space left on device\n");
+
+  std::ostringstream ok;
+  std::ostringstream no_err;
+  EXPECT_EQ(RunLocusctl({"--version"}, ok, no_err), kExitOk);
+  EXPECT_THAT(ok.str(), testing::MatchesRegex("locusctl [0-9.]+ \\(build ("
+                                              "[0-9a-f]+|unknown)\\)\n"));
+  EXPECT_EQ(no_err.str(), "");
+}
+
+TEST(Format, StatusSaysWhereTheModeComesFrom) {
+  v1::AgentStatus s;
+  s.set_mode(v1::AGENT_MODE_DRY_RUN);
+  EXPECT_THAT(ctl::FormatStatus(s), HasSubstr("mode dry_run, started"))
+      << "a daemon that does not say gets no note";
+  s.set_mode_source(v1::MODE_SOURCE_POLICY);
+  s.set_policy_mode(v1::AGENT_MODE_DRY_RUN);
+  EXPECT_THAT(ctl::FormatStatus(s), HasSubstr("mode dry_run (policy),"));
+  s.set_mode_source(v1::MODE_SOURCE_RUNTIME);
+  s.set_policy_mode(v1::AGENT_MODE_ENFORCE);
+  EXPECT_THAT(ctl::FormatStatus(s),
+              HasSubstr("mode dry_run (runtime override; policy says "
+                        "enforce),"));
+  s.set_mode(v1::AGENT_MODE_ENFORCE);
+  s.set_mode_source(v1::MODE_SOURCE_FLAG);
+  s.set_policy_mode(v1::AGENT_MODE_DRY_RUN);
+  EXPECT_THAT(ctl::FormatStatus(s),
+              HasSubstr("mode enforce (--mode flag; policy says dry_run),"));
 }
 
 TEST(Format, CpuListsAreRanges) {

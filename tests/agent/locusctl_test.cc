@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "agent/api/agent_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -228,6 +229,41 @@ TEST_F(LocusctlTest, EveryCommandHasHelp) {
   ProcessResult r = RunProcess({LOCUSCTL_PATH, "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("watch [--count=N] [--json]"));
+}
+
+TEST_F(LocusctlTest, OutputThatCannotBeWrittenFails) {
+  // As a shell redirects it: `locusctl status > /dev/full`.
+  for (const char* command : {"status", "watch --count=2", "probe --json"}) {
+    ProcessResult r = RunProcess(
+        {"/bin/sh", "-c",
+         absl::StrCat(LOCUSCTL_PATH, " --socket=", server_->socket_path(), " ",
+                      command, " > /dev/full")});
+    EXPECT_EQ(r.exit_code, 1) << command;
+    EXPECT_EQ(r.err,
+              "locusctl: cannot write the output: No space left on device\n")
+        << command;
+  }
+}
+
+TEST_F(LocusctlTest, NonFiniteTimeoutIsRefused) {
+  for (const char* timeout :
+       {"--timeout=nan", "--timeout=inf", "--timeout=-2"}) {
+    ProcessResult r = Ctl({timeout, "status"});
+    EXPECT_EQ(r.exit_code, 2) << timeout;
+    EXPECT_THAT(r.err,
+                HasSubstr("--timeout wants a finite number of seconds greater "
+                          "than 0"))
+        << timeout;
+    EXPECT_EQ(r.out, "") << "nothing asked of the daemon";
+  }
+}
+
+TEST(LocusctlVersion, PrintsTheVersionAndBuild) {
+  ProcessResult r = RunProcess({LOCUSCTL_PATH, "--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(
+      r.out, testing::MatchesRegex("locusctl [0-9]+\\.[0-9]+\\.[0-9]+ \\(build "
+                                   "([0-9a-f]+|unknown)\\)\n"));
 }
 
 TEST_F(LocusctlTest, UsageErrorsExitTwo) {

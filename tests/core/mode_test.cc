@@ -41,5 +41,14 @@ TEST(ModeTest, RefusesOtherSpellingsSayingWhichAreValid) {
   EXPECT_EQ(mode, v1::Policy::MODE_ENFORCE) << "unchanged";
 }
 
+TEST(ModeTest, APolicyNamingNoModeEnforces) {
+  v1::Policy policy;
+  EXPECT_EQ(PolicyMode(policy), v1::Policy::MODE_ENFORCE);
+  policy.set_mode(v1::Policy::MODE_DRY_RUN);
+  EXPECT_EQ(PolicyMode(policy), v1::Policy::MODE_DRY_RUN);
+  policy.set_mode(v1::Policy::MODE_ENFORCE);
+  EXPECT_EQ(PolicyMode(policy), v1::Policy::MODE_ENFORCE);
+}
+
 }  // namespace
 }  // namespace locus
