@@ -86,10 +86,11 @@ grpc::Status AgentService::SetMode(grpc::ServerContext*,
                                    const v1::SetModeRequest* request,
                                    v1::SetModeResponse* response) {
   if (!options_.allow_mutations) return Refuse("SetMode");
-  if (request->mode() != v1::AGENT_MODE_ENFORCE &&
+  if (!request->follow_policy() && request->mode() != v1::AGENT_MODE_ENFORCE &&
       request->mode() != v1::AGENT_MODE_DRY_RUN) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "SetMode needs mode enforce or dry_run");
+                        "SetMode needs mode enforce or dry_run, or "
+                        "follow_policy");
   }
   return Forward(controller_->SetMode(*request), response);
 }
