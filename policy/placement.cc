@@ -95,6 +95,18 @@ std::vector<int> Quotas(const Context& ctx, const std::vector<Worker>& workers,
   return NearNicQuotas(ctx, nic_node, total, cpus);
 }
 
+// The workers with a preferred node, strongest rank first, each rank in the
+// snapshot's order. Sorted once: on a big host every pass over the workers
+// is a trip to memory.
+std::vector<std::vector<int>> ClaimsByRank(const std::vector<Worker>& workers) {
+  std::vector<std::vector<int>> claims(kHeld + 1);
+  for (size_t wi = 0; wi < workers.size(); ++wi) {
+    const Worker& w = workers[wi];
+    if (w.pref >= 0) claims[kHeld - w.rank].push_back(static_cast<int>(wi));
+  }
+  return claims;
+}
+
 // The rest: the node with places left that holds most of its pages, the
 // nearest to where it would rather be on a tie.
 int PlaceLeft(const Context& ctx, const Worker& w, std::vector<int>& left) {
@@ -162,7 +174,7 @@ bool Stays(const Context& ctx, const Worker& w, bool per_cpu, Tally& tally) {
   } else if (w.dwell_node >= 0 && w.dwell_node != w.home) {
     ++tally.dwelling;
   } else if (w.pinned >= 0 && !ctx.worker_cpus[w.pinned].empty() &&
-             ctx.WouldReturn({EntityKind::kTask, w.target->pid}, w.home)) {
+             ctx.WouldReturn({EntityKind::kTask, w.pid}, w.home)) {
     // (Only while the policy still allows the node it is on.)
     ++tally.returning;
   } else {
@@ -193,9 +205,9 @@ void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
   if (workers.empty() || !ctx.policy.placement().enabled()) return;
   std::vector<int> left = Quotas(ctx, workers, plan);
   // Strongest claims first; within a rank the snapshot's order decides.
-  for (int rank = kHeld; rank >= kLastCpu; --rank) {
-    for (Worker& w : workers) {
-      if (w.rank != rank || w.pref < 0) continue;
+  for (const std::vector<int>& claims : ClaimsByRank(workers)) {
+    for (int wi : claims) {
+      Worker& w = workers[wi];
       if (left[w.pref] > 0 || w.held) {
         w.home = w.pref;
         --left[w.pref];
@@ -229,7 +241,7 @@ void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
         .kind = CandidateKind::kPin,
         .index = static_cast<int>(wi),
         .gain = gain,
-        .id = w.target->pid,
+        .id = w.pid,
         .node = w.home,
         .cpu = cpu,
         .run_off = run_off,
