@@ -134,7 +134,7 @@ bool Context::WouldReturn(EntityKey key, int to) const {
          snapshot.now_ns < entry->last_move_ns + hold_ns;
 }
 
-uint64_t Worker::RunOn(int n) const {
+uint64_t Worker::SumRunOn(int n) const {
   uint64_t sum = 0;
   for (const ThreadSample& t : target->threads) {
     if (n < static_cast<int>(t.runtime_ns.size())) sum += t.runtime_ns[n];
@@ -142,7 +142,7 @@ uint64_t Worker::RunOn(int n) const {
   return sum;
 }
 
-uint64_t Worker::FaultsOn(int n) const {
+uint64_t Worker::SumFaultsOn(int n) const {
   uint64_t sum = 0;
   for (const ThreadSample& t : target->threads) {
     if (n < static_cast<int>(t.faults.size())) {
@@ -152,7 +152,7 @@ uint64_t Worker::FaultsOn(int n) const {
   return sum;
 }
 
-uint64_t Worker::PagesOn(int n) const {
+uint64_t Worker::SnapshotPagesOn(int n) const {
   return n < static_cast<int>(target->resident_pages.size())
              ? target->resident_pages[n]
              : 0;

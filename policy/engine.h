@@ -83,6 +83,7 @@ enum Rank : int {
 
 struct Worker {
   const Target* target = nullptr;
+  int32_t pid = 0;      // the target's, copied: see `on_pref`
   int pinned = -1;      // node index every thread is confined to, or -1
   int pinned_cpu = -1;  // the one CPU every thread is confined to, or -1
   int pref = -1;        // node index it would rather keep
@@ -94,16 +95,37 @@ struct Worker {
   uint64_t cross_node_migrations = 0;
   uint64_t faults = 0;         // NUMA faults, all memory nodes
   uint64_t remote_faults = 0;  // of which the faulting CPU was elsewhere
+  uint64_t page_size = 0;      // the target's, copied: see `on_pref`
   bool held = false;
   int dwell_node = -1;  // node it must stay on (moved within dwell), or -1
+  // Runtime, faults and pages on `pref`, summed while CollectWorkers has the
+  // target's samples in cache. Most workers' home is `pref`; the samples are
+  // a few small vectors per thread, scattered over the heap, so on a big
+  // host every later look into them is a cache miss per vector.
+  struct NodeSums {
+    uint64_t run = 0;
+    uint64_t faults = 0;
+    uint64_t pages = 0;
+  };
+  NodeSums on_pref = {};
 
-  // Runtime on node n. Summed again when needed rather than stored per
-  // worker and node: on a big host that table costs more (fresh pages every
-  // tick) than the sums.
-  uint64_t RunOn(int n) const;
+  // Runtime on node n. Summed again for a node other than `pref` rather than
+  // stored per worker and node: on a big host that table costs more (fresh
+  // pages every tick) than the few sums.
+  uint64_t RunOn(int n) const {
+    return n >= 0 && n == pref ? on_pref.run : SumRunOn(n);
+  }
   // Faults on memory of node n (local and remote).
-  uint64_t FaultsOn(int n) const;
-  uint64_t PagesOn(int n) const;
+  uint64_t FaultsOn(int n) const {
+    return n >= 0 && n == pref ? on_pref.faults : SumFaultsOn(n);
+  }
+  uint64_t PagesOn(int n) const {
+    return n >= 0 && n == pref ? on_pref.pages : SnapshotPagesOn(n);
+  }
+  // The same from the snapshot's samples.
+  uint64_t SumRunOn(int n) const;
+  uint64_t SumFaultsOn(int n) const;
+  uint64_t SnapshotPagesOn(int n) const;
   // We pinned it to its home within its dwell. The host model is refreshed
   // on its own thread, so a snapshot may predate the pin and still show the
   // worker where it was: it is home all the same, and pinning it again would
@@ -130,8 +152,14 @@ struct Candidate {
   int from = -1;        // node index it leaves; -1: several or unknown
 };
 
+// Carries what selection asks of its worker, so that sorting and walking
+// the candidates by gain does not jump about the workers.
 struct MemoryCandidate {
   int worker = -1;
+  int32_t pid = 0;
+  int home = -1;               // the worker's home node index
+  uint64_t page_size = 0;      // the worker's
+  bool confined_home = false;  // the worker is kept to its home already
   double gain = 0;
   uint64_t bytes = 0;
   uint64_t faults = 0;     // judged on faults when > 0, else on pages

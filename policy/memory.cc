@@ -43,9 +43,13 @@ MemoryCandidate OffHome(const Context& ctx, const Worker& w, int wi,
   }
   return {
       .worker = wi,
+      .pid = w.pid,
+      .home = w.home,
+      .page_size = w.page_size,
+      .confined_home = w.pinned == w.home || w.PinnedHomeByUs(),
       .gain = by_faults ? double(off_home) / faults
                         : double(pages_off) / w.total_pages,
-      .bytes = pages_off * w.target->page_size,
+      .bytes = pages_off * w.page_size,
       .faults = by_faults ? faults : 0,
       .off_home = off_home,
       .finishing = finishing,
@@ -111,7 +115,7 @@ void AddMemoryCandidates(const Context& ctx, const std::vector<Worker>& workers,
   for (size_t wi = 0; wi < workers.size(); ++wi) {
     const Worker& w = workers[wi];
     if (w.home < 0 || w.total_pages == 0) continue;
-    const EntityKey key{EntityKind::kMemory, w.target->pid};
+    const EntityKey key{EntityKind::kMemory, w.pid};
     const Standing standing = ctx.StandingOf(key);
     if (standing.held || w.held) continue;
     if (standing.dwell_node >= 0 && standing.dwell_node != w.home) {
@@ -145,9 +149,7 @@ std::vector<Action> TakeMigrations(const Context& ctx,
                                    MoveLimit& limit, Tally& tally) {
   std::sort(memory.begin(), memory.end(),
             [&](const MemoryCandidate& a, const MemoryCandidate& b) {
-              return a.gain > b.gain ||
-                     (a.gain == b.gain && workers[a.worker].target->pid <
-                                              workers[b.worker].target->pid);
+              return a.gain > b.gain || (a.gain == b.gain && a.pid < b.pid);
             });
   const double tick_s = ctx.snapshot.tick_ns / 1e9;
   uint64_t budget = static_cast<uint64_t>(
@@ -156,23 +158,20 @@ std::vector<Action> TakeMigrations(const Context& ctx,
   std::vector<uint64_t> room = Room(ctx);
   std::vector<Action> migrations;
   for (const MemoryCandidate& m : memory) {
-    const Worker& w = workers[m.worker];
     // Memory follows threads: only workers already confined to their home
     // or pinned there in this plan.
-    if (w.pinned != w.home && !pinned_now[m.worker] && !w.PinnedHomeByUs()) {
-      continue;
-    }
-    const uint64_t page = std::max<uint64_t>(w.target->page_size, 1);
-    uint64_t bytes = std::min({m.bytes, budget, room[w.home]});
+    if (!m.confined_home && !pinned_now[m.worker]) continue;
+    const uint64_t page = std::max<uint64_t>(m.page_size, 1);
+    uint64_t bytes = std::min({m.bytes, budget, room[m.home]});
     bytes -= bytes % page;
     if (bytes == 0) {
-      CountStuck(m, w.home, room[w.home] < page, tally);
+      CountStuck(m, m.home, room[m.home] < page, tally);
       continue;
     }
     if (!limit.Take(tally)) continue;
     budget -= bytes;
-    if (room[w.home] != kNoCap) room[w.home] -= bytes;
-    migrations.push_back(Migration(ctx, w, m, bytes));
+    if (room[m.home] != kNoCap) room[m.home] -= bytes;
+    migrations.push_back(Migration(ctx, workers[m.worker], m, bytes));
   }
   return migrations;
 }

@@ -1,6 +1,7 @@
 // Placement: each node's quota of workers, a home node per worker, and the
 // pins that take misplaced workers home.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,16 +71,12 @@ std::vector<int> NearNicQuotas(const Context& ctx, int nic_node, int total,
   return quota;
 }
 
-// How many workers each node should hold.
-std::vector<int> Quotas(const Context& ctx, const std::vector<Worker>& workers,
-                        Plan& plan) {
-  const int total = static_cast<int>(workers.size());
+// How many of the `total` workers each node should hold, `prefer[n]` of
+// them preferring node n.
+std::vector<int> Quotas(const Context& ctx, int total,
+                        const std::vector<int>& prefer, Plan& plan) {
   std::vector<double> cpus(ctx.nodes);
   for (int n = 0; n < ctx.nodes; ++n) cpus[n] = ctx.worker_cpus[n].size();
-  std::vector<int> prefer(ctx.nodes, 0);
-  for (const Worker& w : workers) {
-    if (w.pref >= 0) ++prefer[w.pref];
-  }
   if (ctx.policy.placement().strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
     return Apportion(total, cpus, prefer);
   }
@@ -93,6 +90,33 @@ std::vector<int> Quotas(const Context& ctx, const std::vector<Worker>& workers,
     return Apportion(total, cpus, prefer);
   }
   return NearNicQuotas(ctx, nic_node, total, cpus);
+}
+
+// The workers by their claims, gathered in one pass: on a big host every
+// pass over the workers is a trip to memory.
+struct Claims {
+  // Worker indices with a preferred node, strongest rank first, each rank
+  // in the snapshot's order.
+  std::vector<std::vector<int>> by_rank;
+  std::vector<int> unclaimed;  // worker indices with none
+  std::vector<int> prefer;     // per node: workers preferring it
+};
+
+Claims GatherClaims(const Context& ctx, const std::vector<Worker>& workers) {
+  Claims claims{.by_rank = std::vector<std::vector<int>>(kHeld + 1),
+                .unclaimed = {},
+                .prefer = std::vector<int>(ctx.nodes, 0)};
+  for (size_t wi = 0; wi < workers.size(); ++wi) {
+    const Worker& w = workers[wi];
+    const int index = static_cast<int>(wi);
+    if (w.pref < 0) {
+      claims.unclaimed.push_back(index);
+      continue;
+    }
+    claims.by_rank[kHeld - w.rank].push_back(index);
+    ++claims.prefer[w.pref];
+  }
+  return claims;
 }
 
 // The rest: the node with places left that holds most of its pages, the
@@ -162,7 +186,7 @@ bool Stays(const Context& ctx, const Worker& w, bool per_cpu, Tally& tally) {
   } else if (w.dwell_node >= 0 && w.dwell_node != w.home) {
     ++tally.dwelling;
   } else if (w.pinned >= 0 && !ctx.worker_cpus[w.pinned].empty() &&
-             ctx.WouldReturn({EntityKind::kTask, w.target->pid}, w.home)) {
+             ctx.WouldReturn({EntityKind::kTask, w.pid}, w.home)) {
     // (Only while the policy still allows the node it is on.)
     ++tally.returning;
   } else {
@@ -191,20 +215,25 @@ double FaultGain(const Context& ctx, const Worker& w) {
 
 void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
   if (workers.empty() || !ctx.policy.placement().enabled()) return;
-  std::vector<int> left = Quotas(ctx, workers, plan);
+  Claims claims = GatherClaims(ctx, workers);
+  std::vector<int> left =
+      Quotas(ctx, static_cast<int>(workers.size()), claims.prefer, plan);
+  std::vector<int>& rest = claims.unclaimed;
   // Strongest claims first; within a rank the snapshot's order decides.
-  for (int rank = kHeld; rank >= kLastCpu; --rank) {
-    for (Worker& w : workers) {
-      if (w.rank != rank || w.pref < 0) continue;
+  for (const std::vector<int>& rank : claims.by_rank) {
+    for (int wi : rank) {
+      Worker& w = workers[wi];
       if (left[w.pref] > 0 || w.held) {
         w.home = w.pref;
         --left[w.pref];
+      } else {
+        rest.push_back(wi);
       }
     }
   }
-  for (Worker& w : workers) {
-    if (w.home < 0) w.home = PlaceLeft(ctx, w, left);
-  }
+  // Then the rest, in the snapshot's order.
+  std::sort(rest.begin(), rest.end());
+  for (int wi : rest) workers[wi].home = PlaceLeft(ctx, workers[wi], left);
 }
 
 void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
@@ -213,7 +242,9 @@ void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
   out.moves.reserve(workers.size() + ctx.snapshot.irqs.size());
   const bool per_cpu =
       ctx.policy.placement().pin_to() == v1::Placement::PIN_TO_CPU;
-  CpuChooser chooser(ctx, workers);
+  // Built only when used: its constructor is a pass over the workers.
+  std::optional<CpuChooser> chooser;
+  if (per_cpu) chooser.emplace(ctx, workers);
   for (size_t wi = 0; wi < workers.size(); ++wi) {
     const Worker& w = workers[wi];
     if (w.home < 0 || Stays(ctx, w, per_cpu, tally)) continue;
@@ -223,13 +254,13 @@ void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
       ++tally.below_gain;
       continue;
     }
-    const int cpu = per_cpu ? chooser.Take(w.home) : -1;
+    const int cpu = per_cpu ? chooser->Take(w.home) : -1;
     if (per_cpu && cpu < 0) continue;
     out.moves.push_back(Candidate{
         .kind = CandidateKind::kPin,
         .index = static_cast<int>(wi),
         .gain = gain,
-        .id = w.target->pid,
+        .id = w.pid,
         .node = w.home,
         .cpu = cpu,
         .run_off = run_off,

@@ -27,7 +27,8 @@ std::vector<Worker> SelectTargets(const Context& ctx) {
     if (selected.workers_only() && target.role != TargetRole::kWorker) {
       continue;
     }
-    workers.push_back(Worker{.target = &target});
+    workers.push_back(Worker{
+        .target = &target, .pid = target.pid, .page_size = target.page_size});
   }
   return workers;
 }
@@ -83,8 +84,7 @@ int Most(int nodes, Amount amount) {
 // The node the worker's history names as its home, while placement may
 // still use it.
 int HistoryNode(const Context& ctx, const Worker& w) {
-  const EntityHistory* entry =
-      ctx.history.Find({EntityKind::kTask, w.target->pid});
+  const EntityHistory* entry = ctx.history.Find({EntityKind::kTask, w.pid});
   int node = entry != nullptr ? ctx.NodeIndexOfId(entry->node) : -1;
   return node >= 0 && !ctx.worker_cpus[node].empty() ? node : -1;
 }
@@ -117,14 +117,18 @@ std::vector<Worker> CollectWorkers(const Context& ctx) {
   for (Worker& w : workers) {
     SumThreads(ctx, w, run);
     FindConfinement(ctx, w);
-    const Standing standing =
-        ctx.StandingOf({EntityKind::kTask, w.target->pid});
+    const Standing standing = ctx.StandingOf({EntityKind::kTask, w.pid});
     w.held = standing.held;
     w.dwell_node = standing.dwell_node;
     const Claim claim = Prefer(ctx, w, run);
     w.pref = claim.node;
     w.rank = claim.rank;
     if (w.pref >= 0 && ctx.worker_cpus[w.pref].empty() && !w.held) w.pref = -1;
+    if (w.pref >= 0) {
+      w.on_pref = {.run = run[w.pref],
+                   .faults = w.SumFaultsOn(w.pref),
+                   .pages = w.SnapshotPagesOn(w.pref)};
+    }
   }
   return workers;
 }

@@ -65,6 +65,31 @@ void BM_Decide(benchmark::State& state) {
   state.counters["actions"] = static_cast<double>(actions);
   state.SetComplexityN(state.range(0));
 }
+// The floor under Decide(): one read of every sample Decide looks at, in
+// the snapshot's order, and nothing else.
+void BM_ReadSamples(benchmark::State& state) {
+  Snapshot snapshot = BusyHost(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    for (const Target& t : snapshot.targets) {
+      for (const ThreadSample& th : t.threads) {
+        for (uint64_t r : th.runtime_ns) sum += r;
+        for (const NodeFaults& f : th.faults) sum += f.local + f.remote;
+        for (int cpu : th.allowed_cpus) sum += cpu;
+      }
+      for (uint64_t p : t.resident_pages) sum += p;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_ReadSamples)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oN);
+
 BENCHMARK(BM_Decide)
     ->Arg(1'000)
     ->Arg(10'000)
