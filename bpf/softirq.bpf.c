@@ -20,7 +20,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Per-CPU slots, read by the agent through the skeleton's mmap of .bss; it
- * sets each slot's sampling masks before load. */
+ * sets each slot's sampling masks before load, and opens and closes the
+ * softirq hooks' gate (softirq_on) while they run. */
 struct locus_softirq_cpu cpu_slots[LOCUS_MAX_CPUS] = {};
 
 /* Per IRQ and CPU at cpu * LOCUS_MAX_IRQS + irq; the agent sizes it to the
@@ -64,8 +65,15 @@ static __always_inline struct locus_softirq_cpu *this_cpu_slot(void) {
   return &cpu_slots[slot];
 }
 
-static __always_inline void softirq_entry(void) {
+/* The softirq hooks' slot while their gate is open, else 0: closed, they
+ * cost about what an empty program does. */
+static __always_inline struct locus_softirq_cpu *softirq_slot(void) {
   struct locus_softirq_cpu *c = this_cpu_slot();
+  return c && c->softirq_on ? c : 0;
+}
+
+static __always_inline void softirq_entry(void) {
+  struct locus_softirq_cpu *c = softirq_slot();
   if (!c) return;
   if ((++c->softirq_tick & c->softirq_mask) == 0)
     c->softirq_start_ns = bpf_ktime_get_ns();
@@ -74,7 +82,7 @@ static __always_inline void softirq_entry(void) {
 /* Counts the softirq that just ended; returns its duration scaled by the
  * sampling period when it was sampled, else 0. */
 static __always_inline __u64 softirq_exit(unsigned int vec) {
-  struct locus_softirq_cpu *c = this_cpu_slot();
+  struct locus_softirq_cpu *c = softirq_slot();
   if (!c || vec >= LOCUS_NR_SOFTIRQS) return 0;
   c->count[vec]++;
   if (!c->softirq_start_ns) return 0;

@@ -53,12 +53,13 @@ static_assert(sizeof(locus_numa_iter_task) == 24 + 16 * LOCUS_MAX_NODES + 40);
 
 static_assert(offsetof(locus_softirq_cpu, softirq_tick) == 16);
 static_assert(offsetof(locus_softirq_cpu, hardirq_mask) == 28);
-static_assert(offsetof(locus_softirq_cpu, count) == 32);
+static_assert(offsetof(locus_softirq_cpu, softirq_on) == 32);
+static_assert(offsetof(locus_softirq_cpu, count) == 40);
 static_assert(offsetof(locus_softirq_cpu, sampled_ns) ==
-              32 + 8 * LOCUS_NR_SOFTIRQS);
+              40 + 8 * LOCUS_NR_SOFTIRQS);
 static_assert(offsetof(locus_softirq_cpu, sampled_count) ==
-              32 + 16 * LOCUS_NR_SOFTIRQS);
-static_assert(sizeof(locus_softirq_cpu) == 32 + 24 * LOCUS_NR_SOFTIRQS + 48);
+              40 + 16 * LOCUS_NR_SOFTIRQS);
+static_assert(sizeof(locus_softirq_cpu) == 40 + 24 * LOCUS_NR_SOFTIRQS + 40);
 static_assert(sizeof(locus_irq_stat) == 16);
 static_assert(offsetof(locus_softirq_task, net_rx_ns) == 24);
 static_assert(sizeof(locus_softirq_task) == 40);

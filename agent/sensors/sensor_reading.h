@@ -102,7 +102,7 @@ struct SensorReading {
   // process may have been renamed.
   std::optional<std::vector<int32_t>> renamed;
   // Share of the softirqs since the source opened that its hooks saw: 1
-  // unless they are attached in windows (SensorOptions::softirq_window_ns).
+  // unless they trace in windows (SensorOptions::softirq_window_ns).
   // Softirq counts are exact either way; times and per-task charges are
   // estimates scaled by it.
   double softirq_traced = 1;

@@ -46,14 +46,18 @@ struct SensorOptions {
   // Rounded up to a power of two. Sampled softirqs are also the ones charged
   // to the interrupted task.
   uint32_t softirq_sample_every = 8;
-  // Attach the softirq entry and exit hooks (the busiest the sensors have:
-  // two events per packet batch under network load) only for
-  // softirq_window_ns in every softirq_window_every_ns. Even an empty
-  // program there costs ~1% of an nginx's requests/s; in windows of 10%
-  // of the time the hooks cost a tenth of that. Counts then come from
-  // /proc/softirqs (exact), time per vector is the events seen scaled to
-  // those counts, and per-task charges are scaled by the share of events
-  // seen. 0 (or a window not shorter than its period): always attached.
+  // Trace with the softirq entry and exit hooks (the busiest the sensors
+  // have: two events per packet batch under network load) only for
+  // softirq_window_ns in every softirq_window_every_ns. The programs stay
+  // attached and return at once outside the windows (a gate in each CPU's
+  // slot): attaching and detaching at every window would patch kernel text,
+  // which interrupts every CPU (tests/bench/ipi_overhead.sh). Closed, they
+  // cost about an empty program (~1% of an nginx's requests/s, NOTES.md);
+  // what the sensor adds over that is paid in the windows only. Counts then
+  // come from /proc/softirqs (exact), time per vector is the events seen
+  // scaled to those counts, and per-task charges are scaled by the share of
+  // events seen. 0 (or a window not shorter than its period): traced all
+  // the time.
   uint64_t softirq_window_ns = 0;
   uint64_t softirq_window_every_ns = 0;
   // Sample one hardirq in this many per CPU: per-IRQ time and count are

@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -34,7 +35,7 @@ absl::StatusOr<std::unique_ptr<SoftirqSensor>> SoftirqSensor::Open(
   RETURN_IF_ERROR(s->skel_.Open());
   s->Configure();
   RETURN_IF_ERROR(s->skel_.Load());
-  s->SetSamplingMasks();
+  s->SetSlots();
   RETURN_IF_ERROR(s->skel_.Attach());
   RETURN_IF_ERROR(s->irq_stats_.Map(bpf_map__fd(s->skel_->maps.irq_stats),
                                     s->irq_entries_ * sizeof(locus_irq_stat),
@@ -45,15 +46,6 @@ absl::StatusOr<std::unique_ptr<SoftirqSensor>> SoftirqSensor::Open(
 
 int SoftirqSensor::task_storage_fd() const {
   return bpf_map__fd(skel_->maps.task_stats);
-}
-
-bpf_program* SoftirqSensor::entry_program() const {
-  return btf() ? skel_->progs.softirq_entry_btf
-               : skel_->progs.softirq_entry_raw;
-}
-
-bpf_program* SoftirqSensor::exit_program() const {
-  return btf() ? skel_->progs.softirq_exit_btf : skel_->progs.softirq_exit_raw;
 }
 
 void SoftirqSensor::Configure() {
@@ -67,40 +59,44 @@ void SoftirqSensor::Configure() {
   bpf_map__set_autocreate(btf() ? skel_->maps.task_lru : skel_->maps.task_stats,
                           false);
   bpf_map__set_max_entries(skel_->maps.task_lru, options_.max_tasks);
-  if (windowed_) {
-    bpf_program__set_autoattach(entry_program(), false);
-    bpf_program__set_autoattach(exit_program(), false);
-  }
 }
 
-void SoftirqSensor::SetSamplingMasks() {
+void SoftirqSensor::SetSlots() {
   // Through the live mapping of .bss, before any program runs.
   uint32_t softirq_mask = PowerOfTwoAtLeast(options_.softirq_sample_every) - 1;
   for (locus_softirq_cpu& slot : skel_->bss->cpu_slots) {
     slot.softirq_mask = softirq_mask;
     slot.hardirq_mask = hardirq_period_ - 1;
+    slot.softirq_on = windowed_ ? 0 : 1;  // windowed: the first window opens
+  }
+}
+
+void SoftirqSensor::SetGate(bool open) {
+  for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
+    locus_softirq_cpu& slot = skel_->bss->cpu_slots[c];
+    // A softirq whose entry the last window saw but whose exit it did not
+    // left its start time in the slot; cleared while the gate is closed,
+    // long after the programs last got past it, so that the next window's
+    // first exit on that CPU does not time the gap between windows.
+    if (open) slot.softirq_start_ns = 0;
+    // Release: the cleared start time is in place before a program can
+    // see the gate open.
+    std::atomic_ref<uint32_t>(slot.softirq_on)
+        .store(open ? 1 : 0, std::memory_order_release);
   }
 }
 
 absl::Status SoftirqSensor::StartWindows() {
   // /proc/softirqs counts since boot; readings count since this.
   ASSIGN_OR_RETURN(base_, ReadProcSoftirqs());
-  windows_ = std::make_unique<AttachWindows>(
-      entry_program(), exit_program(),
+  windows_ = std::make_unique<GateWindows>(
       std::chrono::nanoseconds(options_.softirq_window_ns),
-      std::chrono::nanoseconds(options_.softirq_window_every_ns), [this] {
-        // A softirq whose entry the last window saw but whose exit it did
-        // not left its start time in the slot; cleared now, long after the
-        // programs last ran, so that the next window's first exit on that
-        // CPU does not time the gap between windows.
-        for (int c = 0; c < ncpus_ && c < LOCUS_MAX_CPUS; ++c) {
-          skel_->bss->cpu_slots[c].softirq_start_ns = 0;
-        }
-      });
+      std::chrono::nanoseconds(options_.softirq_window_every_ns),
+      [this](bool open) { SetGate(open); });
   return absl::OkStatus();
 }
 
-// Counts are the hooks' own, or /proc/softirqs' when they run in windows;
+// Counts are the hooks' own, or /proc/softirqs' when they trace in windows;
 // time is scaled from the timed events to those counts.
 absl::Status SoftirqSensor::ReadCounts(SensorReading& r) {
   std::vector<SoftirqCounts> all;
@@ -145,7 +141,6 @@ void SoftirqSensor::Read(SensorReading& r, TaskTable& tasks) {
   }
   std::vector<uint64_t> d = ReadDropCounters(bpf_map__fd(skel_->maps.drops),
                                              kLocusSoftirqDropNames, r.drops);
-  if (windows_) r.drops["softirq.window_not_attached"] = windows_->failures();
   if (!btf()) {
     r.drops["softirq.lru_evicted"] =
         Evicted(d[LOCUS_SOFTIRQ_LRU_INSERTS], live);

@@ -11,9 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/sensors/attach_windows.h"
 #include "agent/sensors/bpf_maps.h"
 #include "agent/sensors/bpf_skeleton.h"
+#include "agent/sensors/gate_windows.h"
 #include "agent/sensors/proc_softirqs.h"
 #include "agent/sensors/sensor_source.h"
 #include "agent/sensors/source_plan.h"
@@ -45,12 +45,13 @@ class SoftirqSensor {
  private:
   SoftirqSensor(const SensorOptions& options, TraceSource source);
   bool btf() const { return source_ == TraceSource::kTpBtf; }
-  bpf_program* entry_program() const;
-  bpf_program* exit_program() const;
   // Before load: which programs and maps, and their sizes.
   void Configure();
-  // After load, before attach: the sampling periods into every CPU slot.
-  void SetSamplingMasks();
+  // After load, before attach: the sampling periods and the softirq hooks'
+  // gate (open unless windowed) into every CPU slot.
+  void SetSlots();
+  // Opens or closes the softirq hooks' gate on every CPU.
+  void SetGate(bool open);
   absl::Status StartWindows();
   void ReadIrqs(SensorReading& r) const;
   absl::StatusOr<std::vector<SoftirqCounts>> ReadProcSoftirqs() const;
@@ -60,12 +61,12 @@ class SoftirqSensor {
   const int ncpus_;
   const size_t irq_entries_;  // one per (possible CPU, IRQ number)
   const uint64_t hardirq_period_;
-  // Hooks attached in windows (SensorOptions::softirq_window_ns).
+  // Softirq hooks traced in windows (SensorOptions::softirq_window_ns).
   const bool windowed_;
   BpfSkeleton<softirq_bpf> skel_{"softirq"};
   MappedArray irq_stats_;
-  std::vector<SoftirqCounts> base_;         // /proc/softirqs at open, windowed
-  std::unique_ptr<AttachWindows> windows_;  // last: uses the skeleton
+  std::vector<SoftirqCounts> base_;       // /proc/softirqs at open, windowed
+  std::unique_ptr<GateWindows> windows_;  // last: uses the skeleton
 };
 
 }  // namespace locus

@@ -7,9 +7,10 @@
 #    loopback, with the sensors (locusd --observe) and empty programs on the
 #    same hooks (locus_bench_empty) loaded side by side in the same run,
 #    over several windows; the verdict is on the median ratio. Target: each
-#    sensor program <= 2x the empty one on its hook. locusd attaches the
-#    softirq programs in windows (--softirq_window): their events/s are
-#    those seen, not the hook's rate.
+#    sensor program <= 2x the empty one on its hook. locusd's softirq
+#    programs stay attached and trace in windows (--softirq_window): their
+#    ns/event averages events outside the windows (returned at once) and
+#    inside.
 # 2. nginx requests/s with the sensors loaded, not loaded, and with only the
 #    empty programs loaded (the floor), in rotated order, median of each.
 #    bpf_stats is off for this part so only the sensors' own cost is in it.
@@ -23,7 +24,7 @@
 #      PAIRS (part 2's rounds, default 10; 0 skips part 2),
 #      PORT (default 18080),
 #      LOCUSD_FLAGS (extra locusd flags, e.g. --softirq_window=0 for the
-#      softirq hooks attached all the time).
+#      softirq hooks tracing all the time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-${LOCUS_BUILD_DIR:-build}}

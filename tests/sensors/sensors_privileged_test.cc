@@ -2,6 +2,7 @@
 // kernel forbids (LAB.md: fentry gives EPERM) is skipped with the reason;
 // everything else must load, attach and count real events here.
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -411,10 +413,34 @@ uint64_t ProcNetRx() {
   return n;
 }
 
-// With the softirq hooks attached 5 ms in every 50 ms, the counts are the
+// BPF links this process holds on tracepoint `tp` (tp_btf and raw_tp
+// programs both attach through raw tracepoint links).
+int LinksOn(const std::string& tp) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path(), ec) != "anon_inode:bpf_link")
+      continue;
+    char name[64] = {};
+    bpf_link_info info = {};
+    info.raw_tracepoint.tp_name = reinterpret_cast<uintptr_t>(name);
+    info.raw_tracepoint.tp_name_len = sizeof(name);
+    uint32_t len = sizeof(info);
+    int fd = std::stoi(e.path().filename().string());
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+        info.type == BPF_LINK_TYPE_RAW_TRACEPOINT && tp == name) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// With the softirq hooks tracing 5 ms in every 50 ms, the counts are the
 // kernel's (every softirq since the sensors opened), the hooks see a share
-// of them near the time attached, and time and per-task charges are still
-// there, scaled up.
+// of them near the time open, and time and per-task charges are still
+// there, scaled up. The hooks stay attached throughout, closed between
+// windows: attaching and detaching would patch kernel text at every window,
+// interrupting every CPU.
 TEST_P(CountTest, SoftirqWindowsCountEveryEventAndTraceAShare) {
   SensorOptions o = HostOptions();
   o.softirq_sample_every = 1;
@@ -426,8 +452,13 @@ TEST_P(CountTest, SoftirqWindowsCountEveryEventAndTraceAShare) {
   absl::StatusOr<SensorReading> r;
   // Long enough for several windows whatever the loopback speed.
   absl::Time end = absl::Now() + absl::Milliseconds(600);
+  int fewest_links = 2, samples = 0;
   while (absl::Now() < end) {
     LoopbackTraffic(16 << 20, [&] { r = s->Read(); });
+    for (const char* tp : {"softirq_entry", "softirq_exit"}) {
+      fewest_links = std::min(fewest_links, LinksOn(tp));
+    }
+    ++samples;
   }
   uint64_t after = ProcNetRx();
   ASSERT_TRUE(r.ok()) << r.status();
@@ -438,7 +469,7 @@ TEST_P(CountTest, SoftirqWindowsCountEveryEventAndTraceAShare) {
   EXPECT_GT(r->softirq_traced, 0.0);
   EXPECT_LT(r->softirq_traced, 0.5);
   EXPECT_GT(n.ours, 0u);
-  EXPECT_EQ(r->drops["softirq.window_not_attached"], 0u);
+  EXPECT_EQ(fewest_links, 1) << "over " << samples << " samples";
 }
 
 // The sampling periods reach the programs (each CPU's slot carries them):

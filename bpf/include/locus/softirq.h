@@ -4,8 +4,11 @@
  *
  * Cost model: the softirq hooks count every event they see per CPU and
  * vector in the CPU's slot of a global array (no helper call, no
- * timestamp): the exact counts when they stay attached; attached in windows,
- * the agent takes the counts from /proc/softirqs. Time is sampled, because
+ * timestamp): the exact counts when they trace all the time. Traced in
+ * windows, the programs stay attached (attaching and detaching would patch
+ * kernel text, which interrupts every CPU) and return at once while their
+ * CPU's slot says the window is closed (softirq_on), and the agent takes the
+ * counts from /proc/softirqs. Time is sampled, because
  * reading the clock costs more than everything else on these hooks and
  * their rate grows with load: one event in `*_mask + 1` per CPU is timed,
  * and the agent scales: ns ~= sampled_ns * count / sampled_count.
@@ -32,9 +35,11 @@
 
 /* Per CPU: cache-line-padded slot of a global array indexed by CPU.
  * Cumulative since load. Everything a hook touches on an unsampled event is
- * in the first cache line, the sampling periods included: the agent writes
- * them into every slot before load (a load-time constant in .rodata would be
- * a second cache line, often cold, on every event). */
+ * in the first cache line, the sampling periods and the gate included: the
+ * agent writes the periods into every slot before load (a load-time constant
+ * in .rodata would be a second cache line, often cold, on every event), and
+ * flips the gate in every slot at each window's edge (a global gate would be
+ * that second line too). */
 struct locus_softirq_cpu {
   __u64 softirq_start_ns; /* private: set when this softirq is sampled */
   __u64 hardirq_start_ns; /* private: set when this hardirq is sampled */
@@ -42,10 +47,12 @@ struct locus_softirq_cpu {
   __u32 hardirq_tick;     /* private: sampling counter */
   __u32 softirq_mask;     /* time one softirq in softirq_mask + 1 (2^n - 1) */
   __u32 hardirq_mask;     /* time one hardirq in hardirq_mask + 1 (2^n - 1) */
+  __u32 softirq_on;       /* softirq hooks trace while non-zero: the gate */
+  __u32 reserved;
   __u64 count[LOCUS_NR_SOFTIRQS];
   __u64 sampled_ns[LOCUS_NR_SOFTIRQS];
   __u64 sampled_count[LOCUS_NR_SOFTIRQS];
-  __u64 pad[6];
+  __u64 pad[5];
 };
 
 /* Per IRQ and CPU: array map element at cpu * LOCUS_MAX_IRQS + irq, updated
