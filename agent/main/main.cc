@@ -75,17 +75,19 @@ ABSL_FLAG(uint32_t, softirq_sample_every,
           locus::SensorOptions{}.softirq_sample_every,
           "Time one softirq in N of those the hooks see per CPU (rounded up "
           "to a power of two) and charge it, scaled, to the interrupted task; "
-          "counts stay exact. With the hooks attached a tenth of the time "
+          "counts stay exact. With the hooks tracing a tenth of the time "
           "(--softirq_window), 8 times one softirq in about 80.");
 ABSL_FLAG(absl::Duration, softirq_window, absl::Milliseconds(25),
-          "Attach the softirq entry/exit hooks only this long in every "
-          "--softirq_window_every: they fire on every packet batch, and what "
-          "they cost falls with the time attached. Counts stay exact (from "
-          "/proc/softirqs); time and per-task charges are scaled from the "
-          "events seen. 0: attached all the time.");
+          "Trace with the softirq entry/exit hooks only this long in every "
+          "--softirq_window_every: they fire on every packet batch. The "
+          "programs stay attached and return at once outside the windows "
+          "(attaching at each window would patch kernel text, interrupting "
+          "every CPU). Counts stay exact (from /proc/softirqs); time and "
+          "per-task charges are scaled from the events seen. 0: tracing all "
+          "the time.");
 ABSL_FLAG(absl::Duration, softirq_window_every, absl::Milliseconds(250),
           "Period of --softirq_window. The daemon shortens a period longer "
-          "than its --tick to the tick, keeping the share of time attached, "
+          "than its --tick to the tick, keeping the share of time tracing, "
           "so that every tick sees some softirqs.");
 ABSL_FLAG(uint32_t, switch_sample_every,
           locus::SensorOptions{}.switch_sample_every,
