@@ -198,6 +198,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=60)
     ap.add_argument("--idle", type=int, default=1100)
     ap.add_argument("--hogs", type=int, default=40)
+    ap.add_argument("--bursts", default="ping,rst", help="ping, rst, both or none")
     args = ap.parse_args()
     locusd = os.path.join(args.build, "agent/main/locusd")
     locusctl = os.path.join(args.build, "agent/ctl/locusctl")
@@ -236,7 +237,7 @@ def main():
             t.start()
         time.sleep(2)  # the hogs take the slots first
         threads += [threading.Thread(target=burst, args=(port, stop, stats, k))
-                    for k in ("ping", "rst")]
+                    for k in args.bursts.split(",") if k in ("ping", "rst")]
         for t in threads:
             t.start()
         time.sleep(args.seconds)
