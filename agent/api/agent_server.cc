@@ -1,25 +1,24 @@
 #include "agent/api/agent_server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_posix.h>
+#include <malloc.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <filesystem>
+#include <climits>
+#include <cstdio>
 #include <utility>
-#include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/api/peer_credentials.h"
 #include "common/log.h"
@@ -29,92 +28,50 @@
 namespace locus {
 namespace {
 
-absl::StatusOr<sockaddr_un> UnixAddress(const std::string& path) {
-  sockaddr_un addr = {};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("socket path '", path, "' must have 1 to ",
-                     sizeof(addr.sun_path) - 1, " characters"));
+// How often the acceptor looks at RSS when no connection arrives.
+constexpr int kTrimCheckMs = 1000;
+
+size_t NofileLimit() {
+  rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 ||
+      limit.rlim_cur == RLIM_INFINITY) {
+    return 1 << 20;
   }
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  return addr;
+  return limit.rlim_cur;
 }
 
-// A socket file left by a daemon that died is removed; one that still
-// answers belongs to a running daemon and is left alone.
-absl::Status ClearStaleSocket(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return absl::OkStatus();
-    return LastErrnoStatus(absl::StrCat("socket ", path));
-  }
-  if (!S_ISSOCK(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("socket ", path, " exists and is not a socket"));
-  }
-  ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
-  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return LastErrnoStatus("socket");
-  int rc = connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int err = errno;
-  if (rc == 0) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "socket ", path, " is served by another process (is locusd running?)"));
-  }
-  if (err != ECONNREFUSED) {
-    return ErrnoStatus(absl::StrCat("probing socket ", path), err);
-  }
-  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return LastErrnoStatus(absl::StrCat("removing stale socket ", path));
-  }
-  return absl::OkStatus();
+size_t ResidentBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "re");
+  if (f == nullptr) return 0;
+  unsigned long pages = 0, resident = 0;
+  int n = std::fscanf(f, "%lu %lu", &pages, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
 }
 
-absl::Status MakeParentDirectory(const std::string& socket_path, gid_t gid,
-                                 mode_t mode) {
-  std::filesystem::path parent =
-      std::filesystem::path(socket_path).parent_path();
-  if (parent.empty()) return absl::OkStatus();
-  std::error_code ec;
-  if (std::filesystem::exists(parent, ec)) return absl::OkStatus();
-  std::filesystem::create_directories(parent, ec);
-  if (ec) {
-    return ErrnoStatus(absl::StrCat("creating ", parent.string()), ec.value());
+// "tcp 127.0.0.1": the address without the port, so that one host is one
+// peer however many connections it opens.
+std::string TcpPeerKey(const sockaddr_storage& addr) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (addr.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr,
+              text, sizeof(text));
+  } else if (addr.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6,
+              &reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr, text,
+              sizeof(text));
   }
-  // Group members must reach the socket; others need not.
-  if (chmod(parent.c_str(), mode) != 0 ||
-      chown(parent.c_str(), static_cast<uid_t>(-1), gid) != 0) {
-    return LastErrnoStatus(
-        absl::StrCat("setting owner and mode of ", parent.string()));
-  }
-  return absl::OkStatus();
+  return absl::StrCat("tcp ", text);
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> NormalizeTcpAddress(const std::string& address) {
-  int port = 0;
-  if (absl::SimpleAtoi(address, &port)) {
-    if (port < 0 || port > 65535) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TCP port ", address, " out of range"));
-    }
-    return absl::StrCat("127.0.0.1:", port);
-  }
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TCP address '", address, "' is not PORT or HOST:PORT"));
-  }
-  return address;
-}
-
 AgentServer::AgentServer(AgentServerOptions options, MetricsHub* hub,
                          AgentController* controller)
-    : options_(std::move(options)), hub_(hub), controller_(controller) {}
+    : options_(std::move(options)),
+      hub_(hub),
+      controller_(controller),
+      connections_(LimitsForNofile(options_.connections, NofileLimit())) {}
 
 absl::StatusOr<std::unique_ptr<AgentServer>> AgentServer::Start(
     AgentServerOptions options, MetricsHub* hub, AgentController* controller) {
@@ -136,122 +93,169 @@ absl::Status AgentServer::Init() {
                " is root's alone (0600); create the group (the package does) "
                "to let its members use locusctl");
   }
+  // Every gRPC thread may otherwise get its own malloc arena, and a burst
+  // of client traffic then leaves memory spread over dozens of them that
+  // malloc_trim cannot give back.
+  mallopt(M_ARENA_MAX, 4);
   int wake[2];
   if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) return LastErrnoStatus("pipe2");
   wake_read_.reset(wake[0]);
   wake_write_.reset(wake[1]);
   RETURN_IF_ERROR(Listen());
-
-  privileged_service_ = std::make_unique<AgentService>(
-      hub_, controller_,
-      AgentServiceOptions{.allow_mutations = true,
-                          .socket_group_name = socket_group_name_});
-  readonly_service_ = std::make_unique<AgentService>(
-      hub_, controller_,
-      AgentServiceOptions{.allow_mutations = false,
-                          .socket_group_name = socket_group_name_});
-  ASSIGN_OR_RETURN(privileged_server_,
-                   BuildServer(privileged_service_.get(), false));
-  ASSIGN_OR_RETURN(
-      readonly_server_,
-      BuildServer(readonly_service_.get(), !options_.tcp_address.empty()));
+  for (Kind kind : {kPrivileged, kReadOnly, kTcp}) {
+    if (kind == kTcp && !tcp_listen_fd_) continue;
+    services_[kind] = MakeService(kind);
+    // Only TCP needs keepalive pings: a Unix peer that dies closes its
+    // socket, and one that is merely paused (a stopped `locusctl watch`)
+    // keeps its stream, losing ticks, until the hub drops it as stalled.
+    ASSIGN_OR_RETURN(servers_[kind],
+                     BuildServer(services_[kind].get(), kind == kTcp));
+  }
+  trimmed_rss_ = ResidentBytes();
   acceptor_ = std::thread([this] { AcceptLoop(); });
   return absl::OkStatus();
 }
 
+std::unique_ptr<AgentService> AgentServer::MakeService(Kind kind) {
+  const bool privileged = kind == kPrivileged;
+  AgentServiceOptions o;
+  o.allow_mutations = privileged;
+  o.over_tcp = kind == kTcp;
+  o.socket_group_name = socket_group_name_;
+  o.socket_path = options_.socket_path;
+  o.subscriber_of = [this, privileged](const std::string& grpc_peer) {
+    return SubscriberOf(grpc_peer, privileged);
+  };
+  return std::make_unique<AgentService>(hub_, controller_, std::move(o));
+}
+
+SubscriberInfo AgentServer::SubscriberOf(const std::string& grpc_peer,
+                                         bool privileged_server) {
+  SubscriberInfo info;
+  std::optional<ConnectionPeer> peer = connections_.Lookup(grpc_peer);
+  info.peer = peer.has_value() ? peer->key : "unknown peer";
+  // The server a connection was handed to bounds its rights: a lookup
+  // can never raise a read-only connection.
+  info.privileged = privileged_server && peer.has_value() && peer->privileged;
+  info.root = info.privileged && peer->root;
+  return info;
+}
+
 absl::Status AgentServer::Listen() {
-  const std::string& path = options_.socket_path;
-  ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
-  RETURN_IF_ERROR(
-      MakeParentDirectory(path, socket_gid_, has_group() ? 0750 : 0700));
-  RETURN_IF_ERROR(ClearStaleSocket(path));
-  listen_fd_.reset(
-      socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!listen_fd_) return LastErrnoStatus("socket");
-  if (bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr),
-           sizeof(addr)) != 0) {
-    return LastErrnoStatus(absl::StrCat("bind ", path));
-  }
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    return LastErrnoStatus(absl::StrCat("stat ", path));
-  }
-  socket_inode_ = st.st_ino;
-  if (chown(path.c_str(), static_cast<uid_t>(-1), socket_gid_) != 0) {
-    return LastErrnoStatus(absl::StrCat("chown ", path));
-  }
-  const mode_t mode =
-      has_group() ? options_.socket_mode : options_.socket_mode & ~mode_t{070};
-  if (chmod(path.c_str(), mode) != 0) {
-    return LastErrnoStatus(absl::StrCat("chmod ", path));
-  }
-  if (listen(listen_fd_.get(), 64) != 0) {
-    return LastErrnoStatus(absl::StrCat("listen ", path));
+  ASSIGN_OR_RETURN(UnixListener unix_listener,
+                   ListenUnix(options_.socket_path, socket_gid_,
+                              has_group() ? options_.socket_mode
+                                          : options_.socket_mode & ~mode_t{070},
+                              has_group() ? 0750 : 0700));
+  listen_fd_ = std::move(unix_listener.fd);
+  socket_inode_ = unix_listener.inode;
+  if (!options_.tcp_address.empty()) {
+    ASSIGN_OR_RETURN(std::string address,
+                     NormalizeTcpAddress(options_.tcp_address));
+    ASSIGN_OR_RETURN(TcpListener tcp, ListenTcp(address));
+    tcp_listen_fd_ = std::move(tcp.fd);
+    tcp_port_ = tcp.port;
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<grpc::Server>> AgentServer::BuildServer(
-    AgentService* service, bool with_tcp) {
+    AgentService* service, bool keepalive) {
   grpc::ServerBuilder builder;
   builder.RegisterService(service);
   builder.SetMaxReceiveMessageSize(options_.max_request_bytes);
   builder.SetMaxSendMessageSize(options_.max_response_bytes);
-  // A peer that vanished without closing (a TCP client behind a dead link)
-  // would otherwise hold a stream, and its thread, forever.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  if (keepalive) {
+    // A peer that vanished without closing (a TCP client behind a dead
+    // link) would otherwise hold a stream, and its thread, forever.
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  } else {
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
+  }
+  // A client's own keepalive pings are welcome every 10 s, with or without
+  // calls; a third ping sooner than that, without data between, ends the
+  // connection (GOAWAY too_many_pings) instead of costing an ack each.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             options_.max_streams_per_connection);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 120'000);
   grpc::ResourceQuota quota("locus-agent");
   quota.SetMaxThreads(options_.max_threads);
+  quota.Resize(options_.memory_quota_bytes);
   builder.SetResourceQuota(quota);
-  std::string tcp;
-  if (with_tcp) {
-    ASSIGN_OR_RETURN(tcp, NormalizeTcpAddress(options_.tcp_address));
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    builder.AddListeningPort(tcp, grpc::InsecureServerCredentials(),
-                             &tcp_port_);
-  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || (with_tcp && tcp_port_ == 0)) {
-    return absl::UnavailableError(
-        with_tcp ? absl::StrCat("cannot listen on TCP ", tcp)
-                 : std::string("cannot start the gRPC server"));
+  if (server == nullptr) {
+    return absl::UnavailableError("cannot start the gRPC server");
   }
   return server;
 }
 
 void AgentServer::AcceptLoop() {
   while (!stopped_) {
-    pollfd fds[2] = {{listen_fd_.get(), POLLIN, 0},
-                     {wake_read_.get(), POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    pollfd fds[3] = {{wake_read_.get(), POLLIN, 0},
+                     {listen_fd_.get(), POLLIN, 0},
+                     {tcp_listen_fd_ ? tcp_listen_fd_.get() : -1, POLLIN, 0}};
+    if (poll(fds, 3, kTrimCheckMs) < 0) {
       if (errno == EINTR) continue;
       LogError(ErrnoMessage("agent socket: poll", errno));
       return;
     }
-    if (fds[1].revents != 0) return;
-    UniqueFd fd(accept4(listen_fd_.get(), nullptr, nullptr,
-                        SOCK_CLOEXEC | SOCK_NONBLOCK));
-    if (!fd) {
-      if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
-      // EMFILE and friends: back off instead of spinning.
-      LogWarning(ErrnoMessage("agent socket: accept", errno));
-      poll(nullptr, 0, 100);
-      continue;
-    }
-    absl::StatusOr<PeerCredentials> peer = ReadPeerCredentials(fd.get());
-    if (!peer.ok()) {
-      LogWarning("agent socket: dropping a connection: ",
-                 peer.status().message());
-      continue;
-    }
-    const bool may_mutate =
-        has_group() ? MayMutate(*peer, socket_gid_) : peer->uid == 0;
-    grpc::Server* target =
-        may_mutate ? privileged_server_.get() : readonly_server_.get();
-    grpc::AddInsecureChannelFromFd(target, fd.release());  // gRPC owns it
+    if (fds[0].revents != 0) return;
+    if (fds[1].revents != 0) AcceptOne(listen_fd_.get(), false);
+    if (fds[2].revents != 0) AcceptOne(tcp_listen_fd_.get(), true);
+    TrimIfGrown();
   }
+}
+
+void AgentServer::AcceptOne(int listen_fd, bool tcp) {
+  sockaddr_storage addr = {};
+  socklen_t len = sizeof(addr);
+  UniqueFd fd(accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
+                      SOCK_CLOEXEC | SOCK_NONBLOCK));
+  if (!fd) {
+    if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) return;
+    // EMFILE and friends: back off instead of spinning.
+    LogWarning(ErrnoMessage("agent socket: accept", errno));
+    poll(nullptr, 0, 100);
+    return;
+  }
+  ConnectionPeer peer;
+  Kind kind = kTcp;
+  if (tcp) {
+    peer.key = TcpPeerKey(addr);
+  } else {
+    absl::StatusOr<PeerCredentials> cred = ReadPeerCredentials(fd.get());
+    if (!cred.ok()) {
+      LogWarning("agent socket: dropping a connection: ",
+                 cred.status().message());
+      return;
+    }
+    peer.key = absl::StrCat("uid ", cred->uid);
+    peer.root = cred->uid == 0;
+    peer.privileged =
+        has_group() ? MayMutate(*cred, socket_gid_) : cred->uid == 0;
+    kind = peer.privileged ? kPrivileged : kReadOnly;
+  }
+  // Refused: closed at once, so the client learns it now rather than at
+  // its deadline. Not logged: a flood would only fill the log.
+  if (!connections_.Admit(fd.get(), peer).ok()) return;
+  setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &options_.send_buffer_bytes,
+             sizeof(options_.send_buffer_bytes));
+  grpc::AddInsecureChannelFromFd(servers_[kind].get(), fd.release());
+}
+
+// Bursts of client traffic (thousands of streams or pings) leave freed
+// memory in malloc's free lists; give it back once RSS grew noticeably.
+void AgentServer::TrimIfGrown() {
+  size_t rss = ResidentBytes();
+  if (rss < trimmed_rss_) trimmed_rss_ = rss;
+  if (rss < trimmed_rss_ + options_.trim_growth_bytes) return;
+  malloc_trim(0);
+  trimmed_rss_ = ResidentBytes();
 }
 
 void AgentServer::Shutdown() {
@@ -261,16 +265,17 @@ void AgentServer::Shutdown() {
     (void)!write(wake_write_.get(), &byte, 1);
   }
   if (acceptor_.joinable()) acceptor_.join();
-  for (AgentService* s : {privileged_service_.get(), readonly_service_.get()}) {
+  for (auto& s : services_) {
     if (s != nullptr) s->Stop();
   }
   auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(1);
-  for (grpc::Server* s : {privileged_server_.get(), readonly_server_.get()}) {
+  for (auto& s : servers_) {
     if (s != nullptr) s->Shutdown(deadline);
   }
-  for (grpc::Server* s : {privileged_server_.get(), readonly_server_.get()}) {
+  for (auto& s : servers_) {
     if (s != nullptr) s->Wait();
   }
+  tcp_listen_fd_.reset();
   if (listen_fd_) {
     listen_fd_.reset();
     // Only our own socket file: a successor may already have replaced it.

@@ -7,7 +7,15 @@
 // allows SetMode/Restore (root, or the socket's group), one whose service
 // refuses them. A connection's rights are thus fixed by which server owns
 // it, with no lookup by fd number that a reused fd could fool. TCP peers
-// have no credentials and always get the read-only service.
+// have no credentials; the server accepts them too, and hands them to a
+// third, read-only, server whose refusals say what TCP lacks.
+//
+// What no client may take from the agent: connections are capped (in all,
+// per peer, and with a share kept for root and the socket's group) well
+// below RLIMIT_NOFILE, so the control loop always has descriptors; HTTP/2
+// pings are policed and each server's memory is under a quota, and freed
+// memory is given back to the system after a burst; metrics slots are
+// shared as metrics_hub.h says.
 #ifndef LOCUS_AGENT_API_AGENT_SERVER_H_
 #define LOCUS_AGENT_API_AGENT_SERVER_H_
 
@@ -21,6 +29,8 @@
 #include "absl/status/statusor.h"
 #include "agent/api/agent_controller.h"
 #include "agent/api/agent_service.h"
+#include "agent/api/connection_table.h"
+#include "agent/api/listen_sockets.h"
 #include "agent/api/metrics_hub.h"
 #include "common/defaults.h"
 #include "common/unique_fd.h"
@@ -46,6 +56,15 @@ struct AgentServerOptions {
   int max_request_bytes = 64 * 1024;  // larger requests: RESOURCE_EXHAUSTED
   int max_response_bytes = 64 * 1024 * 1024;
   int max_threads = 64;  // per gRPC server; streams hold one each
+  // Connections accepted at once; lowered to a quarter of RLIMIT_NOFILE.
+  ConnectionLimits connections;
+  int max_streams_per_connection = 16;
+  size_t memory_quota_bytes = 32 << 20;  // per gRPC server
+  // Kernel send buffer of each connection: what sits there is stale for a
+  // reader that paused, so it stays small.
+  int send_buffer_bytes = 64 * 1024;
+  // Freed memory goes back to the system once RSS grew by this much.
+  size_t trim_growth_bytes = 8 << 20;
 };
 
 class AgentServer {
@@ -67,15 +86,27 @@ class AgentServer {
   const std::string& socket_group_name() const { return socket_group_name_; }
   bool has_group() const { return !socket_group_name_.empty(); }
   int tcp_port() const { return tcp_port_; }
+  // Connections gRPC still holds open, and the limits in force.
+  size_t open_connections() { return connections_.open_connections(); }
+  const ConnectionLimits& connection_limits() const {
+    return connections_.limits();
+  }
 
  private:
   AgentServer(AgentServerOptions options, MetricsHub* hub,
               AgentController* controller);
+  enum Kind { kPrivileged, kReadOnly, kTcp, kKinds };
+
   absl::Status Init();
   absl::Status Listen();
   absl::StatusOr<std::unique_ptr<grpc::Server>> BuildServer(
-      AgentService* service, bool with_tcp);
+      AgentService* service, bool keepalive);
+  std::unique_ptr<AgentService> MakeService(Kind kind);
+  SubscriberInfo SubscriberOf(const std::string& grpc_peer,
+                              bool privileged_server);
   void AcceptLoop();
+  void AcceptOne(int listen_fd, bool tcp);
+  void TrimIfGrown();
 
   const AgentServerOptions options_;
   MetricsHub* const hub_;
@@ -84,19 +115,17 @@ class AgentServer {
   std::string socket_group_name_;  // "" when no such group exists
   UniqueFd listen_fd_;
   ino_t socket_inode_ = 0;
-  UniqueFd wake_read_;  // readable when Shutdown wants the acceptor to end
+  UniqueFd tcp_listen_fd_;
+  ConnectionTable connections_;
+  size_t trimmed_rss_ = 0;  // RSS after the last trim (acceptor thread only)
+  UniqueFd wake_read_;      // readable when Shutdown wants the acceptor to end
   UniqueFd wake_write_;
   int tcp_port_ = 0;
-  std::unique_ptr<AgentService> privileged_service_;
-  std::unique_ptr<AgentService> readonly_service_;
-  std::unique_ptr<grpc::Server> privileged_server_;
-  std::unique_ptr<grpc::Server> readonly_server_;
+  std::unique_ptr<AgentService> services_[kKinds];
+  std::unique_ptr<grpc::Server> servers_[kKinds];
   std::thread acceptor_;
   std::atomic<bool> stopped_{false};
 };
-
-// "7070" -> "127.0.0.1:7070"; "HOST:PORT" unchanged; INVALID_ARGUMENT else.
-absl::StatusOr<std::string> NormalizeTcpAddress(const std::string& address);
 
 }  // namespace locus
 

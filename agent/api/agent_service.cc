@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace locus {
@@ -30,10 +32,52 @@ AgentService::AgentService(MetricsHub* hub, AgentController* controller,
                            AgentServiceOptions options)
     : hub_(hub), controller_(controller), options_(std::move(options)) {}
 
+namespace {
+
+// Lets the hub end a stream whose handler is blocked in Write() (its client
+// reads nothing): the call is cancelled then, and only then, since a handler
+// that is waiting for the next tick sees the drop by itself and can tell the
+// client why.
+class StreamGuard {
+ public:
+  explicit StreamGuard(grpc::ServerContext* context) : context_(context) {}
+  void Dropped() {
+    absl::MutexLock lock(&mu_);
+    dropped_ = true;
+    if (writing_) context_->TryCancel();
+  }
+  // False once dropped: do not start a write.
+  bool BeginWrite() {
+    absl::MutexLock lock(&mu_);
+    writing_ = !dropped_;
+    return writing_;
+  }
+  void EndWrite() {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+  }
+
+ private:
+  grpc::ServerContext* const context_;
+  absl::Mutex mu_;
+  bool dropped_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace
+
 grpc::Status AgentService::Subscribe(grpc::ServerContext* context,
                                      const v1::SubscribeRequest* request,
                                      grpc::ServerWriter<v1::Metrics>* writer) {
-  auto subscription = hub_->Subscribe();
+  StreamGuard guard(context);
+  SubscriberInfo info;
+  if (options_.subscriber_of) {
+    info = options_.subscriber_of(context->peer());
+  } else {
+    info.peer = context->peer();
+  }
+  info.on_dropped = [&guard] { guard.Dropped(); };
+  auto subscription = hub_->Subscribe(std::move(info));
   if (!subscription.ok()) return ToGrpcStatus(subscription.status());
   uint32_t sent = 0;
   while (!stopping_ && !context->IsCancelled()) {
@@ -44,11 +88,14 @@ grpc::Status AgentService::Subscribe(grpc::ServerContext* context,
       continue;
     }
     // A slow client blocks only this thread here; meanwhile its queue in the
-    // hub overflows and the loss is counted.
-    if (!writer->Write(*message)) break;
+    // hub overflows and the loss is counted, until the hub drops it.
+    if (!guard.BeginWrite()) break;
+    const bool written = writer->Write(*message);
+    guard.EndWrite();
+    if (!written) break;
     ++sent;
   }
-  return grpc::Status::OK;
+  return ToGrpcStatus((*subscription)->dropped_reason());
 }
 
 grpc::Status AgentService::GetStatus(grpc::ServerContext*,
@@ -72,14 +119,25 @@ grpc::Status AgentService::Explain(grpc::ServerContext*,
 }
 
 grpc::Status AgentService::Refuse(const char* call) const {
-  return grpc::Status(
-      grpc::StatusCode::PERMISSION_DENIED,
-      options_.socket_group_name.empty()
-          ? absl::StrCat(call, " changes the agent: it needs root")
-          : absl::StrCat(call,
-                         " changes the agent: it needs root or membership in ",
-                         "group '", options_.socket_group_name,
-                         "' (the socket's group)"));
+  std::string needs;
+  if (options_.over_tcp) {
+    // TCP carries no credentials: root is refused here like anyone else.
+    needs = absl::StrCat(
+        "it is refused over TCP, which cannot tell who is calling; use the "
+        "Unix socket ",
+        options_.socket_path, " as root",
+        options_.socket_group_name.empty()
+            ? std::string()
+            : absl::StrCat(" or a member of group '",
+                           options_.socket_group_name, "'"));
+  } else if (options_.socket_group_name.empty()) {
+    needs = "it needs root";
+  } else {
+    needs = absl::StrCat("it needs root or membership in group '",
+                         options_.socket_group_name, "' (the socket's group)");
+  }
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                      absl::StrCat(call, " changes the agent: ", needs));
 }
 
 grpc::Status AgentService::SetMode(grpc::ServerContext*,

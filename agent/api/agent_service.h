@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -22,9 +23,16 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 struct AgentServiceOptions {
   bool allow_mutations = false;
+  // Serves TCP connections: refusals say that changing calls need the Unix
+  // socket, not root (which TCP cannot tell).
+  bool over_tcp = false;
   // Names the group in refusals: "needs root or group 'locus'"; empty when
   // the socket is root's alone.
   std::string socket_group_name;
+  std::string socket_path;  // named in refusals over TCP
+  // Who a Subscribe call's peer (ServerContext::peer()) is, for the hub's
+  // slots; unset: an unprivileged peer named by that string.
+  std::function<SubscriberInfo(const std::string& grpc_peer)> subscriber_of;
 };
 
 class AgentService final : public v1::Agent::Service {

@@ -1,0 +1,247 @@
+// What no client of the agent's socket may take from others or from the
+// agent: metrics slots (root's watch always gets in), a slot held by a client
+// that reads nothing, and file descriptors (many idle connections).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <vector>
+
+#include "agent/api/agent_server.h"
+#include "agent/ctl/agent_client.h"
+#include "gtest/gtest.h"
+#include "tests/agent/agent_test_util.h"
+
+namespace locus {
+namespace {
+
+class AgentServerLimitsTest : public ::testing::Test {
+ protected:
+  AgentServerOptions Options() {
+    AgentServerOptions o;
+    o.socket_path = dir_.File("locusd.sock");
+    o.socket_group = "root";
+    o.tcp_address = "0";
+    return o;
+  }
+  void StartServer(AgentServerOptions options) {
+    auto server =
+        AgentServer::Start(std::move(options), hub_.get(), &controller_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+  std::unique_ptr<v1::Agent::Stub> TcpStub() {
+    return v1::Agent::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->tcp_port()),
+                            grpc::InsecureChannelCredentials()));
+  }
+  static void Deadline(grpc::ClientContext* c, int seconds = 10) {
+    c->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::seconds(seconds));
+  }
+  // Opens a stream and waits for its first message: it holds a slot.
+  struct Stream {
+    std::unique_ptr<grpc::ClientContext> context;
+    std::unique_ptr<grpc::ClientReader<v1::Metrics>> reader;
+    grpc::Status Open(v1::Agent::Stub* stub) {
+      context = std::make_unique<grpc::ClientContext>();
+      Deadline(context.get(), 30);
+      reader = stub->Subscribe(context.get(), {});
+      v1::Metrics m;
+      if (reader->Read(&m)) return grpc::Status::OK;
+      finished = true;
+      return reader->Finish();
+    }
+    ~Stream() {
+      if (context) context->TryCancel();
+      if (reader && !finished) reader->Finish();
+    }
+    bool finished = false;
+  };
+  bool WaitFor(const std::function<bool()>& done) {
+    for (int i = 0; i < 200 && !done(); ++i) {
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return done();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<MetricsHub> hub_;
+  FakeController controller_;
+  std::unique_ptr<AgentServer> server_;
+};
+
+TEST_F(AgentServerLimitsTest, TcpReadersCannotLockRootOutOfTheStream) {
+  if (geteuid() != 0) GTEST_SKIP() << "the test process is not root";
+  hub_ = std::make_unique<MetricsHub>(MetricsHubOptions{
+      .max_subscribers = 4, .privileged_reserve = 1, .max_per_peer = 2});
+  StartServer(Options());
+  FakePublisher publisher(hub_.get(), absl::Milliseconds(20), 1);
+  auto tcp = TcpStub();
+  std::vector<std::unique_ptr<Stream>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<Stream>());
+    ASSERT_TRUE(held.back()->Open(tcp.get()).ok()) << i;
+  }
+  // All of TCP is one peer, 127.0.0.1: its third stream is refused.
+  Stream third;
+  grpc::Status refused = third.Open(tcp.get());
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(refused.error_message().find("tcp 127.0.0.1 already holds 2"),
+            std::string::npos)
+      << refused.error_message();
+  // Root over the Unix socket takes the last slots, the reserved one
+  // included, and then makes a reader give way.
+  auto unix_stub = NewAgentStub(server_->socket_path());
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<Stream>());
+    grpc::Status s = held.back()->Open(unix_stub.get());
+    ASSERT_TRUE(s.ok()) << i << ": " << s.error_message();
+  }
+  EXPECT_EQ(hub_->subscriber_count(), 4u);
+  EXPECT_EQ(hub_->dropped_subscribers(), 1u);
+}
+
+// A client that never reads (its library answers pings, its window stays
+// shut) holds a stream until the hub drops it; its slot is then free.
+TEST_F(AgentServerLimitsTest, AClientThatReadsNothingLosesItsSlot) {
+  hub_ = std::make_unique<MetricsHub>(
+      MetricsHubOptions{.max_subscribers = 4, .stall_ticks = 30});
+  StartServer(Options());
+  // ~80 KB per message: the 64 KiB window and socket buffer fill at once.
+  FakePublisher publisher(hub_.get(), absl::Milliseconds(10), 2000);
+  auto stub = NewAgentStub(server_->socket_path());
+  grpc::ClientContext c;
+  Deadline(&c, 60);
+  auto reader = stub->Subscribe(&c, {});  // and never Read()
+  ASSERT_TRUE(WaitFor([&] { return hub_->subscriber_count() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return hub_->dropped_subscribers() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return hub_->subscriber_count() == 0; }));
+  v1::Metrics m;
+  while (reader->Read(&m)) {
+  }
+  EXPECT_FALSE(reader->Finish().ok());
+}
+
+// A reader that paused for 100 ticks, then reads, gets within a message or
+// two (what sat in the socket) the current tick with the gap counted, not
+// 100 old ticks with drops 0.
+TEST_F(AgentServerLimitsTest, AReaderBackFromAPauseGetsFreshTicks) {
+  hub_ = std::make_unique<MetricsHub>();
+  StartServer(Options());
+  FakePublisher publisher(hub_.get(), absl::Milliseconds(10), 2000);
+  auto stub = NewAgentStub(server_->socket_path());
+  grpc::ClientContext c;
+  Deadline(&c, 60);
+  auto reader = stub->Subscribe(&c, {});
+  v1::Metrics m;
+  ASSERT_TRUE(reader->Read(&m));
+  absl::SleepFor(absl::Seconds(1));
+  const uint64_t now = publisher.ticks();
+  uint64_t previous = m.tick();
+  bool fresh = false;
+  for (int i = 0; i < 4 && !fresh && reader->Read(&m); ++i) {
+    EXPECT_EQ(m.tick() - previous - 1, m.drops().subscriber_dropped());
+    fresh = m.tick() >= now && m.drops().subscriber_dropped() > 50;
+    previous = m.tick();
+  }
+  EXPECT_TRUE(fresh) << "tick " << m.tick() << " when " << now
+                     << " was published";
+  c.TryCancel();
+  reader->Finish();
+}
+
+// A child process holding 300 idle TCP connections: the server keeps at
+// most a quarter of RLIMIT_NOFILE, closes the rest, and this process (the
+// agent) can still open files and serve root.
+TEST_F(AgentServerLimitsTest, IdleConnectionsCannotExhaustDescriptors) {
+  rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  hub_ = std::make_unique<MetricsHub>();
+  StartServer(Options());
+  EXPECT_EQ(server_->connection_limits().max_connections, 64u);
+  const int port = server_->tcp_port();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setrlimit(RLIMIT_NOFILE, &saved);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < 300; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    }
+    (void)!write(ready[1], "r", 1);
+    pause();
+    _exit(0);
+  }
+  char byte;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  // Half of the 64 is kept for root and the socket's group.
+  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 32; }));
+  absl::SleepFor(absl::Milliseconds(500));  // let the acceptor drain the rest
+  EXPECT_EQ(server_->open_connections(), 32u);
+  std::vector<int> files;
+  for (int i = 0; i < 100; ++i) {
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << "open #" << i << ": " << strerror(errno);
+    if (fd >= 0) files.push_back(fd);
+  }
+  for (int fd : files) close(fd);
+  auto stub = NewAgentStub(server_->socket_path());
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::AgentStatus status;
+  grpc::Status rpc = stub->GetStatus(&c, {}, &status);
+  EXPECT_TRUE(rpc.ok()) << rpc.error_message();
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+  server_.reset();
+  setrlimit(RLIMIT_NOFILE, &saved);
+}
+
+TEST_F(AgentServerLimitsTest, OverTcpTheRefusalSaysWhatTcpLacks) {
+  hub_ = std::make_unique<MetricsHub>();
+  StartServer(Options());
+  auto stub = TcpStub();
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::SetModeRequest request;
+  request.set_mode(v1::AGENT_MODE_ENFORCE);
+  v1::SetModeResponse response;
+  grpc::Status s = stub->SetMode(&c, request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("refused over TCP"), std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find(server_->socket_path()), std::string::npos);
+  EXPECT_EQ(s.error_message().find("it needs root"), std::string::npos);
+}
+
+TEST(LimitsForNofile, KeepsThreeQuartersOfTheDescriptorsForTheAgent) {
+  ConnectionLimits wanted;
+  EXPECT_EQ(LimitsForNofile(wanted, 65536).max_connections, 256u);
+  ConnectionLimits low = LimitsForNofile(wanted, 1024);
+  EXPECT_EQ(low.max_connections, 256u);
+  low = LimitsForNofile(wanted, 200);
+  EXPECT_EQ(low.max_connections, 50u);
+  EXPECT_EQ(low.privileged_reserve, 25u);
+  EXPECT_EQ(low.max_per_peer, 32u);
+}
+
+}  // namespace
+}  // namespace locus
