@@ -28,7 +28,7 @@ test=(
   "${build[@]}"
   # unit and privileged tests, benchmarks, the function-size check
   libgtest-dev libgmock-dev libbenchmark-dev nginx-light wrk numactl procps util-linux
-  iproute2 clang-tidy
+  iproute2 clang-tidy python3-h2
   # deploy: unit checks, manifest checks, man pages
   systemd python3-yaml man-db lintian zsh
   # fuzzing and sanitizers: clang's libFuzzer, ASan and UBSan runtimes
