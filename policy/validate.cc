@@ -1,8 +1,12 @@
 #include "policy/validate.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -71,6 +75,22 @@ void CheckCpus(absl::string_view path, const std::string& text,
   }
 }
 
+// A unit name as systemd spells it, of a kind that holds processes.
+void CheckSystemdUnit(const std::string& unit, const PolicyErrorSink& sink) {
+  if (unit.empty()) return;
+  const bool name_ok =
+      unit.size() <= 256 && std::all_of(unit.begin(), unit.end(), [](char c) {
+        return absl::ascii_isalnum(c) || absl::StrContains(":-_.\\@", c);
+      });
+  if (!name_ok ||
+      !(absl::EndsWith(unit, ".service") || absl::EndsWith(unit, ".scope"))) {
+    sink("targets.systemd_unit",
+         absl::StrCat("\"", absl::CHexEscape(unit),
+                      "\" is not a systemd service or scope name (e.g. "
+                      "nginx.service)"));
+  }
+}
+
 void CheckTargets(const v1::Targets& targets, const PolicyErrorSink& sink) {
   if (targets.comm().empty()) {
     sink("targets.comm", "name at least one process (e.g. [nginx])");
@@ -89,6 +109,7 @@ void CheckTargets(const v1::Targets& targets, const PolicyErrorSink& sink) {
       sink(path, absl::StrCat("process \"", comm, "\" is listed twice"));
     }
   }
+  CheckSystemdUnit(targets.systemd_unit(), sink);
 }
 
 void CheckPlacement(const v1::Placement& placement, const Topology* host,

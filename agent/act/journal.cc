@@ -4,33 +4,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "agent/host/cpu_mask.h"
-#include "agent/host/file_util.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
 #include "common/unique_fd.h"
 
 namespace locus {
 namespace {
-
-constexpr std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
-constexpr std::array<uint32_t, 256> kCrcTable = MakeCrcTable();
 
 std::string DirName(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -70,121 +59,47 @@ std::string WithCrc(const std::string& body) {
   return absl::StrFormat("%s %08x\n", body, Crc32(body));
 }
 
-// The text of a record line before its CRC, when the CRC matches.
-absl::StatusOr<absl::string_view> RecordBody(absl::string_view line) {
-  size_t last_space = line.find_last_of(' ');
-  uint32_t crc = 0;
-  if (last_space == absl::string_view::npos ||
-      line.size() - last_space - 1 != 8 ||
-      !absl::SimpleHexAtoi(line.substr(last_space + 1), &crc)) {
-    return absl::DataLossError("no checksum");
+// "<path>.bad.<UTC time>", with a suffix when that name is taken.
+std::string FreeBadName(const std::string& path) {
+  const std::string base = absl::StrCat(
+      path, ".bad.",
+      absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone()));
+  std::string name = base;
+  struct stat st;
+  for (int i = 1; lstat(name.c_str(), &st) == 0; ++i) {
+    name = absl::StrCat(base, ".", i);
   }
-  absl::string_view body = line.substr(0, last_space);
-  if (Crc32(body) != crc) return absl::DataLossError("checksum mismatch");
-  return body;
-}
-
-// "T <pid> <tid> <start_time> <cpulist>": the first original wins.
-absl::Status ReplayThread(const std::vector<absl::string_view>& f,
-                          JournalContents* out) {
-  ThreadEntry e;
-  auto cpus = ParseCpuList(f[4]);
-  if (!absl::SimpleAtoi(f[1], &e.pid) || !absl::SimpleAtoi(f[2], &e.tid) ||
-      !absl::SimpleAtoi(f[3], &e.start_time) || !cpus.ok() || cpus->empty()) {
-    return absl::DataLossError("bad thread record");
-  }
-  e.cpus = *std::move(cpus);
-  out->threads.emplace(e.tid, std::move(e));
-  return absl::OkStatus();
-}
-
-// "I <irq> <cpulist>": the first original wins.
-absl::Status ReplayIrq(const std::vector<absl::string_view>& f,
-                       JournalContents* out) {
-  IrqEntry e;
-  auto cpus = ParseCpuList(f[2]);
-  if (!absl::SimpleAtoi(f[1], &e.irq) || !cpus.ok() || cpus->empty()) {
-    return absl::DataLossError("bad irq record");
-  }
-  e.cpus = *std::move(cpus);
-  out->irqs.emplace(e.irq, std::move(e));
-  return absl::OkStatus();
-}
-
-// "-T <tid>" or "-I <irq>".
-absl::Status ReplayForget(const std::vector<absl::string_view>& f,
-                          JournalContents* out) {
-  int id = 0;
-  if (!absl::SimpleAtoi(f[1], &id)) {
-    return absl::DataLossError("bad forget record");
-  }
-  if (f[0] == "-T") {
-    out->threads.erase(id);
-  } else {
-    out->irqs.erase(id);
-  }
-  return absl::OkStatus();
-}
-
-// Replays one complete line on `out`; why not when it is damaged.
-absl::Status ReplayLine(absl::string_view line, JournalContents* out) {
-  ASSIGN_OR_RETURN(absl::string_view body, RecordBody(line));
-  std::vector<absl::string_view> f = absl::StrSplit(body, ' ');
-  if (f[0] == "T" && f.size() == 5) return ReplayThread(f, out);
-  if (f[0] == "I" && f.size() == 3) return ReplayIrq(f, out);
-  if ((f[0] == "-T" || f[0] == "-I") && f.size() == 2) {
-    return ReplayForget(f, out);
-  }
-  return absl::DataLossError(absl::StrCat("unknown record '", f[0], "'"));
+  return name;
 }
 
 }  // namespace
 
-uint32_t Crc32(absl::string_view data) {
-  uint32_t c = 0xFFFFFFFFu;
-  for (unsigned char byte : data) c = kCrcTable[(c ^ byte) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-JournalContents ParseJournal(absl::string_view text, absl::string_view path) {
-  JournalContents out;
-  int line_number = 0;
-  while (!text.empty()) {
-    ++line_number;
-    size_t newline = text.find('\n');
-    if (newline == absl::string_view::npos) {
-      out.truncated_tail = true;
-      out.problems.push_back(
-          absl::StrCat(path, ":", line_number,
-                       ": incomplete last record (crash while "
-                       "appending?), ignored"));
-      break;
+absl::StatusOr<std::string> ResolveJournalPath(const std::string& path) {
+  std::string current = path;
+  // As many links as the kernel follows (MAXSYMLINKS) before ELOOP.
+  for (int links = 0; links < 40; ++links) {
+    const std::string dir = DirName(current);
+    char resolved[PATH_MAX];
+    if (realpath(dir.c_str(), resolved) == nullptr) {
+      if (errno == ENOENT) return current;  // nothing there to resolve yet
+      return absl::FailedPreconditionError(ErrnoMessage(dir, errno));
     }
-    absl::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline + 1);
-    if (line.empty()) continue;
-    if (absl::Status status = ReplayLine(line, &out); !status.ok()) {
-      ++out.corrupt_records;
-      out.problems.push_back(
-          absl::StrCat(path, ":", line_number, ": ", status.message()));
+    const std::string name = current.substr(current.find_last_of('/') + 1);
+    const std::string real_dir = resolved;
+    current = real_dir == "/" ? "/" + name : real_dir + "/" + name;
+    struct stat st;
+    if (lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+      return current;
     }
+    char target[PATH_MAX];
+    ssize_t n = readlink(current.c_str(), target, sizeof(target) - 1);
+    if (n <= 0)
+      return absl::FailedPreconditionError(ErrnoMessage(current, errno));
+    const std::string link(target, static_cast<size_t>(n));
+    current = link[0] == '/' ? link : real_dir + "/" + link;
   }
-  return out;
-}
-
-absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    // Nothing can exist there: an empty journal (writing will say why not).
-    if (errno == ENOENT || errno == ENOTDIR) return JournalContents{};
-    return absl::FailedPreconditionError(ErrnoMessage(path, errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": not a regular file"));
-  }
-  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  return ParseJournal(text, path);
+  return absl::FailedPreconditionError(
+      absl::StrCat(path, ": too many symbolic links"));
 }
 
 absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(
@@ -193,7 +108,8 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(
     return absl::InvalidArgumentError("journal path is empty");
   }
   std::unique_ptr<Journal> journal(new Journal(options));
-  ASSIGN_OR_RETURN(journal->contents_, ReadJournal(options.path));
+  ASSIGN_OR_RETURN(journal->options_.path, ResolveJournalPath(options.path));
+  ASSIGN_OR_RETURN(journal->contents_, ReadJournal(journal->options_.path));
   return journal;
 }
 
@@ -288,11 +204,34 @@ absl::Status Journal::ForgetIrq(int irq) {
   return Append(absl::StrCat("-I ", irq));
 }
 
+absl::Status Journal::CheckClearable() const {
+  struct stat st;
+  if (lstat(options_.path.c_str(), &st) != 0) return absl::OkStatus();
+  const std::string dir = DirName(options_.path);
+  if (faccessat(AT_FDCWD, dir.c_str(), W_OK, AT_EACCESS) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the journal ", options_.path, " could not be removed afterwards (",
+        ErrnoMessage(dir, errno), ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Journal::Clear() {
   fd_.reset();
+  const bool damaged = contents_.corrupt_records > 0;
   contents_ = JournalContents{};
   broken_ = absl::OkStatus();
   last_error_ = absl::OkStatus();
+  kept_copy_.clear();
+  if (damaged) {
+    std::string bad = FreeBadName(options_.path);
+    if (rename(options_.path.c_str(), bad.c_str()) != 0) {
+      if (errno == ENOENT) return absl::OkStatus();
+      return absl::FailedPreconditionError(ErrnoMessage(bad, errno));
+    }
+    kept_copy_ = std::move(bad);
+    return SyncDir(DirName(options_.path));
+  }
   if (unlink(options_.path.c_str()) != 0) {
     int err = errno;
     // No journal is a cleared journal, even on a read-only mount, where

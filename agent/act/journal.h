@@ -16,21 +16,20 @@
 // or zero-filled tail (ext4 data=writeback after power loss) is detected and
 // every complete record before it still counts. Text keeps it readable with
 // `cat` when an operator has to restore by hand. Forgetting is a record too
-// (no rewrite-in-place, which a crash could tear); clearing deletes the file.
+// (no rewrite-in-place, which a crash could tear); clearing deletes the file,
+// or, when it had damaged records, sets it aside as "<path>.bad.<UTC time>"
+// so that what they held can still be recovered by hand.
 // The start time (clock ticks since boot, /proc/TID/stat field 22) makes the
 // thread key unique, so a recycled TID is never "restored".
 #ifndef LOCUS_AGENT_ACT_JOURNAL_H_
 #define LOCUS_AGENT_ACT_JOURNAL_H_
 
-#include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
+#include "agent/act/journal_reader.h"
 #include "common/defaults.h"
 #include "common/unique_fd.h"
 
@@ -40,35 +39,11 @@ struct JournalOptions {
   std::string path = kDefaultJournalPath;
 };
 
-struct ThreadEntry {
-  int32_t pid = 0;
-  int32_t tid = 0;
-  uint64_t start_time = 0;
-  std::vector<int> cpus;  // original affinity
-};
-
-struct IrqEntry {
-  int irq = 0;
-  std::vector<int> cpus;  // original smp_affinity_list
-};
-
-// What a journal file holds once replayed: live entries, and what was wrong.
-struct JournalContents {
-  std::map<int32_t, ThreadEntry> threads;  // by tid
-  std::map<int, IrqEntry> irqs;            // by irq
-  int corrupt_records = 0;                 // complete lines, bad CRC/syntax
-  bool truncated_tail = false;             // last line without '\n'
-  std::vector<std::string> problems;       // "<path>:<line>: <why>"
-};
-
-// Replays journal text (pure; for tests and for ReadJournal).
-JournalContents ParseJournal(absl::string_view text, absl::string_view path);
-
-// Reads and replays the journal file; a missing file is an empty journal.
-absl::StatusOr<JournalContents> ReadJournal(const std::string& path);
-
-// CRC-32 (IEEE, as zlib's crc32) of `data`.
-uint32_t Crc32(absl::string_view data);
+// The journal's real location: `path` with every symlink, in its directory
+// or its last component, resolved. What the instance lock is keyed on and
+// what Journal reads, appends to and deletes, so that two paths to one file
+// are one journal. A directory that does not exist yet is taken as given.
+absl::StatusOr<std::string> ResolveJournalPath(const std::string& path);
 
 class Journal {
  public:
@@ -102,9 +77,18 @@ class Journal {
   // the agent changes nothing, and says so (status, metrics).
   const absl::Status& last_error() const { return last_error_; }
 
+  // Whether Clear() can remove the file: FailedPrecondition when its
+  // directory is not writable (a read-only mount). Checked before a restore,
+  // which must not run again at every start because the file stays.
+  absl::Status CheckClearable() const;
+
   // Deletes the file (fsyncing the directory) and forgets every entry: called
-  // once everything has been restored.
+  // once everything has been restored. A file that had damaged records is
+  // renamed to "<path>.bad.<time>" instead (see kept_copy()).
   absl::Status Clear();
+
+  // Where the last Clear() set a damaged journal aside; empty if it did not.
+  const std::string& kept_copy() const { return kept_copy_; }
 
  private:
   explicit Journal(JournalOptions options) : options_(std::move(options)) {}
@@ -117,6 +101,7 @@ class Journal {
   UniqueFd fd_;
   absl::Status broken_;  // first write error; OK while healthy
   absl::Status last_error_;
+  std::string kept_copy_;
 };
 
 }  // namespace locus

@@ -90,10 +90,19 @@ RestoreReport RestoreEntries(const JournalContents& contents,
 absl::StatusOr<RestoreReport> RestoreJournal(const JournalOptions& options,
                                              ThreadOps& threads, IrqOps& irqs) {
   ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(options));
+  if (absl::Status clearable = journal->CheckClearable(); !clearable.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "not restoring: ", clearable.message(),
+        ", so the same restore would run again at every start; make its "
+        "directory writable, or restore by hand from the file (text, one "
+        "record a line) and move it away"));
+  }
   RestoreReport report = RestoreEntries(journal->contents(), threads, irqs);
+  report.journal = journal->path();
   // Cleared even when some entries failed: they would fail again on every
   // start, and the report names them for the operator.
   RETURN_IF_ERROR(journal->Clear());
+  report.kept_copy = journal->kept_copy();
   return report;
 }
 

@@ -8,16 +8,22 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "agent/act/journal.h"
 #include "common/os_error.h"
+#include "common/status_macros.h"
 
 namespace locus {
 
 absl::StatusOr<InstanceLock> InstanceLock::Acquire(
     const std::string& journal_path) {
-  const std::string path = journal_path + ".lock";
   std::error_code ignored;  // a missing directory shows up at open()
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
-                                      ignored);
+  std::filesystem::create_directories(
+      std::filesystem::path(journal_path).parent_path(), ignored);
+  // Keyed on the file, not on how it is named: a second daemon given the
+  // journal through a symlink (to it or to its directory) finds it locked.
+  // A path that cannot be resolved (a link loop) is FailedPrecondition too.
+  ASSIGN_OR_RETURN(const std::string journal, ResolveJournalPath(journal_path));
+  const std::string path = journal + ".lock";
   UniqueFd fd(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!fd) return absl::UnavailableError(ErrnoMessage(path, errno));
   if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {

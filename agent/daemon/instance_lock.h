@@ -12,12 +12,14 @@
 
 namespace locus {
 
-// An exclusive flock(2) on "<journal_path>.lock", held until destroyed (or
+// An exclusive flock(2) on "<journal>.lock", where <journal> is the journal's
+// real path (ResolveJournalPath: symlinks resolved), held until destroyed (or
 // the process ends, crash included: the kernel drops it). Creates the
 // journal's directory when missing.
 class InstanceLock {
  public:
-  // FailedPrecondition naming the lock file when another process holds it.
+  // FailedPrecondition naming the lock file when another process holds it,
+  // or naming the journal path when it cannot be resolved.
   static absl::StatusOr<InstanceLock> Acquire(const std::string& journal_path);
 
  private:

@@ -7,12 +7,20 @@
 namespace locus {
 namespace {
 
+// Every restore is logged, with what it found wrong in the journal.
 void LogRestore(const RestoreReport& report) {
   for (const std::string& line : report.messages) LogInfo(line);
   for (const std::string& line : report.errors) LogError(line);
-  LogInfo("restored ", report.threads_restored, " thread(s) and ",
-          report.irqs_restored, " IRQ(s); ", report.dropped, " no longer exist",
+  LogInfo("restored from ", report.journal, ": ", report.threads_restored,
+          " thread(s) and ", report.irqs_restored, " IRQ(s); ", report.dropped,
+          " no longer exist",
           report.truncated_tail ? "; the journal's last record was torn" : "");
+  if (report.corrupt_records > 0) {
+    LogWarning(report.journal, " had ", report.corrupt_records,
+               " damaged record(s), not restored; the journal is kept as ",
+               report.kept_copy.empty() ? "(gone)" : report.kept_copy,
+               " to recover them by hand");
+  }
 }
 
 }  // namespace

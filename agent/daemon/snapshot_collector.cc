@@ -11,6 +11,7 @@ TargetScanOptions TargetsOf(const v1::Policy& policy, TargetScanOptions base) {
   base.selector = TargetSelector{};
   base.selector.comms.assign(policy.targets().comm().begin(),
                              policy.targets().comm().end());
+  base.trust.systemd_unit = policy.targets().systemd_unit();
   return base;
 }
 

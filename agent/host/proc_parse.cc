@@ -55,6 +55,20 @@ absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(
   return absl::DataLossError("no Cpus_allowed_list line (truncated?)");
 }
 
+absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "Uid:")) continue;
+    std::vector<absl::string_view> ids =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    uint32_t uid = 0;
+    if (ids.empty() || !absl::SimpleAtoi(ids[0], &uid)) {
+      return absl::DataLossError("bad Uid line");
+    }
+    return uid;
+  }
+  return absl::DataLossError("no Uid line (truncated?)");
+}
+
 std::string ParseCmdline(absl::string_view text) {
   while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
   std::vector<absl::string_view> args = absl::StrSplit(text, '\0');

@@ -29,6 +29,10 @@ absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text);
 // Cpus_allowed_list from /proc/PID/status.
 absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(absl::string_view text);
 
+// The real uid from /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs"):
+// who started the process, which setuid() in it cannot fake upwards.
+absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text);
+
 // /proc/PID/cmdline: NUL-separated arguments joined with spaces, trailing
 // NULs dropped (nginx rewrites its argv to "nginx: worker process").
 std::string ParseCmdline(absl::string_view text);

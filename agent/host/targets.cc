@@ -50,18 +50,6 @@ bool CgroupUnder(absl::string_view path, absl::string_view prefix) {
          path[prefix.size()] == '/';
 }
 
-std::string ReadLink(const std::string& path) {
-  char buf[4096];
-  ssize_t n = readlink(path.c_str(), buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  std::string target(buf, static_cast<size_t>(n));
-  // An upgraded binary still running shows as "/usr/sbin/nginx (deleted)".
-  const std::string deleted = " (deleted)";
-  if (absl::EndsWith(target, deleted))
-    target.resize(target.size() - deleted.size());
-  return target;
-}
-
 bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -189,8 +177,7 @@ bool RuledOutByComm(const DirEntry& entry, int32_t pid, const std::string& dir,
 bool Matches(const TargetSelector& sel, const std::string& dir,
              const ProcStat& stat) {
   if (Contains(sel.comms, stat.comm)) return true;
-  if (!sel.exe_paths.empty() &&
-      Contains(sel.exe_paths, ReadLink(JoinPath(dir, "exe")))) {
+  if (!sel.exe_paths.empty() && Contains(sel.exe_paths, ExecutablePath(dir))) {
     return true;
   }
   if (sel.cgroup_paths.empty() && sel.systemd_units.empty()) return false;
@@ -243,6 +230,18 @@ Selection SelectProcesses(const std::vector<DirEntry>& entries,
 // neither); parentage decides only for programs that do not: a selected
 // parent of selected children is the master, a selected child of a selected
 // parent a worker.
+// The topmost selected process above `pid` (itself when its parent is not
+// selected): the master whose owner vouches for its workers.
+int32_t MasterOf(int32_t pid, const std::map<int32_t, Candidate>& selected) {
+  // Bounded: a pid loop cannot occur in /proc, but a fixture can have one.
+  for (size_t hops = 0; hops < selected.size(); ++hops) {
+    auto parent = selected.find(selected.at(pid).stat.ppid);
+    if (parent == selected.end() || parent->first == pid) break;
+    pid = parent->first;
+  }
+  return pid;
+}
+
 TargetRole RoleOf(const Candidate& candidate,
                   const std::map<int32_t, Candidate>& selected,
                   const std::set<int32_t>& parents) {
@@ -317,7 +316,7 @@ TargetSelector NginxSelector() {
 absl::StatusOr<std::vector<Target>> ScanTargets(
     const HostPaths& paths, const TargetScanOptions& options,
     const Topology& topology, std::vector<std::string>* errors,
-    TargetScanCache* cache) {
+    TargetScanCache* cache, std::vector<RefusedTarget>* refused) {
   if (cache != nullptr) {
     ++cache->scan;  // scan numbers start at 1: 0 marks "never read"
     if (cache->nodes != topology.nodes.size()) {
@@ -337,10 +336,18 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
     }
   }
   const uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  TrustCheck trust(paths.procfs_root, options.trust);
   std::vector<Target> targets;
   for (const auto& [pid, candidate] : selected) {
     if (options.skip_draining &&
         absl::StrContains(candidate.cmdline, "is shutting down")) {
+      continue;
+    }
+    if (std::string why = trust.WhyNot(pid, MasterOf(pid, selected));
+        !why.empty()) {
+      if (refused != nullptr) {
+        refused->push_back({pid, candidate.stat.comm, std::move(why)});
+      }
       continue;
     }
     Target target;

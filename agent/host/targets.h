@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "agent/host/host_paths.h"
+#include "agent/host/target_trust.h"
 #include "policy/snapshot.h"
 
 namespace locus {
@@ -55,6 +56,9 @@ struct TargetScanOptions {
   // scan. Thread lists are never reused when read_thread_cpu is on (a
   // thread's CPU changes all the time).
   int refresh_every = 1;
+  // Which of the selected processes may be acted on (target_trust.h); the
+  // others are left out, each with its reason.
+  TargetTrust trust;
 };
 
 // What scans may reuse from earlier ones: per selected process, its thread
@@ -91,11 +95,14 @@ struct TargetScanCache {
 // reported in `errors` as "<path>: <why>" and only that item is skipped (or
 // left without that part). Fails only when procfs_root cannot be listed.
 // With `cache` (may be null), parts fresh enough are taken from it and it is
-// updated for the next scan.
+// updated for the next scan. Selected processes that are not trusted
+// (options.trust) are left out and, with `refused` (may be null), listed
+// there with the reason.
 absl::StatusOr<std::vector<Target>> ScanTargets(
     const HostPaths& paths, const TargetScanOptions& options,
     const Topology& topology, std::vector<std::string>* errors,
-    TargetScanCache* cache = nullptr);
+    TargetScanCache* cache = nullptr,
+    std::vector<RefusedTarget>* refused = nullptr);
 
 }  // namespace locus
 

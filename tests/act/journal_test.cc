@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/host/temp_tree.h"
@@ -16,6 +18,13 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+
+// A record line: body, CRC, newline.
+std::string Line(const std::string& body) {
+  char crc[16];
+  snprintf(crc, sizeof(crc), "%08x", Crc32(body));
+  return body + " " + crc + "\n";
+}
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -147,6 +156,133 @@ TEST(JournalTest, MissingFileIsEmpty) {
   auto contents = ReadJournal("/nonexistent/locus/journal");
   ASSERT_TRUE(contents.ok());
   EXPECT_THAT(contents->threads, IsEmpty());
+}
+
+TEST(JournalTest, PiecesOfAnySizeReplayAsTheWhole) {
+  const std::string text = Line("T 1 2 3 0-1") + "junk\n" + Line("I 9 1") +
+                           Line("-T 2") + "\n" + Line("I 4 0") + "I 5 0 tor";
+  const JournalContents whole = ParseJournal(text, "j");
+  for (size_t piece = 1; piece <= 7; ++piece) {
+    JournalParser parser("j");
+    for (size_t at = 0; at < text.size(); at += piece) {
+      parser.Feed(absl::string_view(text).substr(at, piece));
+    }
+    JournalContents pieces = std::move(parser).Finish();
+    EXPECT_EQ(pieces.threads.size(), whole.threads.size()) << piece;
+    EXPECT_EQ(pieces.irqs.size(), whole.irqs.size()) << piece;
+    EXPECT_EQ(pieces.corrupt_records, whole.corrupt_records) << piece;
+    EXPECT_EQ(pieces.truncated_tail, whole.truncated_tail) << piece;
+    EXPECT_EQ(pieces.problems, whole.problems) << piece;
+  }
+  EXPECT_EQ(whole.irqs.size(), 2u);
+  EXPECT_THAT(whole.threads, IsEmpty());
+  EXPECT_EQ(whole.corrupt_records, 1);
+  EXPECT_TRUE(whole.truncated_tail);
+}
+
+// 5 MB of junk lines, a record among them: every damaged line is counted,
+// only the first few named, and the record still replays.
+TEST(JournalTest, JunkIsCountedAndItsProblemsCapped) {
+  TempTree tree;
+  const std::string path = tree.root() + "/journal";
+  const int junk_lines = 5 * 1024 * 1024 / 50;
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < junk_lines; ++i) {
+      out << std::string(49, 'x') << "\n";
+      if (i == junk_lines / 2) out << Line("I 7 0-1");
+    }
+  }
+  auto contents = ReadJournal(path);
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  EXPECT_EQ(contents->corrupt_records, junk_lines);
+  EXPECT_EQ(contents->irqs.count(7), 1u);
+  ASSERT_EQ(contents->problems.size(), kMaxJournalProblems + 1u);
+  EXPECT_THAT(contents->problems.front(), HasSubstr(path + ":1: "));
+  EXPECT_THAT(contents->problems.back(),
+              HasSubstr(absl::StrCat("and ", junk_lines - kMaxJournalProblems,
+                                     " more damaged record(s)")));
+}
+
+// A line without end is not held in memory whole: past kMaxJournalLine it is
+// one damaged record, and the lines after it still count.
+TEST(JournalTest, OverlongLineIsOneDamagedRecord) {
+  const std::string text = std::string(3 * kMaxJournalLine, 'x') + "\n" +
+                           Line("I 3 0") +
+                           std::string(kMaxJournalLine + 1, 'y');
+  JournalContents contents = ParseJournal(text, "j");
+  EXPECT_EQ(contents.corrupt_records, 1);
+  EXPECT_EQ(contents.irqs.count(3), 1u);
+  EXPECT_TRUE(contents.truncated_tail);
+  ASSERT_EQ(contents.problems.size(), 2u);
+  EXPECT_THAT(contents.problems[0], HasSubstr("j:1: record longer than"));
+  EXPECT_THAT(contents.problems[1], HasSubstr("j:3: incomplete last record"));
+}
+
+TEST(JournalTest, DamagedJournalIsSetAsideNotDeleted) {
+  TempTree tree;
+  JournalOptions options{tree.root() + "/journal"};
+  const std::string text = Line("I 5 0") + "garbage\n";
+  tree.Write("journal", text);
+  auto journal = Journal::Open(options);
+  ASSERT_TRUE(journal.ok());
+  EXPECT_EQ((*journal)->contents().corrupt_records, 1);
+  ASSERT_TRUE((*journal)->Clear().ok());
+  EXPECT_NE(access(options.path.c_str(), F_OK), 0);
+  const std::string kept = (*journal)->kept_copy();
+  EXPECT_THAT(kept, HasSubstr(options.path + ".bad."));
+  EXPECT_EQ(Slurp(kept), text);
+  // A second damaged journal in the same second gets a name of its own.
+  tree.Write("journal", text);
+  journal = Journal::Open(options);
+  ASSERT_TRUE(journal.ok());
+  ASSERT_TRUE((*journal)->Clear().ok());
+  EXPECT_NE((*journal)->kept_copy(), kept);
+  EXPECT_EQ(Slurp((*journal)->kept_copy()), text);
+  // A healthy journal is deleted, nothing kept.
+  ASSERT_TRUE((*journal)->RecordIrq({6, {0}}).ok());
+  ASSERT_TRUE((*journal)->Clear().ok());
+  EXPECT_EQ((*journal)->kept_copy(), "");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tree.root()),
+                          std::filesystem::directory_iterator()),
+            2);
+}
+
+// Through a link to the file or to its directory, the journal is the file
+// itself: read, appended to and deleted there, the link left alone.
+TEST(JournalTest, LinksResolveToTheRealFile) {
+  TempTree tree;
+  std::filesystem::create_directories(tree.root() + "/real");
+  const std::string real = tree.root() + "/real/journal";
+  std::filesystem::create_directory_symlink("real", tree.root() + "/dirlink");
+  std::filesystem::create_symlink("real/journal", tree.root() + "/filelink");
+  auto resolved = ResolveJournalPath(tree.root() + "/dirlink/journal");
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(*resolved, real);
+  resolved = ResolveJournalPath(tree.root() + "/filelink");
+  ASSERT_TRUE(resolved.ok());
+  EXPECT_EQ(*resolved, real);  // dangling: where the journal will be
+  auto journal = Journal::Open(JournalOptions{tree.root() + "/filelink"});
+  ASSERT_TRUE(journal.ok());
+  EXPECT_EQ((*journal)->path(), real);
+  ASSERT_TRUE((*journal)->RecordIrq({5, {0}}).ok());
+  EXPECT_THAT(Slurp(real), HasSubstr("I 5 0 "));
+  ASSERT_TRUE((*journal)->Clear().ok());
+  EXPECT_NE(access(real.c_str(), F_OK), 0);
+  EXPECT_TRUE(std::filesystem::is_symlink(tree.root() + "/filelink"));
+  // A loop is an error, not a hang.
+  std::filesystem::create_symlink("loop", tree.root() + "/loop");
+  EXPECT_FALSE(ResolveJournalPath(tree.root() + "/loop").ok());
+}
+
+TEST(JournalTest, FifoIsAnErrorNotAHang) {
+  TempTree tree;
+  const std::string path = tree.root() + "/journal";
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  auto contents = ReadJournal(path);
+  ASSERT_FALSE(contents.ok());
+  EXPECT_THAT(std::string(contents.status().message()),
+              HasSubstr("not a regular file"));
 }
 
 TEST(JournalTest, NotARegularFileIsAnError) {

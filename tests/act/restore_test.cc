@@ -89,6 +89,20 @@ TEST_F(RestoreTest, PerEntryFailureIsReportedAndTheRestRestored) {
   EXPECT_EQ(report->threads_restored, 2);
 }
 
+TEST_F(RestoreTest, DamagedRecordsAreCountedAndTheJournalKept) {
+  WriteJournal();
+  std::ofstream(options_.path, std::ios::app) << "junk\nI 38 3 00000000\n";
+  auto report = RestoreJournal(options_, threads_, irqs_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->corrupt_records, 2);
+  EXPECT_EQ(report->threads_restored, 2);
+  EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));
+  EXPECT_EQ(report->journal, options_.path);
+  EXPECT_THAT(report->kept_copy, HasSubstr(options_.path + ".bad."));
+  EXPECT_EQ(access(report->kept_copy.c_str(), F_OK), 0);
+  EXPECT_NE(access(options_.path.c_str(), F_OK), 0);
+}
+
 TEST_F(RestoreTest, NoJournalIsNothingToDo) {
   auto report = RestoreJournal(options_, threads_, irqs_);
   ASSERT_TRUE(report.ok());

@@ -1,0 +1,193 @@
+#include "agent/act/journal_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/host/cpu_mask.h"
+#include "common/os_error.h"
+#include "common/status_macros.h"
+#include "common/unique_fd.h"
+
+namespace locus {
+namespace {
+
+constexpr std::array<uint32_t, 256> MakeCrcTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+constexpr std::array<uint32_t, 256> kCrcTable = MakeCrcTable();
+
+// The text of a record line before its CRC, when the CRC matches.
+absl::StatusOr<absl::string_view> RecordBody(absl::string_view line) {
+  size_t last_space = line.find_last_of(' ');
+  uint32_t crc = 0;
+  if (last_space == absl::string_view::npos ||
+      line.size() - last_space - 1 != 8 ||
+      !absl::SimpleHexAtoi(line.substr(last_space + 1), &crc)) {
+    return absl::DataLossError("no checksum");
+  }
+  absl::string_view body = line.substr(0, last_space);
+  if (Crc32(body) != crc) return absl::DataLossError("checksum mismatch");
+  return body;
+}
+
+// "T <pid> <tid> <start_time> <cpulist>": the first original wins.
+absl::Status ReplayThread(const std::vector<absl::string_view>& f,
+                          JournalContents* out) {
+  ThreadEntry e;
+  auto cpus = ParseCpuList(f[4]);
+  if (!absl::SimpleAtoi(f[1], &e.pid) || !absl::SimpleAtoi(f[2], &e.tid) ||
+      !absl::SimpleAtoi(f[3], &e.start_time) || !cpus.ok() || cpus->empty()) {
+    return absl::DataLossError("bad thread record");
+  }
+  e.cpus = *std::move(cpus);
+  out->threads.emplace(e.tid, std::move(e));
+  return absl::OkStatus();
+}
+
+// "I <irq> <cpulist>": the first original wins.
+absl::Status ReplayIrq(const std::vector<absl::string_view>& f,
+                       JournalContents* out) {
+  IrqEntry e;
+  auto cpus = ParseCpuList(f[2]);
+  if (!absl::SimpleAtoi(f[1], &e.irq) || !cpus.ok() || cpus->empty()) {
+    return absl::DataLossError("bad irq record");
+  }
+  e.cpus = *std::move(cpus);
+  out->irqs.emplace(e.irq, std::move(e));
+  return absl::OkStatus();
+}
+
+// "-T <tid>" or "-I <irq>".
+absl::Status ReplayForget(const std::vector<absl::string_view>& f,
+                          JournalContents* out) {
+  int id = 0;
+  if (!absl::SimpleAtoi(f[1], &id)) {
+    return absl::DataLossError("bad forget record");
+  }
+  if (f[0] == "-T") {
+    out->threads.erase(id);
+  } else {
+    out->irqs.erase(id);
+  }
+  return absl::OkStatus();
+}
+
+// Replays one complete line on `out`; why not when it is damaged.
+absl::Status ReplayLine(absl::string_view line, JournalContents* out) {
+  ASSIGN_OR_RETURN(absl::string_view body, RecordBody(line));
+  std::vector<absl::string_view> f = absl::StrSplit(body, ' ');
+  if (f[0] == "T" && f.size() == 5) return ReplayThread(f, out);
+  if (f[0] == "I" && f.size() == 3) return ReplayIrq(f, out);
+  if ((f[0] == "-T" || f[0] == "-I") && f.size() == 2) {
+    return ReplayForget(f, out);
+  }
+  return absl::DataLossError(absl::StrCat("unknown record '", f[0], "'"));
+}
+
+}  // namespace
+
+uint32_t Crc32(absl::string_view data) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char byte : data) c = kCrcTable[(c ^ byte) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+void JournalParser::Feed(absl::string_view chunk) {
+  while (!chunk.empty()) {
+    const size_t newline = chunk.find('\n');
+    const absl::string_view piece = chunk.substr(0, newline);
+    if (!overlong_ && line_.size() + piece.size() > kMaxJournalLine) {
+      overlong_ = true;  // junk without newlines must not grow memory
+      line_.clear();
+    }
+    if (!overlong_) line_.append(piece.data(), piece.size());
+    if (newline == absl::string_view::npos) return;
+    chunk.remove_prefix(newline + 1);
+    EndLine();
+  }
+}
+
+void JournalParser::EndLine() {
+  ++line_number_;
+  if (overlong_) {
+    ++out_.corrupt_records;
+    Problem(absl::StrCat("record longer than ", kMaxJournalLine, " bytes"));
+  } else if (!line_.empty()) {
+    if (absl::Status status = ReplayLine(line_, &out_); !status.ok()) {
+      ++out_.corrupt_records;
+      Problem(status.message());
+    }
+  }
+  line_.clear();
+  overlong_ = false;
+}
+
+void JournalParser::Problem(absl::string_view why) {
+  if (++problems_ <= kMaxJournalProblems) {
+    out_.problems.push_back(absl::StrCat(path_, ":", line_number_, ": ", why));
+  }
+}
+
+JournalContents JournalParser::Finish() && {
+  if (!line_.empty() || overlong_) {
+    ++line_number_;
+    out_.truncated_tail = true;
+    Problem("incomplete last record (crash while appending?), ignored");
+  }
+  if (problems_ > kMaxJournalProblems) {
+    out_.problems.push_back(absl::StrCat(path_, ": and ",
+                                         problems_ - kMaxJournalProblems,
+                                         " more damaged record(s)"));
+  }
+  return std::move(out_);
+}
+
+JournalContents ParseJournal(absl::string_view text, absl::string_view path) {
+  JournalParser parser(path);
+  parser.Feed(text);
+  return std::move(parser).Finish();
+}
+
+absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
+  // O_NONBLOCK: a FIFO planted at the path must not block the start.
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) {
+    // Nothing can exist there: an empty journal (writing will say why not).
+    if (errno == ENOENT || errno == ENOTDIR) return JournalContents{};
+    return absl::FailedPreconditionError(ErrnoMessage(path, errno));
+  }
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) {
+    return absl::FailedPreconditionError(ErrnoMessage(path, errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": not a regular file"));
+  }
+  JournalParser parser(path);
+  std::array<char, 64 * 1024> buffer;
+  for (;;) {
+    ssize_t n = read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::FailedPreconditionError(ErrnoMessage(path, errno));
+    if (n == 0) break;
+    parser.Feed(absl::string_view(buffer.data(), static_cast<size_t>(n)));
+  }
+  return std::move(parser).Finish();
+}
+
+}  // namespace locus

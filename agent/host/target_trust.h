@@ -1,0 +1,55 @@
+// Which selected processes Locus may act on. A name is not enough: any local
+// user can exec a binary called nginx and set its title to "nginx: worker
+// process". A process is trusted when its executable is a root-owned file
+// that no group or other user may write and its master (the topmost
+// selected process above it, or itself) was started by root; or, whatever
+// its binary, when it sits in the cgroup of the systemd unit the policy names
+// (targets.systemd_unit), which only root can start things in.
+#ifndef LOCUS_AGENT_HOST_TARGET_TRUST_H_
+#define LOCUS_AGENT_HOST_TARGET_TRUST_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace locus {
+
+struct TargetTrust {
+  // e.g. "nginx.service"; empty: no unit vouches for its processes.
+  std::string systemd_unit;
+};
+
+// A process a selector matched that is not acted on, and why (for explain).
+struct RefusedTarget {
+  int32_t pid = 0;
+  std::string comm;
+  std::string reason;
+};
+
+// readlink <proc_dir>/exe, without the " (deleted)" of an upgraded binary;
+// empty when unreadable.
+std::string ExecutablePath(const std::string& proc_dir);
+
+// The checks for one scan: each master's uid is read once.
+class TrustCheck {
+ public:
+  TrustCheck(std::string procfs_root, const TargetTrust& trust)
+      : procfs_root_(std::move(procfs_root)), trust_(trust) {}
+
+  // "" when process `pid` may be a target, else why not. `master`: its
+  // topmost selected ancestor (`pid` itself when it has none).
+  std::string WhyNot(int32_t pid, int32_t master);
+
+ private:
+  bool InUnit(const std::string& dir) const;
+  const std::string& MasterProblem(int32_t master);
+
+  std::string procfs_root_;
+  const TargetTrust& trust_;
+  std::map<int32_t, std::string> master_problems_;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_HOST_TARGET_TRUST_H_
