@@ -1,0 +1,287 @@
+// ConnectionSteering with the real kernel ops on this kernel: a child process
+// (standing for nginx) listens on two reuseport sockets of 127.0.0.1; the
+// actuator, in the test process, duplicates them from the child through
+// pidfd_getfd, fills the program's maps with CPU 0 -> node 0, CPU 1 -> node 1
+// and socket i on node i, and attaches. Clients pinned to each CPU connect
+// (on loopback the SYN is handled on the connecting CPU); the child accepts
+// and reports which socket got each connection. What is asserted is read
+// outside Locus: the child's accept counts, refused connects, and the fds of
+// the test process.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/act/connection_steering.h"
+#include "agent/act/fake_reuseport_ops.h"
+#include "agent/act/reuseport_kernel.h"
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+constexpr int kConnections = 64;
+
+// How many fds of this process name one of `inodes`' sockets: a duplicate
+// the actuator kept would keep a socket the child closed listening.
+int HeldSockets(const uint64_t (&inodes)[2]) {
+  int held = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  while (dirent* entry = readdir(dir)) {
+    char link[64] = {};
+    std::string path = std::string("/proc/self/fd/") + entry->d_name;
+    if (readlink(path.c_str(), link, sizeof(link) - 1) <= 0) continue;
+    for (uint64_t inode : inodes) {
+      held += std::string(link) == "socket:[" + std::to_string(inode) + "]";
+    }
+  }
+  closedir(dir);
+  return held;
+}
+
+bool WriteAll(int fd, const void* data, size_t size) {
+  return write(fd, data, size) == static_cast<ssize_t>(size);
+}
+bool ReadAll(int fd, void* data, size_t size) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = read(fd, p, size);
+    if (n <= 0) return false;
+    p += n;
+    size -= n;
+  }
+  return true;
+}
+
+int Listener(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(fd, 4 * kConnections) != 0) {
+    return -1;
+  }
+  return fd;
+}
+
+uint16_t PortOf(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  return ntohs(addr.sin_port);
+}
+
+// What the child tells the parent once it listens.
+struct Hello {
+  uint16_t port = 0;
+  int fds[2] = {-1, -1};
+  uint64_t inodes[2] = {0, 0};
+};
+
+// The child: listens, then serves commands: 'a' accept every pending
+// connection and report counts per socket, 'c' close socket 1, EOF: exit.
+[[noreturn]] void Child(int commands, int replies) {
+  alarm(60);  // never outlives a test that lost track of it
+  Hello hello;
+  hello.fds[0] = Listener(0);
+  hello.port = PortOf(hello.fds[0]);
+  hello.fds[1] = Listener(hello.port);
+  for (int i = 0; i < 2; ++i) {
+    struct stat st;
+    fstat(hello.fds[i], &st);
+    hello.inodes[i] = st.st_ino;
+  }
+  WriteAll(replies, &hello, sizeof(hello));
+  char command;
+  while (read(commands, &command, 1) == 1) {
+    int32_t counts[2] = {0, 0};
+    if (command == 'c') {
+      close(hello.fds[1]);
+      hello.fds[1] = -1;
+    }
+    for (int i = 0; command == 'a' && i < 2; ++i) {
+      int fd;
+      while (hello.fds[i] >= 0 && (fd = accept4(hello.fds[i], nullptr, nullptr,
+                                                SOCK_CLOEXEC)) >= 0) {
+        close(fd);
+        ++counts[i];
+      }
+    }
+    WriteAll(replies, counts, sizeof(counts));
+  }
+  _exit(0);
+}
+
+// Connects `n` clients from a thread pinned to `cpu`; returns how many were
+// refused. They stay open until the child has accepted.
+int ConnectFrom(int cpu, uint16_t port, int n, std::vector<int>* fds) {
+  int refused = 0;
+  std::thread t([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+      refused = n;
+      return;
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    for (int i = 0; i < n; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+        ++refused;
+      }
+      fds->push_back(fd);
+    }
+  });
+  t.join();
+  return refused;
+}
+
+class ConnectionSteeringPrivilegedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: BPF and pidfd_getfd";
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+      GTEST_SKIP() << "needs two online CPUs to stand for two nodes";
+    }
+    int commands[2], replies[2];
+    ASSERT_EQ(pipe2(commands, O_CLOEXEC), 0);
+    ASSERT_EQ(pipe2(replies, O_CLOEXEC), 0);
+    child_ = fork();
+    ASSERT_GE(child_, 0);
+    if (child_ == 0) {
+      close(commands[1]);  // or it never sees EOF
+      close(replies[0]);
+      Child(commands[0], replies[1]);
+    }
+    close(commands[0]);
+    close(replies[1]);
+    commands_ = commands[1];
+    replies_ = replies[0];
+    ASSERT_TRUE(ReadAll(replies_, &hello_, sizeof(hello_)));
+    ASSERT_GE(hello_.fds[1], 0) << "child could not listen";
+  }
+
+  void TearDown() override {
+    if (child_ <= 0) return;
+    close(commands_);
+    close(replies_);
+    waitpid(child_, nullptr, 0);
+  }
+
+  ListenGroup Group() const {
+    struct stat ns;
+    stat("/proc/self/ns/net", &ns);
+    ListenGroup group;
+    group.key.netns = ns.st_ino;
+    group.key.address.family = AF_INET;
+    in_addr_t loopback = htonl(INADDR_LOOPBACK);
+    std::memcpy(group.key.address.bytes.data(), &loopback, 4);
+    group.key.address.port = hello_.port;
+    for (int i = 0; i < 2; ++i) {
+      group.sockets.push_back(
+          {hello_.inodes[i], child_, child_, hello_.fds[i]});
+    }
+    return group;
+  }
+
+  void Steer() {
+    GroupSteering steering;
+    steering[0].inodes = {hello_.inodes[0]};
+    steering[1].inodes = {hello_.inodes[1]};
+    steering_.Apply({Group()}, {0, 1}, {{Group().key, steering}});
+    SteeringGroupStatus status = steering_.status().at(Group().key);
+    ASSERT_TRUE(status.attached) << status.problem;
+    EXPECT_EQ(status.sockets, 2u);
+    EXPECT_EQ(journal_.records.count(Group().key), 1u);
+    EXPECT_EQ(HeldSockets(hello_.inodes), 0) << "the actuator kept a duplicate";
+  }
+
+  std::array<int32_t, 2> Command(char command) {
+    std::array<int32_t, 2> counts{};
+    EXPECT_TRUE(WriteAll(commands_, &command, 1));
+    EXPECT_TRUE(ReadAll(replies_, counts.data(), sizeof(counts)));
+    return counts;
+  }
+
+  // Per child socket, how many of `n` connections from `cpu` it accepted;
+  // fails the test for any refused.
+  std::array<int32_t, 2> Accepted(int cpu, int n) {
+    std::vector<int> clients;
+    EXPECT_EQ(ConnectFrom(cpu, hello_.port, n, &clients), 0)
+        << "connections from cpu " << cpu << " refused";
+    std::array<int32_t, 2> counts = Command('a');
+    for (int fd : clients) close(fd);
+    return counts;
+  }
+
+  pid_t child_ = -1;
+  int commands_ = -1;
+  int replies_ = -1;
+  Hello hello_;
+  std::unique_ptr<ReuseportOps> ops_ = MakeKernelReuseportOps();
+  std::vector<std::string> events_;
+  FakeSteeringJournal journal_{&events_};
+  ConnectionSteering steering_{ops_.get(), &journal_};
+};
+
+TEST_F(ConnectionSteeringPrivilegedTest, EachConnectionGoesToItsCpusNode) {
+  Steer();
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    std::array<int32_t, 2> got = Accepted(cpu, kConnections);
+    EXPECT_EQ(got[0] + got[1], kConnections) << "from cpu " << cpu;
+    EXPECT_GE(got[cpu] * 100, kConnections * 99) << "from cpu " << cpu;
+  }
+  auto counters = steering_.Counters(Group().key);
+  ASSERT_TRUE(counters.ok()) << counters.status();
+  EXPECT_EQ(counters->nodes[0].local, uint64_t{kConnections});
+  EXPECT_EQ(counters->nodes[1].local, uint64_t{kConnections});
+
+  ASSERT_TRUE(steering_.DetachAll().ok());
+  EXPECT_TRUE(journal_.records.empty());
+  EXPECT_EQ(HeldSockets(hello_.inodes), 0);
+  // Detached: the kernel's hash spreads CPU 0's connections again.
+  std::array<int32_t, 2> got = Accepted(0, kConnections);
+  EXPECT_EQ(got[0] + got[1], kConnections);
+  EXPECT_GT(got[1], 0) << "still steered after DetachAll";
+}
+
+TEST_F(ConnectionSteeringPrivilegedTest, AClosedWorkerSocketRefusesNothing) {
+  Steer();
+  // Queued on socket 1 when it closes: migrated by SELECT_OR_MIGRATE.
+  std::vector<int> queued;
+  ASSERT_EQ(ConnectFrom(1, hello_.port, kConnections, &queued), 0);
+  Command('c');
+  std::array<int32_t, 2> got = Command('a');
+  for (int fd : queued) close(fd);
+  if (steering_.status().at(Group().key).migrates) {
+    EXPECT_EQ(got[0], kConnections) << "queued connections were reset";
+  }
+  // New connections of node 1 find its slot empty and go to the hash.
+  got = Accepted(1, kConnections);
+  EXPECT_EQ(got[0], kConnections);
+  ASSERT_TRUE(steering_.DetachAll().ok());
+  EXPECT_EQ(HeldSockets(hello_.inodes), 0);
+}
+
+}  // namespace
+}  // namespace locus
