@@ -1,6 +1,7 @@
 #include "agent/act/journal.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -202,6 +203,24 @@ absl::Status Journal::ForgetIrq(int irq) {
   if (!HasIrq(irq)) return absl::OkStatus();
   contents_.irqs.erase(irq);
   return Append(absl::StrCat("-I ", irq));
+}
+
+absl::Status Journal::RecordSteered(const SteeredGroup& group) {
+  if (HasSteered(group)) return absl::OkStatus();
+  if (group.family != AF_INET && group.family != AF_INET6) {
+    return absl::InvalidArgumentError("steering entry of no IP family");
+  }
+  absl::Status status =
+      Append(absl::StrCat("R ", group.netns, " ", SteeredAddressString(group)));
+  if (status.ok()) contents_.steered.insert(group);
+  return status;
+}
+
+absl::Status Journal::ForgetSteered(const SteeredGroup& group) {
+  if (!HasSteered(group)) return absl::OkStatus();
+  contents_.steered.erase(group);
+  return Append(
+      absl::StrCat("-R ", group.netns, " ", SteeredAddressString(group)));
 }
 
 absl::Status Journal::CheckClearable() const {

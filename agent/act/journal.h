@@ -1,5 +1,6 @@
 // The undo journal: the original value of every thread affinity and IRQ
-// affinity Locus changes, on disk before the change is made, so that exit,
+// affinity Locus changes, and every reuseport group it attaches a steering
+// program to, on disk before the change is made, so that exit,
 // `locusd --restore` and a restart after a crash can put everything back.
 //
 // Format: one text line per record, appended with a single write(2) and
@@ -9,6 +10,13 @@
 //   I <irq> <cpulist> <crc32>                      original IRQ affinity
 //   -T <tid> <crc32>                               forget thread entry
 //   -I <irq> <crc32>                               forget IRQ entry
+//   R <netns> <address:port> <crc32>               steering program attached
+//   -R <netns> <address:port> <crc32>              forget steering entry
+//
+// A steering record names the group as the kernel keys it: the inode of the
+// network namespace and the bound address ("127.0.0.1:80", "[::]:443"); a
+// restore finds the group's sockets again by that key in /proc, since
+// the sockets, fds and processes of a crashed run's view may be gone.
 //
 // Why lines with a CRC32 per record: appends are the only write, so a crash
 // can only damage the tail; a record is complete when it ends in '\n' and its
@@ -67,8 +75,17 @@ class Journal {
   absl::Status ForgetThread(int32_t tid);
   absl::Status ForgetIrq(int irq);
 
+  // "R" and "-R" records, with the same rules (one entry per group, a
+  // failed record refuses the attach). JournalSteering
+  // (agent/act/steering_journal.h) offers them to connection steering.
+  absl::Status RecordSteered(const SteeredGroup& group);
+  absl::Status ForgetSteered(const SteeredGroup& group);
+
   bool HasThread(int32_t tid) const { return contents_.threads.count(tid); }
   bool HasIrq(int irq) const { return contents_.irqs.count(irq); }
+  bool HasSteered(const SteeredGroup& group) const {
+    return contents_.steered.count(group);
+  }
   const JournalContents& contents() const { return contents_; }
   const std::string& path() const { return options_.path; }
 

@@ -1,6 +1,8 @@
 #include "agent/act/journal_reader.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -71,9 +74,33 @@ absl::Status ReplayIrq(const std::vector<absl::string_view>& f,
   return absl::OkStatus();
 }
 
-// "-T <tid>" or "-I <irq>".
+// "<netns> <address:port>" of an "R" or "-R" record.
+absl::StatusOr<SteeredGroup> SteeredKey(
+    const std::vector<absl::string_view>& f) {
+  SteeredGroup group;
+  if (!absl::SimpleAtoi(f[1], &group.netns) ||
+      !ParseSteeredAddress(f[2], &group).ok()) {
+    return absl::DataLossError("bad steering record");
+  }
+  return group;
+}
+
+// "R <netns> <address:port>": a program attached to that group.
+absl::Status ReplaySteered(const std::vector<absl::string_view>& f,
+                           JournalContents* out) {
+  ASSIGN_OR_RETURN(SteeredGroup key, SteeredKey(f));
+  out->steered.insert(key);
+  return absl::OkStatus();
+}
+
+// "-T <tid>", "-I <irq>" or "-R <netns> <address:port>".
 absl::Status ReplayForget(const std::vector<absl::string_view>& f,
                           JournalContents* out) {
+  if (f[0] == "-R") {
+    ASSIGN_OR_RETURN(SteeredGroup key, SteeredKey(f));
+    out->steered.erase(key);
+    return absl::OkStatus();
+  }
   int id = 0;
   if (!absl::SimpleAtoi(f[1], &id)) {
     return absl::DataLossError("bad forget record");
@@ -92,13 +119,43 @@ absl::Status ReplayLine(absl::string_view line, JournalContents* out) {
   std::vector<absl::string_view> f = absl::StrSplit(body, ' ');
   if (f[0] == "T" && f.size() == 5) return ReplayThread(f, out);
   if (f[0] == "I" && f.size() == 3) return ReplayIrq(f, out);
-  if ((f[0] == "-T" || f[0] == "-I") && f.size() == 2) {
+  if (f[0] == "R" && f.size() == 3) return ReplaySteered(f, out);
+  if (((f[0] == "-T" || f[0] == "-I") && f.size() == 2) ||
+      (f[0] == "-R" && f.size() == 3)) {
     return ReplayForget(f, out);
   }
   return absl::DataLossError(absl::StrCat("unknown record '", f[0], "'"));
 }
 
 }  // namespace
+
+std::string SteeredAddressString(const SteeredGroup& group) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  inet_ntop(group.family, group.bytes.data(), text, sizeof(text));
+  return group.family == AF_INET6 ? absl::StrCat("[", text, "]:", group.port)
+                                  : absl::StrCat(text, ":", group.port);
+}
+
+absl::Status ParseSteeredAddress(absl::string_view text, SteeredGroup* group) {
+  const bool v6 = absl::StartsWith(text, "[");
+  const size_t colon = v6 ? text.find("]:") : text.find_last_of(':');
+  uint32_t port = 0;
+  if (colon == absl::string_view::npos ||
+      !absl::SimpleAtoi(text.substr(colon + (v6 ? 2 : 1)), &port) ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad address '", text, "' (want ADDRESS:PORT)"));
+  }
+  const std::string host(text.substr(v6 ? 1 : 0, colon - (v6 ? 1 : 0)));
+  group->family = v6 ? AF_INET6 : AF_INET;
+  group->bytes = {};
+  group->port = static_cast<uint16_t>(port);
+  if (inet_pton(group->family, host.c_str(), group->bytes.data()) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad address '", text, "' (not numeric IPv4/IPv6)"));
+  }
+  return absl::OkStatus();
+}
 
 uint32_t Crc32(absl::string_view data) {
   uint32_t c = 0xFFFFFFFFu;

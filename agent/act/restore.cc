@@ -3,6 +3,9 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+#include "agent/act/connection_steering.h"
+#include "agent/act/reuseport_restore.h"
+#include "agent/act/steering_journal.h"
 #include "agent/host/cpu_mask.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
@@ -68,10 +71,67 @@ void RestoreIrq(const IrqEntry& entry, IrqOps& irqs, RestoreReport* report) {
   }
 }
 
+// Detaches through the first member that is still there.
+absl::Status DetachGroup(ReuseportOps& ops, const ListenKey& key,
+                         const std::vector<GroupSocket>& members) {
+  absl::Status status = absl::NotFoundError("no member");
+  for (const GroupSocket& member : members) {
+    status = DetachReuseportGroup(ops, key, member);
+    if (!absl::IsNotFound(status)) return status;
+  }
+  return status;
+}
+
+void RestoreSteering(const std::set<SteeredGroup>& groups,
+                     const SteeringRestoreOps* steering,
+                     RestoreReport* report) {
+  if (groups.empty()) return;
+  std::set<ListenKey> steered;
+  for (const SteeredGroup& group : groups) steered.insert(KeyOf(group));
+  if (steering == nullptr) {
+    for (const ListenKey& key : steered) {
+      report->errors.push_back(
+          absl::StrCat(ListenKeyString(key),
+                       ": steering program not detached (run "
+                       "`locusd --restore`, or restart nginx)"));
+    }
+    return;
+  }
+  std::vector<std::string> scan_errors;
+  absl::StatusOr<FoundGroups> found =
+      steering->finder->Find(steered, &scan_errors);
+  for (const std::string& error : scan_errors) {
+    report->messages.push_back(absl::StrCat("looking for groups: ", error));
+  }
+  for (const ListenKey& key : steered) {
+    const std::string who = ListenKeyString(key);
+    absl::Status status = found.status();
+    if (found.ok()) {
+      auto group = found->find(key);
+      status = group == found->end()
+                   ? absl::NotFoundError("gone")
+                   : DetachGroup(*steering->ops, key, group->second);
+    }
+    if (absl::IsNotFound(status)) {
+      ++report->dropped;
+      report->messages.push_back(
+          absl::StrCat(who, ": group gone (its program with it), dropped"));
+    } else if (!status.ok()) {
+      report->errors.push_back(
+          absl::StrCat(who, ": not detached: ", status.message()));
+    } else {
+      ++report->groups_detached;
+      report->messages.push_back(
+          absl::StrCat(who, ": steering program detached"));
+    }
+  }
+}
+
 }  // namespace
 
 RestoreReport RestoreEntries(const JournalContents& contents,
-                             ThreadOps& threads, IrqOps& irqs) {
+                             ThreadOps& threads, IrqOps& irqs,
+                             const SteeringRestoreOps* steering) {
   RestoreReport report;
   report.corrupt_records = contents.corrupt_records;
   report.truncated_tail = contents.truncated_tail;
@@ -84,11 +144,13 @@ RestoreReport RestoreEntries(const JournalContents& contents,
   for (const auto& [irq, entry] : contents.irqs) {
     RestoreIrq(entry, irqs, &report);
   }
+  RestoreSteering(contents.steered, steering, &report);
   return report;
 }
 
-absl::StatusOr<RestoreReport> RestoreJournal(const JournalOptions& options,
-                                             ThreadOps& threads, IrqOps& irqs) {
+absl::StatusOr<RestoreReport> RestoreJournal(
+    const JournalOptions& options, ThreadOps& threads, IrqOps& irqs,
+    const SteeringRestoreOps* steering) {
   ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(options));
   if (absl::Status clearable = journal->CheckClearable(); !clearable.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -97,7 +159,8 @@ absl::StatusOr<RestoreReport> RestoreJournal(const JournalOptions& options,
         "directory writable, or restore by hand from the file (text, one "
         "record a line) and move it away"));
   }
-  RestoreReport report = RestoreEntries(journal->contents(), threads, irqs);
+  RestoreReport report =
+      RestoreEntries(journal->contents(), threads, irqs, steering);
   report.journal = journal->path();
   // Cleared even when some entries failed: they would fail again on every
   // start, and the report names them for the operator.

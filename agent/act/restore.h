@@ -1,5 +1,6 @@
 // Putting back what the journal says: on SIGTERM/SIGINT, at start when a
-// crashed run left a journal, and for `locusd --restore`.
+// crashed run left a journal, and for `locusd --restore`: thread and IRQ
+// affinities, and steering programs detached from their reuseport groups.
 #ifndef LOCUS_AGENT_ACT_RESTORE_H_
 #define LOCUS_AGENT_ACT_RESTORE_H_
 
@@ -12,10 +13,13 @@
 
 namespace locus {
 
+struct SteeringRestoreOps;  // agent/act/reuseport_restore.h
+
 struct RestoreReport {
   int threads_restored = 0;
   int irqs_restored = 0;
-  int dropped = 0;  // thread or IRQ no longer exists (or TID recycled)
+  int groups_detached = 0;  // reuseport groups freed of a steering program
+  int dropped = 0;  // thread, IRQ or group no longer exists (or TID recycled)
   int corrupt_records = 0;
   bool truncated_tail = false;
   std::string journal;    // the journal restored from (resolved path)
@@ -26,8 +30,14 @@ struct RestoreReport {
 };
 
 // Restores every entry (best effort: one failure does not stop the rest).
+// Steering entries are detached through `steering`: each group is looked
+// for by its key among every process's sockets and detached through the
+// first member that can still be duplicated; a group no process holds is
+// dropped (its program went with its sockets). Without `steering` (a
+// process that cannot load BPF) each is an error naming the group.
 RestoreReport RestoreEntries(const JournalContents& contents,
-                             ThreadOps& threads, IrqOps& irqs);
+                             ThreadOps& threads, IrqOps& irqs,
+                             const SteeringRestoreOps* steering = nullptr);
 
 // Reads the journal at options.path, restores every complete entry (a torn
 // last record is reported and ignored) and deletes the file (or sets it
@@ -36,11 +46,13 @@ RestoreReport RestoreEntries(const JournalContents& contents,
 // afterwards (a read-only mount): the same restore would otherwise run again
 // at every start, over whatever the admin changed since. Per-entry failures
 // are in the report.
-absl::StatusOr<RestoreReport> RestoreJournal(const JournalOptions& options,
-                                             ThreadOps& threads, IrqOps& irqs);
+absl::StatusOr<RestoreReport> RestoreJournal(
+    const JournalOptions& options, ThreadOps& threads, IrqOps& irqs,
+    const SteeringRestoreOps* steering = nullptr);
 
-// The same against the running kernel (/proc, /sys, /sys/fs/cgroup): what
-// `locusd --restore [--journal=PATH]` calls before it exits.
+// The same against the running kernel (/proc, /sys, /sys/fs/cgroup), for
+// threads and IRQs only: `locusd --restore` (agent/daemon/restore_mode.h)
+// adds the real steering ops, which need libbpf (locus_act_reuseport).
 absl::StatusOr<RestoreReport> RestoreJournal(const JournalOptions& options);
 
 }  // namespace locus

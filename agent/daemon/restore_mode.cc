@@ -2,6 +2,8 @@
 
 #include "agent/act/actuators.h"
 #include "agent/act/restore.h"
+#include "agent/act/reuseport_kernel.h"
+#include "agent/act/reuseport_restore.h"
 #include "common/log.h"
 
 namespace locus {
@@ -12,7 +14,8 @@ void LogRestore(const RestoreReport& report) {
   for (const std::string& line : report.messages) LogInfo(line);
   for (const std::string& line : report.errors) LogError(line);
   LogInfo("restored from ", report.journal, ": ", report.threads_restored,
-          " thread(s) and ", report.irqs_restored, " IRQ(s); ", report.dropped,
+          " thread(s), ", report.irqs_restored, " IRQ(s) and ",
+          report.groups_detached, " steered group(s); ", report.dropped,
           " no longer exist",
           report.truncated_tail ? "; the journal's last record was torn" : "");
   if (report.corrupt_records > 0) {
@@ -44,8 +47,12 @@ bool RestoreJournalAt(const std::string& journal_path,
   options.sysfs_root = sysfs_root;
   options.procfs_root = procfs_root;
   KernelOps ops = MakeKernelOps(options);
+  // Detaching needs pidfd_getfd and the socket option only, no BPF load.
+  std::unique_ptr<ReuseportOps> reuseport = MakeKernelReuseportOps();
+  std::unique_ptr<ListenerFinder> finder = MakeProcListenerFinder(procfs_root);
+  const SteeringRestoreOps steering{reuseport.get(), finder.get()};
   absl::StatusOr<RestoreReport> report =
-      RestoreJournal(options.journal, *ops.threads, *ops.irqs);
+      RestoreJournal(options.journal, *ops.threads, *ops.irqs, &steering);
   if (!report.ok()) {
     LogError("restore from ", journal_path, ": ", report.status().message());
     return false;

@@ -1,0 +1,32 @@
+// The undo journal as connection steering's SteeringJournal: a group's
+// ListenKey journaled as an "R" record (see journal.h).
+#ifndef LOCUS_AGENT_ACT_STEERING_JOURNAL_H_
+#define LOCUS_AGENT_ACT_STEERING_JOURNAL_H_
+
+#include "agent/act/connection_steering.h"
+#include "agent/act/journal.h"
+#include "agent/host/listeners.h"
+
+namespace locus {
+
+SteeredGroup SteeredOf(const ListenKey& key);
+ListenKey KeyOf(const SteeredGroup& group);
+
+class JournalSteering : public SteeringJournal {
+ public:
+  // Borrows `journal`, which outlives it.
+  explicit JournalSteering(Journal* journal) : journal_(journal) {}
+  absl::Status RecordAttach(const ListenKey& key) override {
+    return journal_->RecordSteered(SteeredOf(key));
+  }
+  absl::Status ForgetAttach(const ListenKey& key) override {
+    return journal_->ForgetSteered(SteeredOf(key));
+  }
+
+ private:
+  Journal* journal_;
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_STEERING_JOURNAL_H_
