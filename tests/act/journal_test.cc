@@ -1,5 +1,7 @@
 #include "agent/act/journal.h"
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -289,6 +291,77 @@ TEST(JournalTest, NotARegularFileIsAnError) {
   auto journal = Journal::Open(JournalOptions{"/dev/null"});
   ASSERT_FALSE(journal.ok());
   EXPECT_THAT(std::string(journal.status().message()), HasSubstr("/dev/null"));
+}
+
+}  // namespace
+}  // namespace locus
+
+namespace locus {
+namespace {
+
+SteeredGroup Steered(int family, const char* address, uint16_t port,
+                     uint64_t netns = 4026531840) {
+  SteeredGroup group;
+  group.netns = netns;
+  group.family = family;
+  group.port = port;
+  inet_pton(family, address, group.bytes.data());
+  return group;
+}
+
+TEST(JournalSteeredTest, RecordsOfBothFamiliesSurviveReopenUntilForgotten) {
+  TempTree tree;
+  JournalOptions options;
+  options.path = tree.root() + "/journal";
+  const SteeredGroup v4 = Steered(AF_INET, "127.0.0.1", 80);
+  const SteeredGroup v6 = Steered(AF_INET6, "::1", 443);
+  {
+    auto journal = Journal::Open(options);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE((*journal)->RecordSteered(v4).ok());
+    ASSERT_TRUE((*journal)->RecordSteered(v6).ok());
+    ASSERT_TRUE((*journal)->RecordSteered(v4).ok());  // once only
+  }
+  EXPECT_EQ(Slurp(options.path),
+            Line("R 4026531840 127.0.0.1:80") + Line("R 4026531840 [::1]:443"));
+  auto journal = Journal::Open(options);
+  ASSERT_TRUE(journal.ok());
+  EXPECT_THAT((*journal)->contents().steered, ElementsAre(v4, v6));
+  ASSERT_TRUE((*journal)->ForgetSteered(v6).ok());
+  EXPECT_THAT(ReadJournal(options.path)->steered, ElementsAre(v4));
+}
+
+TEST(JournalSteeredTest, DamagedSteeringRecordsAreCountedNotReplayed) {
+  std::string rotten = Line("R 7 10.0.0.1:8080");
+  rotten[4] = '2';  // bit rot: the checksum no longer matches
+  JournalContents contents = ParseJournal(
+      Line("R 7 10.0.0.1:80") + rotten + Line("R 7 10.0.0.1:99999") +
+          Line("R 7 localhost:80") + Line("R x [::]:80") +
+          Line("-R 7 10.0.0.1") + Line("R 7 [::]:80") + "R 7 [::]:81 1",
+      "j");
+  EXPECT_EQ(contents.corrupt_records, 5);
+  EXPECT_TRUE(contents.truncated_tail);
+  EXPECT_THAT(contents.steered, ElementsAre(Steered(AF_INET, "10.0.0.1", 80, 7),
+                                            Steered(AF_INET6, "::", 80, 7)));
+  EXPECT_THAT(contents.problems[0], HasSubstr("j:2: checksum mismatch"));
+  EXPECT_THAT(contents.problems[1], HasSubstr("j:3: bad steering record"));
+}
+
+TEST(JournalSteeredTest, ForgetRecordRemovesTheGroup) {
+  JournalContents contents =
+      ParseJournal(Line("R 7 [fe80::1]:80") + Line("-R 7 [fe80::1]:80"), "j");
+  EXPECT_EQ(contents.corrupt_records, 0);
+  EXPECT_THAT(contents.steered, IsEmpty());
+}
+
+TEST(JournalSteeredTest, AGroupOfNoIpFamilyIsRefused) {
+  TempTree tree;
+  JournalOptions options;
+  options.path = tree.root() + "/journal";
+  auto journal = Journal::Open(options);
+  ASSERT_TRUE(journal.ok());
+  EXPECT_FALSE((*journal)->RecordSteered(SteeredGroup{}).ok());
+  EXPECT_NE(access(options.path.c_str(), F_OK), 0);
 }
 
 }  // namespace
