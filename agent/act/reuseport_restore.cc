@@ -80,7 +80,7 @@ class ProcListenerFinder : public ListenerFinder {
       for (const TcpTable& table :
            {ParseTcpTable(*tcp, AF_INET),
             ParseTcpTable(tcp6.ok() ? *tcp6 : "", AF_INET6)}) {
-        for (const TcpListener& row : table.listeners) {
+        for (const TcpListenRow& row : table.listeners) {
           ListenKey key{ns, row.address};
           if (keys.contains(key)) wanted[row.inode] = key;
         }

@@ -63,8 +63,8 @@ absl::StatusOr<ListenAddress> ParseHexAddress(absl::string_view text,
 
 // One row: "sl: local remote st tx:rx tr:when retrnsmt uid timeout inode
 // ...". nullopt for a socket in another state than LISTEN.
-absl::StatusOr<std::optional<TcpListener>> ParseTcpRow(absl::string_view line,
-                                                       int family) {
+absl::StatusOr<std::optional<TcpListenRow>> ParseTcpRow(absl::string_view line,
+                                                        int family) {
   std::vector<absl::string_view> f =
       absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
   if (f.size() < 10) {
@@ -76,7 +76,7 @@ absl::StatusOr<std::optional<TcpListener>> ParseTcpRow(absl::string_view line,
     return absl::InvalidArgumentError(absl::StrCat("bad state '", f[3], "'"));
   }
   if (state != kTcpListen) return std::nullopt;
-  TcpListener listener;
+  TcpListenRow listener;
   ASSIGN_OR_RETURN(listener.address, ParseHexAddress(f[1], family));
   if (!absl::SimpleAtoi(f[9], &listener.inode) || listener.inode == 0) {
     return absl::InvalidArgumentError(absl::StrCat("bad inode '", f[9], "'"));
@@ -232,7 +232,7 @@ std::optional<ListenTable> ReadListenTable(const std::string& procfs_root,
     if (!text) return std::nullopt;
     TcpTable rows = ParseTcpTable(*text, family);
     AddErrors(path, rows.errors, errors);
-    for (const TcpListener& row : rows.listeners) {
+    for (const TcpListenRow& row : rows.listeners) {
       table[row.inode] = row.address;
     }
   }
@@ -307,7 +307,7 @@ TcpTable ParseTcpTable(absl::string_view text, int family) {
     if (line.empty() || (number == 1 && absl::StartsWith(line, "sl"))) {
       continue;  // the header names the columns
     }
-    absl::StatusOr<std::optional<TcpListener>> row = ParseTcpRow(line, family);
+    absl::StatusOr<std::optional<TcpListenRow>> row = ParseTcpRow(line, family);
     if (!row.ok()) {
       table.errors.push_back(
           absl::StrCat("line ", number, ": ", row.status().message()));

@@ -31,7 +31,7 @@ struct ListenAddress {
 std::string ListenAddressString(const ListenAddress& address);
 
 // A LISTEN row of /proc/PID/net/tcp or tcp6.
-struct TcpListener {
+struct TcpListenRow {
   ListenAddress address;
   uint64_t inode = 0;
 };
@@ -40,7 +40,7 @@ struct TcpListener {
 // skipped unread. A malformed line is left out and reported as "line N:
 // why" in `errors`, so one bad row never hides the others.
 struct TcpTable {
-  std::vector<TcpListener> listeners;
+  std::vector<TcpListenRow> listeners;
   std::vector<std::string> errors;
 };
 // `family` says which table the text is (AF_INET: net/tcp, AF_INET6:

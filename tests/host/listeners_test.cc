@@ -31,7 +31,7 @@ constexpr char kTcp[] =
     "   2: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 "
     "00000000    33        0 104508 1 000000005ac38826 100 0 0 10 0\n";
 
-std::string AddressOf(const TcpListener& listener) {
+std::string AddressOf(const TcpListenRow& listener) {
   return ListenAddressString(listener.address);
 }
 
