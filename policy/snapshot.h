@@ -76,6 +76,15 @@ struct Target {
   uint64_t page_size = 4096;
 };
 
+// A process a selector matched that the agent leaves alone because it is
+// not trusted (any user can name a binary nginx): kept so that explain can
+// say why it is not a target.
+struct RefusedProcess {
+  int32_t pid = 0;
+  std::string comm;
+  std::string reason;  // "not trusted as a target: its executable ..."
+};
+
 struct IrqSample {
   int irq = 0;
   std::string name;            // e.g. "virtio1-input.0"
@@ -96,6 +105,7 @@ struct Snapshot {
   Topology topology;
   std::vector<CpuSample> cpus;  // indexed by cpu
   std::vector<Target> targets;
+  std::vector<RefusedProcess> refused_targets;  // selected, not trusted
   std::vector<IrqSample> irqs;
 };
 

@@ -3,7 +3,14 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace locus {
+
+std::string RefusalMessage(const RefusedProcess& process) {
+  return absl::StrCat("pid ", process.pid, " (", process.comm,
+                      "): ", process.reason);
+}
 
 void ExplainHistory::Note(EntityKey key, uint64_t tick, uint64_t now_ns,
                           std::string what) {
@@ -28,6 +35,24 @@ void ExplainHistory::RememberThreads(const Snapshot& snapshot) {
   });
 }
 
+std::vector<RefusedProcess> ExplainHistory::RememberRefused(
+    const Snapshot& snapshot) {
+  absl::flat_hash_map<int32_t, RefusedProcess> now;
+  std::vector<RefusedProcess> fresh;
+  absl::MutexLock lock(&mu_);
+  for (const RefusedProcess& process : snapshot.refused_targets) {
+    // A pid refused for another reason is another process (or the same one
+    // after an exec): news too.
+    auto last = refused_.find(process.pid);
+    if (last == refused_.end() || last->second.reason != process.reason) {
+      fresh.push_back(process);
+    }
+    now[process.pid] = process;
+  }
+  refused_ = std::move(now);
+  return fresh;
+}
+
 std::vector<Decision> ExplainHistory::Task(int32_t tid) const {
   absl::MutexLock lock(&mu_);
   auto pid = tid_pid_.find(tid);
@@ -49,6 +74,13 @@ std::vector<Decision> ExplainHistory::Irq(int irq) const {
   auto it = stories_.find(EntityKey{EntityKind::kIrq, irq});
   if (it == stories_.end()) return {};
   return {it->second.begin(), it->second.end()};
+}
+
+std::optional<RefusedProcess> ExplainHistory::Refused(int32_t pid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = refused_.find(pid);
+  if (it == refused_.end()) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace locus

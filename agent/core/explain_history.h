@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct Decision {
   std::string what;  // "applied: pin to node 1 cpus 8-15 (82% remote ...)"
 };
 
+// "pid 4242 (nginx): not trusted as a target: its executable ... is owned by
+// uid 65534, not root": what explain answers for it and the log says once.
+std::string RefusalMessage(const RefusedProcess& process);
+
 class ExplainHistory {
  public:
   // Keeps the last `depth` decisions per entity.
@@ -36,10 +41,19 @@ class ExplainHistory {
   // forgets the stories of processes that are gone, so memory stays bounded.
   void RememberThreads(const Snapshot& snapshot);
 
+  // Keeps the snapshot's refused processes (in place of the last ones);
+  // returns those that were not refused (or not for that reason) in the
+  // last call, for the log to
+  // name each look-alike once rather than every tick.
+  std::vector<RefusedProcess> RememberRefused(const Snapshot& snapshot);
+
   // The last decisions about a process (by pid or any of its tids: its
   // threads' and its memory's, oldest first) or an IRQ; empty when none.
   std::vector<Decision> Task(int32_t tid) const;
   std::vector<Decision> Irq(int irq) const;
+  // Why process `pid` was left out of the last snapshot's targets; nullopt
+  // when it was not selected or is a target.
+  std::optional<RefusedProcess> Refused(int32_t pid) const;
 
  private:
   const size_t depth_;
@@ -47,6 +61,7 @@ class ExplainHistory {
   absl::flat_hash_map<EntityKey, std::deque<Decision>> stories_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int32_t, int32_t> tid_pid_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int32_t, RefusedProcess> refused_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace locus

@@ -75,6 +75,9 @@ TickReport Loop::Tick() {
     // Shared with the report, which outlives this tick on the stream.
     std::shared_ptr<const Snapshot> snap = report.snapshot;
     explain_.RememberThreads(*snap);
+    for (const RefusedProcess& process : explain_.RememberRefused(*snap)) {
+      LogWarning(RefusalMessage(process));
+    }
     RevertWhatGotWorse(*snap, report);
     PlanFor(*snap, report);
     for (const Action& action : report.plan.actions) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,10 @@ class Loop {
     return explain_.Task(tid);
   }
   std::vector<Decision> ExplainIrq(int irq) const { return explain_.Irq(irq); }
+  // Why a process the selectors matched is not a target (last snapshot).
+  std::optional<RefusedProcess> ExplainRefused(int32_t pid) const {
+    return explain_.Refused(pid);
+  }
 
  private:
   // The steps of a tick, in order.

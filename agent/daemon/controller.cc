@@ -113,6 +113,10 @@ absl::Status DaemonController::DescribeTask(int32_t tid, bool has_story,
     }
   }
   if (!response.has_task()) {
+    // A look-alike the scan refused: say why, not merely "not a target".
+    if (std::optional<RefusedProcess> refused = loop_->ExplainRefused(tid)) {
+      return absl::NotFoundError(RefusalMessage(*refused));
+    }
     if (!has_story) {
       return absl::NotFoundError(
           absl::StrCat("thread ", tid, " is not a target and has no history"));

@@ -51,7 +51,8 @@ class DaemonController : public AgentController {
 
  private:
   // The subject of an explanation and the entity's last metrics; NotFound
-  // when the agent knows neither them nor a story (`has_story`).
+  // when the agent knows neither them nor a story (`has_story`), or with
+  // the reason when a selector matched the process but it is not trusted.
   absl::Status DescribeTask(int32_t tid, bool has_story,
                             v1::ExplainResponse& response)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

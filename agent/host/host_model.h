@@ -27,7 +27,8 @@ class HostModel {
  public:
   explicit HostModel(HostModelOptions options) : options_(std::move(options)) {}
 
-  // Fills snapshot->topology, ->targets and ->irqs. What rarely changes is
+  // Fills snapshot->topology, ->targets, ->refused_targets (selected by
+  // name but not trusted, each with why) and ->irqs. What rarely changes is
   // re-read every targets.refresh_every calls: thread lists, numa_maps, and
   // the NICs and IRQs of no NIC (IrqReadCache). Fails only when the
   // topology cannot be read at all (no node directory) or /proc cannot be

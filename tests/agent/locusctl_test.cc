@@ -24,6 +24,21 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// The fake, plus what locusd answers for a look-alike its scan refused.
+class RefusingController : public FakeController {
+ public:
+  absl::StatusOr<v1::ExplainResponse> Explain(
+      const v1::ExplainRequest& request) override {
+    if (request.subject_case() == v1::ExplainRequest::kTid &&
+        request.tid() == 4242) {
+      return absl::NotFoundError(
+          "pid 4242 (nginx): not trusted as a target: its executable "
+          "/tmp/x/nginx is owned by uid 65534, not root");
+    }
+    return FakeController::Explain(request);
+  }
+};
+
 class LocusctlTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,7 +63,7 @@ class LocusctlTest : public ::testing::Test {
 
   TempDir dir_;
   MetricsHub hub_;
-  FakeController controller_;
+  RefusingController controller_;
   std::unique_ptr<AgentServer> server_;
   std::unique_ptr<FakePublisher> publisher_;
 };
@@ -206,6 +221,17 @@ TEST_F(LocusctlTest, ExplainUnknownAndMalformed) {
   r = Ctl({"explain", "irq:x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("explain wants a TID or irq:N, not 'irq:x'"));
+}
+
+// A look-alike: the reason reaches the user, and it fails like any other
+// process that is not a target.
+TEST_F(LocusctlTest, ExplainSaysWhyALookAlikeIsNotATarget) {
+  ProcessResult r = Ctl({"explain", "4242"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, ::testing::IsEmpty());
+  EXPECT_THAT(r.err, HasSubstr("explain: not found: pid 4242 (nginx): not "
+                               "trusted as a target: its executable "
+                               "/tmp/x/nginx is owned by uid 65534, not root"));
 }
 
 TEST_F(LocusctlTest, ProbeShowsFeatures) {

@@ -14,6 +14,7 @@ using ::locus::testing::MakeHost;
 using ::locus::testing::MakeWorker;
 using ::testing::ElementsAre;
 using ::testing::Field;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr EntityKey kTask100{EntityKind::kTask, 100};
@@ -69,6 +70,37 @@ TEST(ExplainHistoryTest, ForgetsProcessesThatAreGoneButNotIrqs) {
   EXPECT_THAT(history.Task(100), IsEmpty());
   EXPECT_THAT(history.Task(105), IsEmpty());
   EXPECT_THAT(Whats(history.Irq(40)), ElementsAre("irq"));
+}
+
+// A look-alike the scan refused: explain finds why by its pid until a
+// snapshot no longer lists it, and each is news once, or again when refused
+// for another reason (a reused pid).
+TEST(ExplainHistoryTest, RemembersWhyLookAlikesWereRefused) {
+  ExplainHistory history(16);
+  Snapshot s = WorkerWithTwoThreads();
+  const RefusedProcess fake{4242, "nginx",
+                            "not trusted as a target: its executable "
+                            "/tmp/x/nginx is owned by uid 65534, not root"};
+  s.refused_targets = {fake};
+  EXPECT_THAT(history.RememberRefused(s),
+              ElementsAre(Field(&RefusedProcess::pid, 4242)));
+  ASSERT_TRUE(history.Refused(4242).has_value());
+  EXPECT_EQ(RefusalMessage(*history.Refused(4242)),
+            "pid 4242 (nginx): not trusted as a target: its executable "
+            "/tmp/x/nginx is owned by uid 65534, not root");
+  EXPECT_FALSE(history.Refused(100).has_value()) << "a target";
+  EXPECT_THAT(history.RememberRefused(s), IsEmpty()) << "not news any more";
+
+  s.refused_targets[0].reason = "not trusted as a target: other";
+  EXPECT_THAT(history.RememberRefused(s),
+              ElementsAre(Field(&RefusedProcess::reason, HasSubstr("other"))));
+  s.refused_targets.clear();
+  EXPECT_THAT(history.RememberRefused(s), IsEmpty());
+  EXPECT_FALSE(history.Refused(4242).has_value()) << "gone";
+  s.refused_targets = {fake};
+  EXPECT_THAT(history.RememberRefused(s),
+              ElementsAre(Field(&RefusedProcess::pid, 4242)))
+      << "refused again after a scan without it";
 }
 
 }  // namespace

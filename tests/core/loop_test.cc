@@ -45,6 +45,33 @@ struct Harness {
   Loop loop;
 };
 
+// A look-alike the scan refused is logged once, not every tick, and
+// explain answers why it is not a target; the real target is acted on as
+// before.
+TEST(LoopTest, LogsEachRefusedLookAlikeOnceAndExplainsIt) {
+  Harness h([](int n) {
+    Snapshot s = MisplacedWorker((n + 1) * kSecond);
+    s.refused_targets = {{4242, "nginx",
+                          "not trusted as a target: its executable "
+                          "/tmp/x/nginx is owned by uid 65534, not root"}};
+    return s;
+  });
+  ::testing::internal::CaptureStderr();
+  h.loop.Tick();
+  h.loop.Tick();
+  h.loop.Tick();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  const std::string line =
+      "pid 4242 (nginx): not trusted as a target: its executable /tmp/x/nginx "
+      "is owned by uid 65534, not root";
+  EXPECT_THAT(log, HasSubstr(line));
+  EXPECT_EQ(log.find(line), log.rfind(line)) << log;
+  ASSERT_TRUE(h.loop.ExplainRefused(4242).has_value());
+  EXPECT_EQ(RefusalMessage(*h.loop.ExplainRefused(4242)), line);
+  EXPECT_FALSE(h.loop.ExplainRefused(100).has_value());
+  EXPECT_THAT(h.loop.ExplainTask(100), Not(IsEmpty()));
+}
+
 TEST(LoopTest, AppliesThePlanAndPublishesTheTick) {
   Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
   TickReport report = h.loop.Tick();

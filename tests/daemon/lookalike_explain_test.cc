@@ -1,0 +1,120 @@
+// A real look-alike (root): a copy of sleep(1) whose name the policy selects,
+// owned by and running as nobody. locusd leaves it alone, says so in its log
+// once (not every tick), and `locusctl explain PID` gives the reason; the
+// same copy owned by and run as root is a target.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/agent/agent_test_util.h"
+#include "tests/common/locusd_process.h"
+#include "tests/common/process_util.h"
+
+namespace locus {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A name of this test's own: other tests' daemons and targets run meanwhile.
+constexpr char kComm[] = "lookalike-expl";
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+class LookAlikeExplainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0)
+      GTEST_SKIP() << "locusd and running as nobody need root";
+    // nobody must reach its binary.
+    ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+    std::ofstream(daemon_.policy()) << FaultPolicy(kComm, "dry_run", 8);
+  }
+  void TearDown() override {
+    for (pid_t pid : started_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  // A copy of sleep(1) named kComm in `sub`, owned by `uid`, run as `uid`
+  // with a worker's title; its pid.
+  pid_t StartCopy(const std::string& sub, uid_t uid) {
+    std::filesystem::create_directories(dir_.File(sub));
+    const std::string binary = dir_.File(sub + "/" + kComm);
+    std::filesystem::copy_file("/bin/sleep", binary);
+    EXPECT_EQ(chown(binary.c_str(), uid, uid), 0);
+    EXPECT_EQ(chmod(binary.c_str(), 0755), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (setgid(uid) != 0 || setuid(uid) != 0) _exit(126);
+      std::string title = absl::StrCat(kComm, ": worker process");
+      char seconds[] = "60";
+      char* argv[] = {title.data(), seconds, nullptr};
+      execv(binary.c_str(), argv);
+      _exit(127);
+    }
+    started_.push_back(pid);
+    return pid;
+  }
+  // `locusctl explain PID` until `done` holds for its result (or 20 s).
+  ProcessResult ExplainUntil(
+      pid_t pid, const std::function<bool(const ProcessResult&)>& done) {
+    ProcessResult r;
+    WaitUntil(
+        [&] {
+          r = RunProcess({LOCUSCTL_PATH, "--socket=" + daemon_.socket(),
+                          "explain", absl::StrCat(pid)});
+          return done(r);
+        },
+        absl::Seconds(20), absl::Milliseconds(100));
+    return r;
+  }
+
+  TempDir dir_;
+  LocusdProcess daemon_{LOCUSD_PATH, dir_.path()};
+  std::vector<pid_t> started_;
+};
+
+TEST_F(LookAlikeExplainTest, ExplainAndTheLogSayWhyItIsNotATarget) {
+  daemon_.Start({});
+  ASSERT_TRUE(daemon_.WaitReady()) << daemon_.log();
+  const pid_t fake = StartCopy("user", 65534);
+  ProcessResult r = ExplainUntil(fake, [](const ProcessResult& r) {
+    return absl::StrContains(r.err, "not trusted");
+  });
+  EXPECT_EQ(r.exit_code, 1) << "as for any process that is not a target";
+  const std::string why = absl::StrCat(
+      "pid ", fake, " (", kComm, "): not trusted as a target: its executable ",
+      dir_.File("user/"), kComm, " is owned by uid 65534, not root");
+  EXPECT_THAT(r.err, HasSubstr(why)) << r.err;
+
+  absl::SleepFor(absl::Seconds(1));  // ten more ticks
+  EXPECT_EQ(Count(daemon_.log(), why), 1u) << daemon_.log();
+
+  const pid_t real = StartCopy("root", 0);
+  r = ExplainUntil(real,
+                   [](const ProcessResult& r) { return r.exit_code == 0; });
+  EXPECT_EQ(r.exit_code, 0) << r.err << daemon_.log();
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat("thread ", real, " (", kComm)));
+}
+
+}  // namespace
+}  // namespace locus
