@@ -11,16 +11,11 @@ absl::Status HostModel::Refresh(Snapshot* snapshot,
   // Re-read every tick: a few small files, and CPU hotplug is then seen.
   ASSIGN_OR_RETURN(snapshot->topology,
                    ReadTopology(options_.paths.sysfs_root, errors));
-  std::vector<RefusedTarget> refused;
+  snapshot->refused_targets.clear();
   ASSIGN_OR_RETURN(
       snapshot->targets,
       ScanTargets(options_.paths, options_.targets, snapshot->topology, errors,
-                  &scan_cache_, &refused));
-  snapshot->refused_targets.clear();
-  for (RefusedTarget& r : refused) {
-    snapshot->refused_targets.push_back(
-        {r.pid, std::move(r.comm), std::move(r.reason)});
-  }
+                  &scan_cache_, &snapshot->refused_targets));
 
   snapshot->irqs.clear();
   if (options_.read_irqs) {

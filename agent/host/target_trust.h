@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include "policy/snapshot.h"
+
 namespace locus {
 
 struct TargetTrust {
@@ -21,11 +23,7 @@ struct TargetTrust {
 };
 
 // A process a selector matched that is not acted on, and why (for explain).
-struct RefusedTarget {
-  int32_t pid = 0;
-  std::string comm;
-  std::string reason;
-};
+using RefusedTarget = RefusedProcess;  // as the snapshot carries it
 
 // readlink <proc_dir>/exe, without the " (deleted)" of an upgraded binary;
 // empty when unreadable.
