@@ -1,6 +1,6 @@
 // The policy file: YAML onto locus.v1.Policy, without and with a host to
 // check CPU lists against. Seeds cover the hostile cases too: invalid UTF-8,
-// nesting thousands deep, a megabyte of errors, a 300 kB scalar quoted back.
+// nesting thousands deep, thousands of errors, a 20 kB scalar quoted back.
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "common/utf8.h"
