@@ -25,24 +25,10 @@
 #include "agent/act/steering_journal.h"
 #include "gtest/gtest.h"
 #include "tests/host/temp_tree.h"
+#include "tests/steering/loopback.h"
 
 namespace locus {
 namespace {
-
-int Listener(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(port);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 16) != 0) {
-    return -1;
-  }
-  return fd;
-}
 
 struct Hello {
   uint16_t port = 0;
@@ -61,12 +47,8 @@ TEST(SteeringRestorePrivilegedTest, RestoreAfterACrashDetachesTheProgram) {
     alarm(60);
     close(hold[1]);
     Hello hello;
-    hello.fds[0] = Listener(0);
-    sockaddr_in addr{};
-    socklen_t len = sizeof(addr);
-    getsockname(hello.fds[0], reinterpret_cast<sockaddr*>(&addr), &len);
-    hello.port = ntohs(addr.sin_port);
-    hello.fds[1] = Listener(hello.port);
+    hello.fds[0] = ReuseportListener(0, 16, 0, &hello.port);
+    hello.fds[1] = ReuseportListener(hello.port, 16);
     for (int i = 0; i < 2; ++i) {
       struct stat st;
       fstat(hello.fds[i], &st);

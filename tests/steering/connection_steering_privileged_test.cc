@@ -28,6 +28,7 @@
 #include "agent/act/fake_reuseport_ops.h"
 #include "agent/act/reuseport_kernel.h"
 #include "gtest/gtest.h"
+#include "tests/steering/loopback.h"
 
 namespace locus {
 namespace {
@@ -65,28 +66,6 @@ bool ReadAll(int fd, void* data, size_t size) {
   return true;
 }
 
-int Listener(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(port);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 4 * kConnections) != 0) {
-    return -1;
-  }
-  return fd;
-}
-
-uint16_t PortOf(int fd) {
-  sockaddr_in addr{};
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  return ntohs(addr.sin_port);
-}
-
 // What the child tells the parent once it listens.
 struct Hello {
   uint16_t port = 0;
@@ -99,9 +78,9 @@ struct Hello {
 [[noreturn]] void Child(int commands, int replies) {
   alarm(60);  // never outlives a test that lost track of it
   Hello hello;
-  hello.fds[0] = Listener(0);
-  hello.port = PortOf(hello.fds[0]);
-  hello.fds[1] = Listener(hello.port);
+  hello.fds[0] =
+      ReuseportListener(0, 4 * kConnections, SOCK_NONBLOCK, &hello.port);
+  hello.fds[1] = ReuseportListener(hello.port, 4 * kConnections, SOCK_NONBLOCK);
   for (int i = 0; i < 2; ++i) {
     struct stat st;
     fstat(hello.fds[i], &st);
@@ -126,34 +105,6 @@ struct Hello {
     WriteAll(replies, counts, sizeof(counts));
   }
   _exit(0);
-}
-
-// Connects `n` clients from a thread pinned to `cpu`; returns how many were
-// refused. They stay open until the child has accepted.
-int ConnectFrom(int cpu, uint16_t port, int n, std::vector<int>* fds) {
-  int refused = 0;
-  std::thread t([&] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-      refused = n;
-      return;
-    }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    for (int i = 0; i < n; ++i) {
-      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-        ++refused;
-      }
-      fds->push_back(fd);
-    }
-  });
-  t.join();
-  return refused;
 }
 
 class ConnectionSteeringPrivilegedTest : public ::testing::Test {
@@ -227,7 +178,7 @@ class ConnectionSteeringPrivilegedTest : public ::testing::Test {
   // fails the test for any refused.
   std::array<int32_t, 2> Accepted(int cpu, int n) {
     std::vector<int> clients;
-    EXPECT_EQ(ConnectFrom(cpu, hello_.port, n, &clients), 0)
+    EXPECT_EQ(ConnectPinned(cpu, hello_.port, n, &clients), 0)
         << "connections from cpu " << cpu << " refused";
     std::array<int32_t, 2> counts = Command('a');
     for (int fd : clients) close(fd);
@@ -269,7 +220,7 @@ TEST_F(ConnectionSteeringPrivilegedTest, AClosedWorkerSocketRefusesNothing) {
   Steer();
   // Queued on socket 1 when it closes: migrated by SELECT_OR_MIGRATE.
   std::vector<int> queued;
-  ASSERT_EQ(ConnectFrom(1, hello_.port, kConnections, &queued), 0);
+  ASSERT_EQ(ConnectPinned(1, hello_.port, kConnections, &queued), 0);
   Command('c');
   std::array<int32_t, 2> got = Command('a');
   for (int fd : queued) close(fd);

@@ -21,8 +21,12 @@
 #include "gtest/gtest.h"
 #include "locus/reuseport.h"
 #include "reuseport.skel.h"
+#include "tests/steering/loopback.h"
 
 namespace {
+
+using locus::ConnectPinned;
+using locus::ReuseportListener;
 
 constexpr int kConnections = 40;
 
@@ -34,51 +38,6 @@ struct Skeleton {
   reuseport_bpf* skel = nullptr;
   ~Skeleton() { reuseport_bpf__destroy(skel); }
 };
-
-int Listener(uint16_t* port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(*port);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 4 * kConnections) != 0) {
-    close(fd);
-    return -1;
-  }
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  *port = ntohs(addr.sin_port);
-  return fd;
-}
-
-// Connects `n` clients from a thread pinned to `cpu`; returns their fds
-// (-1 for a connection that failed).
-std::vector<int> ConnectFrom(int cpu, uint16_t port, int n) {
-  std::vector<int> fds;
-  std::thread t([&] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0) return;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    for (int i = 0; i < n; ++i) {
-      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-        close(fd);
-        fd = -1;
-      }
-      fds.push_back(fd);
-    }
-  });
-  t.join();
-  return fds;
-}
 
 int AcceptAll(int listener) {
   int n = 0;
@@ -100,7 +59,8 @@ class ReuseportProgramTest : public ::testing::Test {
     bpf_.skel = reuseport_bpf__open_and_load();
     ASSERT_NE(bpf_.skel, nullptr) << "load: " << std::strerror(errno);
     for (int i = 0; i < 2; ++i) {
-      listeners_[i] = Listener(&port_);
+      listeners_[i] =
+          ReuseportListener(port_, 4 * kConnections, SOCK_NONBLOCK, &port_);
       ASSERT_GE(listeners_[i], 0) << std::strerror(errno);
       uint32_t slot = i;
       uint64_t fd = listeners_[i];
@@ -142,18 +102,13 @@ class ReuseportProgramTest : public ::testing::Test {
   // Per listener, how many of `n` connections from `cpu` it accepted;
   // fails the test for a connection that was refused.
   std::vector<int> Accepted(int cpu, int n) {
-    std::vector<int> clients = ConnectFrom(cpu, port_, n);
-    int failed = 0;
-    for (int fd : clients) {
-      if (fd < 0) ++failed;
-    }
-    EXPECT_EQ(failed, 0) << "connections from cpu " << cpu << " refused";
+    std::vector<int> clients;
+    EXPECT_EQ(ConnectPinned(cpu, port_, n, &clients), 0)
+        << "connections from cpu " << cpu << " refused";
     std::vector<int> per_listener;
     for (int fd : listeners_)
       per_listener.push_back(fd < 0 ? 0 : AcceptAll(fd));
-    for (int fd : clients) {
-      if (fd >= 0) close(fd);
-    }
+    for (int fd : clients) close(fd);
     return per_listener;
   }
 
