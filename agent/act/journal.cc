@@ -205,22 +205,22 @@ absl::Status Journal::ForgetIrq(int irq) {
   return Append(absl::StrCat("-I ", irq));
 }
 
-absl::Status Journal::RecordSteered(const SteeredGroup& group) {
+absl::Status Journal::RecordSteered(const ListenKey& group) {
   if (HasSteered(group)) return absl::OkStatus();
-  if (group.family != AF_INET && group.family != AF_INET6) {
+  if (group.address.family != AF_INET && group.address.family != AF_INET6) {
     return absl::InvalidArgumentError("steering entry of no IP family");
   }
-  absl::Status status =
-      Append(absl::StrCat("R ", group.netns, " ", SteeredAddressString(group)));
+  absl::Status status = Append(
+      absl::StrCat("R ", group.netns, " ", ListenAddressString(group.address)));
   if (status.ok()) contents_.steered.insert(group);
   return status;
 }
 
-absl::Status Journal::ForgetSteered(const SteeredGroup& group) {
+absl::Status Journal::ForgetSteered(const ListenKey& group) {
   if (!HasSteered(group)) return absl::OkStatus();
   contents_.steered.erase(group);
-  return Append(
-      absl::StrCat("-R ", group.netns, " ", SteeredAddressString(group)));
+  return Append(absl::StrCat("-R ", group.netns, " ",
+                             ListenAddressString(group.address)));
 }
 
 absl::Status Journal::CheckClearable() const {

@@ -78,12 +78,12 @@ class Journal {
   // "R" and "-R" records, with the same rules (one entry per group, a
   // failed record refuses the attach). JournalSteering
   // (agent/act/steering_journal.h) offers them to connection steering.
-  absl::Status RecordSteered(const SteeredGroup& group);
-  absl::Status ForgetSteered(const SteeredGroup& group);
+  absl::Status RecordSteered(const ListenKey& group);
+  absl::Status ForgetSteered(const ListenKey& group);
 
   bool HasThread(int32_t tid) const { return contents_.threads.count(tid); }
   bool HasIrq(int irq) const { return contents_.irqs.count(irq); }
-  bool HasSteered(const SteeredGroup& group) const {
+  bool HasSteered(const ListenKey& group) const {
     return contents_.steered.count(group);
   }
   const JournalContents& contents() const { return contents_; }

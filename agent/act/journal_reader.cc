@@ -75,20 +75,19 @@ absl::Status ReplayIrq(const std::vector<absl::string_view>& f,
 }
 
 // "<netns> <address:port>" of an "R" or "-R" record.
-absl::StatusOr<SteeredGroup> SteeredKey(
-    const std::vector<absl::string_view>& f) {
-  SteeredGroup group;
-  if (!absl::SimpleAtoi(f[1], &group.netns) ||
-      !ParseSteeredAddress(f[2], &group).ok()) {
+absl::StatusOr<ListenKey> SteeredKey(const std::vector<absl::string_view>& f) {
+  ListenKey key;
+  if (!absl::SimpleAtoi(f[1], &key.netns) ||
+      !ParseListenAddress(f[2], &key.address).ok()) {
     return absl::DataLossError("bad steering record");
   }
-  return group;
+  return key;
 }
 
 // "R <netns> <address:port>": a program attached to that group.
 absl::Status ReplaySteered(const std::vector<absl::string_view>& f,
                            JournalContents* out) {
-  ASSIGN_OR_RETURN(SteeredGroup key, SteeredKey(f));
+  ASSIGN_OR_RETURN(ListenKey key, SteeredKey(f));
   out->steered.insert(key);
   return absl::OkStatus();
 }
@@ -97,7 +96,7 @@ absl::Status ReplaySteered(const std::vector<absl::string_view>& f,
 absl::Status ReplayForget(const std::vector<absl::string_view>& f,
                           JournalContents* out) {
   if (f[0] == "-R") {
-    ASSIGN_OR_RETURN(SteeredGroup key, SteeredKey(f));
+    ASSIGN_OR_RETURN(ListenKey key, SteeredKey(f));
     out->steered.erase(key);
     return absl::OkStatus();
   }
@@ -129,14 +128,8 @@ absl::Status ReplayLine(absl::string_view line, JournalContents* out) {
 
 }  // namespace
 
-std::string SteeredAddressString(const SteeredGroup& group) {
-  char text[INET6_ADDRSTRLEN] = "?";
-  inet_ntop(group.family, group.bytes.data(), text, sizeof(text));
-  return group.family == AF_INET6 ? absl::StrCat("[", text, "]:", group.port)
-                                  : absl::StrCat(text, ":", group.port);
-}
-
-absl::Status ParseSteeredAddress(absl::string_view text, SteeredGroup* group) {
+absl::Status ParseListenAddress(absl::string_view text,
+                                ListenAddress* address) {
   const bool v6 = absl::StartsWith(text, "[");
   const size_t colon = v6 ? text.find("]:") : text.find_last_of(':');
   uint32_t port = 0;
@@ -147,10 +140,10 @@ absl::Status ParseSteeredAddress(absl::string_view text, SteeredGroup* group) {
         absl::StrCat("bad address '", text, "' (want ADDRESS:PORT)"));
   }
   const std::string host(text.substr(v6 ? 1 : 0, colon - (v6 ? 1 : 0)));
-  group->family = v6 ? AF_INET6 : AF_INET;
-  group->bytes = {};
-  group->port = static_cast<uint16_t>(port);
-  if (inet_pton(group->family, host.c_str(), group->bytes.data()) != 1) {
+  address->family = v6 ? AF_INET6 : AF_INET;
+  address->bytes = {};
+  address->port = static_cast<uint16_t>(port);
+  if (inet_pton(address->family, host.c_str(), address->bytes.data()) != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad address '", text, "' (not numeric IPv4/IPv6)"));
   }

@@ -5,8 +5,6 @@
 #ifndef LOCUS_AGENT_ACT_JOURNAL_READER_H_
 #define LOCUS_AGENT_ACT_JOURNAL_READER_H_
 
-#include <array>
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -16,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "agent/host/listeners.h"
 
 namespace locus {
 
@@ -32,20 +31,6 @@ struct ThreadEntry {
   std::vector<int> cpus;  // original affinity
 };
 
-// A reuseport group with a steering program attached, as the kernel keys
-// it: ListenKey of agent/host/listeners.h, spelled out here so that the
-// journal (and every file that includes it) does not pull discovery in.
-struct SteeredGroup {
-  uint64_t netns = 0;               // inode of the network namespace
-  int family = 0;                   // AF_INET or AF_INET6
-  std::array<uint8_t, 16> bytes{};  // network byte order; IPv4: first 4
-  uint16_t port = 0;                // host byte order
-  auto operator<=>(const SteeredGroup&) const = default;
-};
-
-// "127.0.0.1:80", "[::1]:443": the group's address as the journal writes it.
-std::string SteeredAddressString(const SteeredGroup& group);
-
 struct IrqEntry {
   int irq = 0;
   std::vector<int> cpus;  // original smp_affinity_list
@@ -55,9 +40,9 @@ struct IrqEntry {
 struct JournalContents {
   std::map<int32_t, ThreadEntry> threads;  // by tid
   std::map<int, IrqEntry> irqs;            // by irq
-  std::set<SteeredGroup> steered;
-  int corrupt_records = 0;      // complete lines, bad CRC/syntax
-  bool truncated_tail = false;  // last line without '\n'
+  std::set<ListenKey> steered;             // groups with a steering program
+  int corrupt_records = 0;                 // complete lines, bad CRC/syntax
+  bool truncated_tail = false;             // last line without '\n'
   // "<path>:<line>: <why>" for the first kMaxJournalProblems damaged
   // records (the torn tail included), then one line saying how many more.
   std::vector<std::string> problems;
@@ -66,9 +51,9 @@ struct JournalContents {
 // CRC-32 (IEEE, as zlib's crc32) of `data`.
 uint32_t Crc32(absl::string_view data);
 
-// "127.0.0.1:80", "[::1]:443" (as SteeredAddressString writes them) back
+// "127.0.0.1:80", "[::1]:443" (as ListenAddressString writes them) back
 // into `group`'s family, bytes and port; InvalidArgument with why otherwise.
-absl::Status ParseSteeredAddress(absl::string_view text, SteeredGroup* group);
+absl::Status ParseListenAddress(absl::string_view text, ListenAddress* address);
 
 // Replays journal text fed in pieces of any size.
 class JournalParser {

@@ -82,12 +82,10 @@ absl::Status DetachGroup(ReuseportOps& ops, const ListenKey& key,
   return status;
 }
 
-void RestoreSteering(const std::set<SteeredGroup>& groups,
+void RestoreSteering(const std::set<ListenKey>& steered,
                      const SteeringRestoreOps* steering,
                      RestoreReport* report) {
-  if (groups.empty()) return;
-  std::set<ListenKey> steered;
-  for (const SteeredGroup& group : groups) steered.insert(KeyOf(group));
+  if (steered.empty()) return;
   if (steering == nullptr) {
     for (const ListenKey& key : steered) {
       report->errors.push_back(

@@ -9,18 +9,15 @@
 
 namespace locus {
 
-SteeredGroup SteeredOf(const ListenKey& key);
-ListenKey KeyOf(const SteeredGroup& group);
-
 class JournalSteering : public SteeringJournal {
  public:
   // Borrows `journal`, which outlives it.
   explicit JournalSteering(Journal* journal) : journal_(journal) {}
   absl::Status RecordAttach(const ListenKey& key) override {
-    return journal_->RecordSteered(SteeredOf(key));
+    return journal_->RecordSteered(key);
   }
   absl::Status ForgetAttach(const ListenKey& key) override {
-    return journal_->ForgetSteered(SteeredOf(key));
+    return journal_->ForgetSteered(key);
   }
 
  private:

@@ -299,22 +299,22 @@ TEST(JournalTest, NotARegularFileIsAnError) {
 namespace locus {
 namespace {
 
-SteeredGroup Steered(int family, const char* address, uint16_t port,
-                     uint64_t netns = 4026531840) {
-  SteeredGroup group;
-  group.netns = netns;
-  group.family = family;
-  group.port = port;
-  inet_pton(family, address, group.bytes.data());
-  return group;
+ListenKey Steered(int family, const char* address, uint16_t port,
+                  uint64_t netns = 4026531840) {
+  ListenKey key;
+  key.netns = netns;
+  key.address.family = family;
+  key.address.port = port;
+  inet_pton(family, address, key.address.bytes.data());
+  return key;
 }
 
 TEST(JournalSteeredTest, RecordsOfBothFamiliesSurviveReopenUntilForgotten) {
   TempTree tree;
   JournalOptions options;
   options.path = tree.root() + "/journal";
-  const SteeredGroup v4 = Steered(AF_INET, "127.0.0.1", 80);
-  const SteeredGroup v6 = Steered(AF_INET6, "::1", 443);
+  const ListenKey v4 = Steered(AF_INET, "127.0.0.1", 80);
+  const ListenKey v6 = Steered(AF_INET6, "::1", 443);
   {
     auto journal = Journal::Open(options);
     ASSERT_TRUE(journal.ok());
@@ -360,7 +360,7 @@ TEST(JournalSteeredTest, AGroupOfNoIpFamilyIsRefused) {
   options.path = tree.root() + "/journal";
   auto journal = Journal::Open(options);
   ASSERT_TRUE(journal.ok());
-  EXPECT_FALSE((*journal)->RecordSteered(SteeredGroup{}).ok());
+  EXPECT_FALSE((*journal)->RecordSteered(ListenKey{}).ok());
   EXPECT_NE(access(options.path.c_str(), F_OK), 0);
 }
 
