@@ -26,6 +26,7 @@ Plan Decide(const Snapshot& snapshot, const v1::Policy& policy,
   engine::AddMemoryCandidates(ctx, workers, candidates, tally);
   engine::AddIrqCandidates(ctx, workers, candidates, tally, plan);
   engine::Select(ctx, workers, candidates, tally, plan);
+  engine::AddConnections(ctx, workers, plan);
   engine::AddNotes(ctx, tally, workers.size(), plan);
   if (policy.mode() == v1::Policy::MODE_DRY_RUN) {
     plan.notes.push_back("dry_run: plan reported, nothing applied");

@@ -26,6 +26,10 @@ v1::Policy DefaultPolicy() {
 
   policy.mutable_irqs()->set_enabled(true);
 
+  v1::Connections* connections = policy.mutable_connections();
+  connections->set_enabled(true);
+  connections->set_spill_above_busy(0.85);
+
   v1::Stability* stability = policy.mutable_stability();
   stability->set_min_gain(0.1);
   stability->set_dwell_s(30);

@@ -7,6 +7,7 @@
 //   memory.cc     pages that should follow their worker home
 //   irqs.cc       NIC queue IRQs that should follow their consumers
 //   select.cc     the best candidates within max_moves_per_tick, as actions
+//   connections.cc which node's new connections each worker's socket takes
 //   notes.cc      why the plan is what it is
 #ifndef LOCUS_POLICY_ENGINE_H_
 #define LOCUS_POLICY_ENGINE_H_
@@ -210,6 +211,10 @@ void AddIrqCandidates(const Context& ctx, const std::vector<Worker>& workers,
                       Candidates& out, Tally& tally, Plan& plan);
 void Select(const Context& ctx, const std::vector<Worker>& workers,
             Candidates& candidates, Tally& tally, Plan& plan);
+// Steering of the targets' reuseport groups, after the pins are chosen (a
+// worker's socket follows it in the same tick).
+void AddConnections(const Context& ctx, const std::vector<Worker>& workers,
+                    Plan& plan);
 void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
               Plan& plan);
 

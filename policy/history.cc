@@ -1,5 +1,6 @@
 #include "policy/history.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "absl/container/flat_hash_set.h"
@@ -77,6 +78,11 @@ void PruneHistory(History& history, const Snapshot& snapshot) {
     const EntityKey& key = entry.first;
     return key.kind == EntityKind::kIrq ? !irqs.contains(key.id)
                                         : !pids.contains(key.id);
+  });
+  absl::erase_if(history.spill_permille, [&](const auto& entry) {
+    return std::none_of(
+        snapshot.listen_groups.begin(), snapshot.listen_groups.end(),
+        [&](const ListenGroupSample& g) { return g.name == entry.first; });
   });
 }
 

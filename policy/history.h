@@ -6,6 +6,8 @@
 #define LOCUS_POLICY_HISTORY_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "policy/plan.h"
@@ -45,6 +47,10 @@ struct EntityHistory {
 
 struct History {
   absl::flat_hash_map<EntityKey, EntityHistory> entities;
+  // Per reuseport group (ListenGroupSample::name), per node id: the spill
+  // (per mille) connection steering applies now, so that the next decision
+  // knows how much load the node's workers already shed.
+  absl::flat_hash_map<std::string, std::map<int, uint32_t>> spill_permille;
 
   // The entry for `key`, or null when nothing is remembered.
   const EntityHistory* Find(EntityKey key) const {

@@ -43,8 +43,28 @@ struct Action {
   int from_node = -1;
 };
 
+// How one reuseport group's new connections are steered: per node, the
+// sockets of the workers that are to run there, and the share of the
+// node's new connections left to the kernel's hash over every worker.
+// Not an action: the whole group's steering is stated every tick and the
+// actuator updates its maps only where they differ.
+struct NodeSteering {
+  int node = -1;  // node id
+  std::vector<uint64_t> inodes;
+  uint32_t spill_permille = 0;
+  bool operator==(const NodeSteering&) const = default;
+};
+struct ListenGroupSteering {
+  std::string group;                // ListenGroupSample::name
+  std::vector<NodeSteering> nodes;  // by node id; nodes without workers too
+  std::string reason;  // "2 workers on node 0, 2 on node 1; node 1 at 93% busy
+                       // spills 14%"
+};
+
 struct Plan {
   std::vector<Action> actions;
+  // Groups to steer; a group of the snapshot absent here is not steered.
+  std::vector<ListenGroupSteering> connections;
   // Why the plan is what it is when that is not obvious from the actions,
   // e.g. "1 NUMA node: nothing to balance", "converged".
   std::vector<std::string> notes;

@@ -97,6 +97,21 @@ struct IrqSample {
   bool managed = false;  // kernel-managed: affinity cannot be set
 };
 
+// A TCP listening socket of a reuseport group, and the worker that accepts
+// on it.
+struct ListenSocketSample {
+  uint64_t inode = 0;
+  int32_t owner_pid = 0;  // 0: no single worker accepts on it
+};
+
+// The targets' listening sockets of one address and port in one network
+// namespace: the kernel picks among them for each new connection.
+struct ListenGroupSample {
+  std::string name;  // "netns 4026531840 0.0.0.0:80"
+  uint16_t port = 0;
+  std::vector<ListenSocketSample> sockets;
+};
+
 struct Snapshot {
   uint64_t now_ns =
       0;  // monotonic time of this snapshot (an input, not a clock)
@@ -107,6 +122,7 @@ struct Snapshot {
   std::vector<Target> targets;
   std::vector<RefusedProcess> refused_targets;  // selected, not trusted
   std::vector<IrqSample> irqs;
+  std::vector<ListenGroupSample> listen_groups;
 };
 
 }  // namespace locus

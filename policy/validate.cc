@@ -181,6 +181,23 @@ void CheckStability(const v1::Stability& stability,
   }
 }
 
+void CheckConnections(const v1::Connections& connections,
+                      const PolicyErrorSink& sink) {
+  CheckRange(sink, "connections.spill_above_busy",
+             connections.spill_above_busy(), 0.1, 1.0,
+             " (share of the time a node's workers are busy; 1: never spill)");
+  std::set<uint32_t> ports;
+  for (int i = 0; i < connections.ports_size(); ++i) {
+    const uint32_t port = connections.ports(i);
+    const std::string path = absl::StrCat("connections.ports[", i, "]");
+    if (port == 0 || port > 65535) {
+      sink(path, absl::StrCat("port ", port, " is out of range [1, 65535]"));
+    } else if (!ports.insert(port).second) {
+      sink(path, absl::StrCat("port ", port, " is listed twice"));
+    }
+  }
+}
+
 }  // namespace
 
 void CheckPolicy(const v1::Policy& policy, const Topology* host,
@@ -197,6 +214,7 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
   CheckMemory(policy, sink);
   CheckIrqs(policy.irqs(), host, sink);
   CheckStability(policy.stability(), sink);
+  CheckConnections(policy.connections(), sink);
 }
 
 std::string OneLine(absl::string_view text) {

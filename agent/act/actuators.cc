@@ -78,9 +78,10 @@ std::vector<ExternalChange> Actuators::CheckExternalChanges() {
   return changes;
 }
 
-absl::StatusOr<RestoreReport> Actuators::RestoreAll() {
+absl::StatusOr<RestoreReport> Actuators::RestoreAll(
+    const SteeringRestoreOps* steering) {
   RestoreReport report =
-      RestoreEntries(journal_->contents(), *ops_.threads, *ops_.irqs);
+      RestoreEntries(journal_->contents(), *ops_.threads, *ops_.irqs, steering);
   absl::Status status = journal_->Clear();
   // Forget placements (and back-offs: after a restore Locus starts afresh),
   // keeping what is known about managed IRQs.

@@ -65,13 +65,17 @@ class Actuators {
   std::vector<ExternalChange> CheckExternalChanges();
 
   // Restores every journaled entity, clears the journal and forgets all
-  // placements: SIGTERM/SIGINT path.
-  absl::StatusOr<RestoreReport> RestoreAll();
+  // placements: SIGTERM/SIGINT path. Steering records are detached through
+  // `steering` (see RestoreEntries).
+  absl::StatusOr<RestoreReport> RestoreAll(
+      const SteeringRestoreOps* steering = nullptr);
 
   const std::set<int>& unmanageable_irqs() const {
     return irqs_->unmanageable();
   }
   const Journal& journal() const { return *journal_; }
+  // For connection steering, which journals its attaches in the same file.
+  Journal* mutable_journal() { return journal_.get(); }
 
  private:
   Actuators() = default;

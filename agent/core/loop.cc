@@ -1,5 +1,6 @@
 #include "agent/core/loop.h"
 
+#include <algorithm>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -83,6 +84,7 @@ TickReport Loop::Tick() {
     for (const Action& action : report.plan.actions) {
       Act(action, *snap, report);
     }
+    Steer(*snap, report);
   }
   Publish(report);
   return report;
@@ -179,6 +181,60 @@ void Loop::Act(const Action& action, const Snapshot& snap, TickReport& report) {
   Record(action, snap, *report.policy.policy, result);
   Tell(action, result, report);
   report.actions.push_back(ActionRecord{action, std::move(result)});
+}
+
+// After the pins, so that a worker moved this tick takes its socket along.
+// The spill each group applies is remembered for the next decision.
+void Loop::Steer(const Snapshot& snap, TickReport& report) {
+  const bool dry_run = report.mode == v1::Policy::MODE_DRY_RUN;
+  report.connections = executor_->SteerConnections(
+      report.plan.connections, snap.topology.cpu_node, dry_run);
+  for (const SteeringState& state : report.connections) {
+    if (state.problem != last_steering_[state.group]) {
+      if (!state.problem.empty())
+        LogWarning("connections: ", state.group, ": ", state.problem);
+      last_steering_[state.group] = state.problem;
+    }
+  }
+  history_.spill_permille.clear();
+  SocketNodes told;
+  for (const ListenGroupSteering& steer : report.plan.connections) {
+    auto state = std::find_if(
+        report.connections.begin(), report.connections.end(),
+        [&](const SteeringState& s) { return s.group == steer.group; });
+    if (state == report.connections.end() || !state->steered) continue;
+    for (const NodeSteering& node : steer.nodes) {
+      history_.spill_permille[steer.group][node.node] = node.spill_permille;
+    }
+    TellSockets(snap, steer, report, told);
+  }
+  socket_node_ = std::move(told);  // only the sockets of this tick's groups
+}
+
+// Explain says, once per change, which node a worker's socket serves.
+void Loop::TellSockets(const Snapshot& snap, const ListenGroupSteering& steer,
+                       const TickReport& report, SocketNodes& told) {
+  std::map<uint64_t, int32_t> owner;
+  for (const ListenGroupSample& group : snap.listen_groups) {
+    if (group.name != steer.group) continue;
+    for (const ListenSocketSample& socket : group.sockets)
+      owner[socket.inode] = socket.owner_pid;
+  }
+  for (const NodeSteering& node : steer.nodes) {
+    for (uint64_t inode : node.inodes) {
+      const int32_t pid = owner[inode];
+      if (pid == 0) continue;
+      const std::pair<std::string, int32_t> key{steer.group, pid};
+      told[key] = node.node;
+      auto last = socket_node_.find(key);
+      if (last != socket_node_.end() && last->second == node.node) continue;
+      explain_.Note({EntityKind::kTask, pid}, report.tick, report.now_ns,
+                    absl::StrCat("its listening socket in ", steer.group,
+                                 " takes the new connections received on "
+                                 "node ",
+                                 node.node));
+    }
+  }
 }
 
 const ActionResult* Loop::PlannedAgain(const std::string& planned,

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,7 @@ struct TickReport {
   std::vector<RevertRecord> reverts;
   std::vector<ExternalEvent> external;
   std::vector<EntityKey> held_down;  // entities the loop leaves alone for now
+  std::vector<SteeringState> connections;  // after this tick's steering
   PolicyState policy;
 };
 
@@ -104,6 +106,11 @@ class Loop {
   void RevertWhatGotWorse(const Snapshot& snap, TickReport& report);
   void PlanFor(const Snapshot& snap, TickReport& report);
   void Act(const Action& action, const Snapshot& snap, TickReport& report);
+  void Steer(const Snapshot& snap, TickReport& report);
+  // (group, worker pid) -> node id its socket serves.
+  using SocketNodes = std::map<std::pair<std::string, int32_t>, int>;
+  void TellSockets(const Snapshot& snap, const ListenGroupSteering& steer,
+                   const TickReport& report, SocketNodes& told);
   void Publish(TickReport& report);
 
   // Within Act: the dry run's result if the same action was planned in
@@ -125,6 +132,9 @@ class Loop {
 
   // Loop thread only.
   History history_;
+  // Each group's problem as last logged: logged again only when it changes.
+  std::map<std::string, std::string> last_steering_;
+  SocketNodes socket_node_;              // as explained last
   std::vector<std::string> last_notes_;  // logged when they change
   // Dry run applies nothing, so the same actions are planned again tick
   // after tick: the ones planned in the last minute, by what they would do

@@ -5,6 +5,7 @@
 #define LOCUS_AGENT_CORE_PORTS_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/act/result.h"
+#include "agent/act/reuseport_ops.h"
 #include "locus/v1/policy.pb.h"
 #include "policy/history.h"
 #include "policy/plan.h"
@@ -35,6 +37,19 @@ struct ExternalEvent {
   std::string message;
 };
 
+// One reuseport group after a tick's connection steering.
+struct SteeringState {
+  std::string group;      // ListenGroupSample::name
+  bool steered = false;   // its program is attached
+  bool migrates = false;  // SELECT_OR_MIGRATE
+  size_t sockets = 0;
+  std::string problem;  // why it is not steered, or what was left out
+  // What the program did, per node id (-1: CPUs of no known node): since it
+  // was attached, and since the last tick.
+  std::map<int, ReuseportPathCounts> total;
+  std::map<int, ReuseportPathCounts> tick;
+};
+
 // Journal + actuators.
 class Executor {
  public:
@@ -46,6 +61,12 @@ class Executor {
   virtual absl::Status Revert(const Action& action) = 0;
   // Entities someone else changed since the last call; already backed off.
   virtual std::vector<ExternalEvent> TakeExternalChanges() = 0;
+  // Steers each group of `plan` as it says and every other listed group
+  // not at all (with dry_run: none, each saying why); `node_of_cpu` is the
+  // topology's cpu -> node id. Never fails as a whole: each group says.
+  virtual std::vector<SteeringState> SteerConnections(
+      const std::vector<ListenGroupSteering>& plan,
+      const std::vector<int>& node_of_cpu, bool dry_run) = 0;
   // Restores everything journaled (exit, or a Restore request).
   virtual absl::Status RestoreAll() = 0;
 };

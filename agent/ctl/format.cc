@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "agent/ctl/connections_format.h"
 #include "policy/cpu_list.h"
 
 namespace locus {
@@ -193,6 +194,9 @@ std::string FormatMetrics(const v1::Metrics& m) {
   if (!m.policy().last_error().empty()) {
     absl::StrAppend(&line, "  policy error: ", m.policy().last_error(), "\n");
   }
+  for (const std::string& c : ConnectionLines(m.connections(), false)) {
+    absl::StrAppend(&line, "  ", c, "\n");
+  }
   return line;
 }
 
@@ -218,6 +222,9 @@ std::string FormatStatus(const v1::AgentStatus& s) {
                   s.subscribers(), " subscriber(s)\n");
   if (!s.journal_error().empty()) {
     absl::StrAppend(&out, "NOT ACTING: ", s.journal_error(), "\n");
+  }
+  for (const std::string& line : ConnectionLines(s.connections(), true)) {
+    absl::StrAppend(&out, line, "\n");
   }
   return out + FormatSensors(s.sensors());
 }

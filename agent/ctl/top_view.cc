@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/ctl/connections_format.h"
 #include "agent/ctl/format.h"
 
 namespace locus {
@@ -46,7 +47,8 @@ std::vector<std::string> Head(const v1::Metrics& m) {
 // The IRQ table and this tick's actions and reverts: few lines, shown below
 // the threads, which get the rows that remain.
 std::vector<std::string> Tail(const v1::Metrics& m) {
-  std::vector<std::string> tail;
+  std::vector<std::string> tail = ConnectionLines(m.connections(), false);
+  if (!tail.empty()) tail.push_back("");
   if (m.irqs_size() > 0) {
     tail.push_back(absl::StrFormat("%-5s %-20s %-7s %-10s %-10s %10s", "IRQ",
                                    "NAME", "DEVNODE", "CPUS", "EFFECTIVE",

@@ -68,6 +68,7 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
     status.set_managed_irqs(managed);
     status.set_held_down(held);
     status.set_numa_nodes(last_->nodes_size());
+    *status.mutable_connections() = last_->connections();
   }
   return status;
 }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/act/actuators.h"
+#include "agent/act/reuseport_kernel.h"
 #include "agent/api/agent_server.h"
 #include "agent/api/metrics_hub.h"
 #include "agent/config/policy_watcher.h"
@@ -233,7 +234,14 @@ absl::Status Daemon::MakeExecutor() {
     return Saying(absl::StrCat("journal ", options_.journal_path),
                   actuators.status());
   }
-  executor_ = std::make_unique<ActuatorExecutor>(*std::move(actuators));
+  SteeringParts steering;
+  steering.ops = MakeKernelReuseportOps();
+  steering.finder = MakeProcListenerFinder(options_.procfs_root);
+  steering.groups = [collector = collector_.get()] {
+    return collector->listen_groups();
+  };
+  executor_ = std::make_unique<ActuatorExecutor>(*std::move(actuators),
+                                                 std::move(steering));
   return absl::OkStatus();
 }
 

@@ -3,23 +3,43 @@
 #ifndef LOCUS_AGENT_DAEMON_EXECUTOR_H_
 #define LOCUS_AGENT_DAEMON_EXECUTOR_H_
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "agent/act/actuators.h"
+#include "agent/act/connection_steering.h"
+#include "agent/act/reuseport_restore.h"
+#include "agent/act/steering_journal.h"
 #include "agent/core/ports.h"
 
 namespace locus {
 
+// What connection steering needs: the kernel's reuseport calls, a finder of
+// groups for a restore that cannot reach them through discovery, and the
+// latest discovery (the host scan's, agent/daemon/listener_scan.h).
+struct SteeringParts {
+  std::unique_ptr<ReuseportOps> ops;
+  std::unique_ptr<ListenerFinder> finder;
+  std::function<std::vector<ListenGroup>()> groups;
+};
+
 class ActuatorExecutor : public Executor {
  public:
-  explicit ActuatorExecutor(std::unique_ptr<Actuators> actuators)
-      : actuators_(std::move(actuators)) {}
+  ActuatorExecutor(std::unique_ptr<Actuators> actuators,
+                   SteeringParts steering);
 
   ActionResult Apply(const Action& action, bool dry_run) override;
   absl::Status Revert(const Action& action) override;
   std::vector<ExternalEvent> TakeExternalChanges() override;
+  std::vector<SteeringState> SteerConnections(
+      const std::vector<ListenGroupSteering>& plan,
+      const std::vector<int>& node_of_cpu, bool dry_run) override;
+  // Detaches every steering program, then restores the rest.
   absl::Status RestoreAll() override;
 
   // The same restore, with its per-entry report (for the Restore RPC).
@@ -29,8 +49,18 @@ class ActuatorExecutor : public Executor {
   std::set<int> unmanageable_irqs();
 
  private:
+  std::vector<SteeringState> StatesOf(const std::vector<ListenGroup>& groups,
+                                      const std::string& dry_run)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   absl::Mutex mu_;
   std::unique_ptr<Actuators> actuators_ ABSL_GUARDED_BY(mu_);
+  SteeringParts parts_;
+  JournalSteering steering_journal_ ABSL_GUARDED_BY(mu_);
+  ConnectionSteering steering_ ABSL_GUARDED_BY(mu_);
+  // Each group's counters at the last tick, for the tick's deltas.
+  std::map<std::string, std::map<int, ReuseportPathCounts>> last_counts_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace locus

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "agent/daemon/connection_metrics.h"
 #include "common/utf8.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -293,6 +294,7 @@ v1::Metrics ToMetrics(const TickReport& report, const MetricsContext& context) {
   AddExternalChanges(report, &out);
   *out.mutable_policy() = ToPolicyState(report.policy);
   AddSensors(context.sensors, &out);
+  AddConnectionGroups(report.connections, report.plan.connections, &out);
   return out;
 }
 

@@ -20,6 +20,9 @@ SnapshotCollector::SnapshotCollector(CollectorOptions options,
                                      SensorSource* sensors, Clock* clock)
     : options_(std::move(options)),
       model_(std::move(model)),
+      // Every 5 scans at most a new listener goes unseen for; worker
+      // changes (reload, restart) are seen at once.
+      listeners_(options_.procfs_root, 5),
       sensors_(sensors),
       clock_(clock) {}
 
@@ -81,6 +84,12 @@ void SnapshotCollector::RefreshOnce() {
   std::vector<std::string> errors;
   absl::Status status = model_->Refresh(&snapshot, &errors);
   snapshot.numa_balancing = ReadNumaBalancing(options_.procfs_root);
+  if (status.ok()) {
+    listeners_.Refresh(snapshot.targets, &errors);
+    for (const ListenGroup& group : listeners_.groups()) {
+      snapshot.listen_groups.push_back(SampleOf(group));
+    }
+  }
   if (!status.ok()) errors.push_back(status.ToString());
   std::set<std::string> now(errors.begin(), errors.end());
   for (const std::string& error : now) {
@@ -90,7 +99,15 @@ void SnapshotCollector::RefreshOnce() {
   absl::MutexLock lock(&mu_);
   latest_status_ = status;
   // A failed scan keeps the last good model.
-  if (status.ok()) latest_ = std::move(snapshot);
+  if (status.ok()) {
+    latest_ = std::move(snapshot);
+    latest_groups_ = listeners_.groups();
+  }
+}
+
+std::vector<ListenGroup> SnapshotCollector::listen_groups() const {
+  absl::MutexLock lock(&mu_);
+  return latest_groups_;
 }
 
 void SnapshotCollector::MarkMovedStale(const Snapshot& snapshot) {

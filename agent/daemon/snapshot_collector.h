@@ -18,6 +18,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "agent/core/ports.h"
+#include "agent/daemon/listener_scan.h"
 #include "agent/daemon/sensor_merge.h"
 #include "agent/host/host_model.h"
 #include "agent/sensors/sensor_source.h"
@@ -68,6 +69,11 @@ class SnapshotCollector : public SnapshotSource {
   // and memory instead of reusing them.
   void MarkStale(const std::set<int32_t>& pids);
 
+  // The targets' reuseport groups as the last scan found them, with what
+  // connection steering needs to reach their sockets (the snapshot carries
+  // what the policy needs: ListenGroupSample).
+  std::vector<ListenGroup> listen_groups() const;
+
  private:
   void RefreshOnce();
   // Marks stale the targets whose threads run on other nodes than at the
@@ -76,6 +82,7 @@ class SnapshotCollector : public SnapshotSource {
 
   CollectorOptions options_;
   std::unique_ptr<HostModel> model_;  // collector thread only
+  ListenerScan listeners_;            // collector thread only
   SensorSource* sensors_;
   Clock* clock_;
   SensorMerge merge_;  // tick thread only
@@ -88,6 +95,7 @@ class SnapshotCollector : public SnapshotSource {
 
   mutable absl::Mutex mu_;
   std::optional<Snapshot> latest_ ABSL_GUARDED_BY(mu_);
+  std::vector<ListenGroup> latest_groups_ ABSL_GUARDED_BY(mu_);
   absl::Status latest_status_ ABSL_GUARDED_BY(mu_);
   std::optional<TargetScanOptions> pending_targets_ ABSL_GUARDED_BY(mu_);
   std::optional<std::set<int>> pending_managed_ ABSL_GUARDED_BY(mu_);

@@ -70,8 +70,19 @@ class FakeExecutor : public Executor {
   std::vector<ExternalEvent> TakeExternalChanges() override {
     return std::exchange(external, {});
   }
+  std::vector<SteeringState> SteerConnections(
+      const std::vector<ListenGroupSteering>& plan,
+      const std::vector<int>& node_of_cpu, bool dry_run) override {
+    steered.push_back(plan);
+    steer_dry_runs.push_back(dry_run);
+    (void)node_of_cpu;
+    return steering_states;
+  }
   absl::Status RestoreAll() override { return absl::OkStatus(); }
 
+  std::vector<std::vector<ListenGroupSteering>> steered;
+  std::vector<bool> steer_dry_runs;
+  std::vector<SteeringState> steering_states;
   Outcome outcome = Outcome::kApplied;
   Outcome dry_run_outcome = Outcome::kDryRun;
   bool nothing_left = false;

@@ -239,7 +239,8 @@ TEST(PolicyYamlTest, UserTextCannotBreakTheOneErrorPerLineFormat) {
   EXPECT_EQ(std::string(policy.status().message()),
             "n.yaml:1:1: unknown key \"mo\\nde\" in the policy (did you mean "
             "\"mode\"?); known keys: "
-            "version, mode, targets, placement, memory, irqs, stability");
+            "version, mode, targets, placement, memory, irqs, stability, "
+            "connections");
 }
 
 TEST(PolicyYamlTest, OversizedFileIsRejectedUnread) {
