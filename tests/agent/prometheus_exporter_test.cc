@@ -3,11 +3,7 @@
 // nodes and IRQs (not threads), and the endpoint and textfile serve it.
 #include "agent/api/prometheus_exporter.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -20,6 +16,7 @@
 #include "prometheus/metric_family.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/realistic_metrics.h"
+#include "tests/agent/scrape.h"
 
 namespace locus {
 namespace {
@@ -176,29 +173,6 @@ MetricsExportOptions TextfileAt(const std::string& path) {
   MetricsExportOptions options;
   options.textfile = path;
   return options;
-}
-
-// GET /metrics over loopback with a plain socket: the body.
-std::string Scrape(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
-  std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-  EXPECT_EQ(write(fd, request.data(), request.size()),
-            static_cast<ssize_t>(request.size()));
-  std::string response;
-  char buf[65536];
-  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
-    response.append(buf, n);
-  close(fd);
-  size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? "" : response.substr(body + 4);
 }
 
 TEST(MetricsExportTest, ServesTheRegistryOverLoopback) {
