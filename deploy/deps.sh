@@ -21,6 +21,8 @@ build=(
   # libraries
   libabsl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libyaml-cpp-dev libsystemd-dev libnuma-dev
+  # Prometheus client library: registry and the /metrics exposer
+  prometheus-cpp-dev
   # man pages (built with the binaries, shown by `man locusd`)
   scdoc
 )
@@ -29,6 +31,8 @@ test=(
   # unit and privileged tests, benchmarks, the function-size check
   libgtest-dev libgmock-dev libbenchmark-dev nginx-light wrk numactl procps util-linux
   iproute2 clang-tidy python3-h2
+  # the metrics read by real consumers: the exposition parser, promtool
+  python3-prometheus-client prometheus
   # deploy: unit checks, manifest checks, man pages
   systemd python3-yaml man-db lintian zsh
   # fuzzing and sanitizers: clang's libFuzzer, ASan and UBSan runtimes
@@ -41,7 +45,7 @@ lab=(
   gnuplot-nox
 )
 # Units that Debian's packages enable (and start) when installed.
-services=(nginx.service irqbalance.service numad.service)
+services=(nginx.service irqbalance.service numad.service prometheus.service)
 
 usage() {
   sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2

@@ -300,6 +300,11 @@ absl::Status Daemon::StartServer() {
                   server.status());
   }
   server_ = *std::move(server);
+  if (!options_.metrics_export.enabled()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(metrics_export_,
+                   MetricsExport::Start(options_.metrics_export,
+                                        {options_.version, KernelRelease()}));
+  publisher_->set_metrics_export(metrics_export_.get());
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "agent/api/metrics_export.h"
 #include "agent/core/mode.h"
 #include "agent/daemon/instance_lock.h"
 #include "agent/sensors/feature_probe.h"
@@ -36,6 +37,8 @@ struct DaemonOptions {
   SensorOptions sensors;
   // What status and the log say: "0.1.0 (build 1a2b3c4d5e6f)".
   std::string version;
+  // Prometheus: /metrics endpoint and textfile, both off by default.
+  MetricsExportOptions metrics_export;
 };
 
 class ActuatorExecutor;
@@ -108,7 +111,8 @@ class Daemon {
   std::unique_ptr<Loop> loop_;
   std::unique_ptr<DaemonController> controller_;
   std::unique_ptr<AgentServer> server_;
-  std::unique_ptr<Watchdog> watchdog_;  // null without WatchdogSec=
+  std::unique_ptr<MetricsExport> metrics_export_;  // null when off
+  std::unique_ptr<Watchdog> watchdog_;             // null without WatchdogSec=
   absl::Notification stop_loop_;
   std::thread loop_thread_;
   bool running_ = false;

@@ -47,6 +47,10 @@ void TickPublisher::Publish(const TickReport& report) {
   MetricsContext context{tick_, absl::Now(), collector_->sensor_state()};
   v1::Metrics metrics = ToMetrics(report, context);
   if (controller_ != nullptr) controller_->Update(metrics);
+  if (metrics_export_ != nullptr && controller_ != nullptr) {
+    absl::StatusOr<v1::AgentStatus> status = controller_->GetStatus();
+    if (status.ok()) metrics_export_->Observe(metrics, *status);
+  }
   hub_->Publish(std::move(metrics));
   FeedBack(report);
   NotifySystemd(report);

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "agent/api/metrics_export.h"
 #include "agent/api/metrics_hub.h"
 #include "agent/core/loop.h"
 #include "agent/daemon/controller.h"
@@ -32,6 +33,12 @@ class TickPublisher {
     controller_ = controller;
   }
 
+  // Also feeds each tick to Prometheus (with the status of that tick);
+  // borrowed, set before the loop runs.
+  void set_metrics_export(MetricsExport* metrics_export) {
+    metrics_export_ = metrics_export;
+  }
+
   void Publish(const TickReport& report);
 
  private:
@@ -45,6 +52,7 @@ class TickPublisher {
   const TargetScanOptions scan_;
   uint64_t policy_version_;
   DaemonController* controller_ = nullptr;
+  MetricsExport* metrics_export_ = nullptr;
 };
 
 }  // namespace locus

@@ -42,6 +42,13 @@ ABSL_FLAG(std::string, socket_group, locus::kDefaultSocketGroup,
 ABSL_FLAG(std::string, listen_tcp, "",
           "Also serve the (read-only) API on TCP: PORT (127.0.0.1) or "
           "HOST:PORT. Empty: Unix socket only.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "Serve Prometheus metrics on http://ADDR:PORT/metrics (e.g. "
+          "127.0.0.1:9477, [::1]:9477). Empty: no endpoint.");
+ABSL_FLAG(std::string, metrics_textfile, "",
+          "Rewrite this file with the Prometheus metrics after every tick, "
+          "atomically, for node_exporter's textfile collector (e.g. "
+          "/var/lib/prometheus/node-exporter/locus.prom). Empty: none.");
 ABSL_FLAG(std::string, journal, locus::kDefaultJournalPath,
           "Undo journal: the original value of everything locusd changes, "
           "written before the change.");
@@ -131,6 +138,7 @@ bool ParseFlagsOrHelp(int argc, char** argv) {
       "the Locus NUMA tuning agent.\n\n"
       "  locusd [--policy=PATH] [--socket=PATH] [--journal=PATH] "
       "[--mode=enforce|dry_run] [--tick=1s]\n"
+      "         [--metrics_listen=ADDR:PORT] [--metrics_textfile=PATH]\n"
       "  locusd --probe [--json] [--disable_feature=NAME,...]\n"
       "  locusd --observe=SECONDS --json [--disable_feature=NAME,...]\n"
       "  locusd --restore [--journal=PATH]\n"
@@ -198,6 +206,16 @@ absl::StatusOr<locus::DaemonOptions> DaemonOptionsFrom(
   daemon.socket_group = absl::GetFlag(FLAGS_socket_group);
   daemon.tcp_address = absl::GetFlag(FLAGS_listen_tcp);
   daemon.journal_path = absl::GetFlag(FLAGS_journal);
+  daemon.metrics_export.listen = absl::GetFlag(FLAGS_metrics_listen);
+  daemon.metrics_export.textfile = absl::GetFlag(FLAGS_metrics_textfile);
+  if (!daemon.metrics_export.listen.empty()) {
+    if (absl::Status address =
+            locus::CheckListenAddress(daemon.metrics_export.listen);
+        !address.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--metrics_listen: ", address.message()));
+    }
+  }
   daemon.mode = absl::GetFlag(FLAGS_mode);
   daemon.tick = absl::GetFlag(FLAGS_tick);
   if (daemon.tick < absl::Milliseconds(10) || daemon.tick > absl::Minutes(10)) {

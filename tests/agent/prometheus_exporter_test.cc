@@ -1,0 +1,234 @@
+// The Prometheus registry fed with a busy host's ticks: counters are the
+// sums of the per-tick deltas and never go down, series are bounded by
+// nodes and IRQs (not threads), and the endpoint and textfile serve it.
+#include "agent/api/prometheus_exporter.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "agent/api/metrics_export.h"
+#include "gtest/gtest.h"
+#include "prometheus/metric_family.h"
+#include "tests/agent/agent_test_util.h"
+#include "tests/agent/realistic_metrics.h"
+#include "tests/agent/scrape.h"
+
+namespace locus {
+namespace {
+
+using Series = std::map<std::string, double>;  // "name{k=v,...}" -> value
+
+std::string Key(const std::string& name,
+                const std::vector<prometheus::ClientMetric::Label>& labels) {
+  std::string key = name + "{";
+  for (const auto& label : labels) key += label.name + "=" + label.value + ",";
+  return key + "}";
+}
+
+// Every counter's and gauge's value (histograms: their count).
+Series Collect(const PrometheusExporter& exporter) {
+  Series out;
+  for (const auto& family : exporter.registry()->Collect()) {
+    for (const auto& metric : family.metric) {
+      double value = metric.gauge.value;
+      if (family.type == prometheus::MetricType::Counter) {
+        value = metric.counter.value;
+      } else if (family.type == prometheus::MetricType::Histogram) {
+        value = static_cast<double>(metric.histogram.sample_count);
+      }
+      out[Key(family.name, metric.label)] = value;
+    }
+  }
+  return out;
+}
+
+Series RunTicks(PrometheusExporter& exporter, int ticks, RealisticShape shape) {
+  for (int t = 1; t <= ticks; ++t) {
+    exporter.Observe(RealisticMetrics(t, shape), RealisticStatus(t, shape));
+  }
+  return Collect(exporter);
+}
+
+TEST(PrometheusExporterTest, CountersSumTheTicksDeltas) {
+  PrometheusExporter exporter({"1.2.3", "6.1.0"});
+  Series s = RunTicks(exporter, 10, {});
+  EXPECT_EQ(s["locus_numa_faults_total{locality=local,node=0,}"], 9000);
+  // Node 1 has no faults every fifth tick.
+  EXPECT_EQ(s["locus_numa_faults_total{locality=remote,node=1,}"], 800);
+  EXPECT_EQ(s["locus_actions_total{kind=pin_thread,outcome=applied,}"], 9);
+  EXPECT_EQ(s["locus_actions_total{kind=pin_thread,outcome=task_gone,}"], 1);
+  EXPECT_EQ(s["locus_pages_migrated_bytes_total{from_node=1,to_node=0,}"],
+            5 * (4 << 20));
+  EXPECT_EQ(s["locus_pages_migrated_bytes_total{from_node=unknown,to_node=0,}"],
+            5 * (4 << 20));
+  EXPECT_EQ(s["locus_reverts_total{}"], 1);
+  EXPECT_EQ(s["locus_external_changes_total{kind=irq_affinity,}"], 1);
+  EXPECT_EQ(s["locus_tick_overruns_total{}"], 1);
+  EXPECT_EQ(s["locus_tick_duration_seconds{}"], 10);
+  EXPECT_EQ(s["locus_sensor_events_dropped_total{}"], 30);
+  EXPECT_EQ(s["locus_policy_reload_total{result=ok,}"], 1);
+  EXPECT_EQ(s["locus_policy_reload_total{result=rejected,}"], 1);
+  EXPECT_EQ(s["locus_policy_version{}"], 2);
+  EXPECT_EQ(s["locus_acting{}"], 1);
+  EXPECT_EQ(s["locus_journal_entries{}"], 10);
+  EXPECT_EQ(s["locus_target_processes{}"], 100);
+  EXPECT_EQ(s["locus_build_info{kernel=6.1.0,version=1.2.3,}"], 1);
+  // IRQ 100's device is on node 0; its 50 per tick land on CPU 0 (node 0),
+  // one each on the 15 others, 7 of them on node 0.
+  EXPECT_EQ(s["locus_irq_interrupts_total{irq=100,locality=local,}"],
+            10 * (50 + 7));
+  EXPECT_EQ(s["locus_irq_interrupts_total{irq=100,locality=remote,}"], 80);
+}
+
+TEST(PrometheusExporterTest, CountersNeverGoDown) {
+  PrometheusExporter exporter({"1", "k"});
+  RealisticShape shape;
+  Series before;
+  for (int t = 1; t <= 12; ++t) {
+    exporter.Observe(RealisticMetrics(t, shape), RealisticStatus(t, shape));
+    Series now = Collect(exporter);
+    for (const auto& [key, value] : before) {
+      if (!absl::StrContains(key, "_total{")) continue;
+      auto it = now.find(key);
+      // A counter only disappears with its entity (an IRQ gone).
+      if (it != now.end()) {
+        EXPECT_GE(it->second, value) << key << " tick " << t;
+      }
+    }
+    before = std::move(now);
+  }
+}
+
+TEST(PrometheusExporterTest, SeriesAreBoundedByNodesAndIrqsNotThreads) {
+  PrometheusExporter few({"1", "k"});
+  PrometheusExporter many({"1", "k"});
+  Series a = RunTicks(few, 6, {.nodes = 4, .threads = 10, .irqs = 8});
+  Series b = RunTicks(many, 6, {.nodes = 4, .threads = 5000, .irqs = 8});
+  EXPECT_EQ(a.size(), b.size());
+  for (const auto& [key, value] : b) {
+    EXPECT_FALSE(absl::StrContains(key, "tid=") ||
+                 absl::StrContains(key, "pid=") ||
+                 absl::StrContains(key, "comm="))
+        << key;
+  }
+  EXPECT_EQ(b["locus_target_threads{node=0,}"] +
+                b["locus_target_threads{node=1,}"] +
+                b["locus_target_threads{node=2,}"] +
+                b["locus_target_threads{node=3,}"] +
+                b["locus_target_threads{node=unknown,}"],
+            5000);
+}
+
+TEST(PrometheusExporterTest, GoneSourcesAndIrqsLoseTheirSeries) {
+  PrometheusExporter exporter({"1", "k"});
+  RealisticShape shape{.nodes = 2, .threads = 10, .irqs = 4};
+  Series s = RunTicks(exporter, 4, shape);
+  EXPECT_EQ(s.count("locus_sensor_up{sensor=numa_faults,source=iter_task,}"),
+            1);
+  EXPECT_EQ(s.count("locus_irq_interrupts_total{irq=103,locality=local,}"), 1);
+  v1::Metrics fewer = RealisticMetrics(5, shape);
+  fewer.mutable_irqs()->RemoveLast();
+  exporter.Observe(fewer, RealisticStatus(5, shape));
+  s = Collect(exporter);
+  EXPECT_EQ(s.count("locus_sensor_up{sensor=numa_faults,source=iter_task,}"),
+            0);
+  EXPECT_EQ(s["locus_sensor_up{sensor=numa_faults,source=procfs,}"], 1);
+  EXPECT_EQ(s.count("locus_irq_interrupts_total{irq=103,locality=local,}"), 0);
+}
+
+TEST(PrometheusExporterTest, RatioIsNotANumberInATickWithoutFaults) {
+  PrometheusExporter exporter({"1", "k"});
+  Series s = RunTicks(exporter, 5, {.nodes = 2, .threads = 10, .irqs = 1});
+  EXPECT_TRUE(std::isnan(s["locus_node_local_fault_ratio{node=1,}"]));
+  EXPECT_DOUBLE_EQ(s["locus_node_local_fault_ratio{node=0,}"], 0.9);
+}
+
+TEST(PrometheusExporterTest, NotActingWhenTheJournalFailsOrInDryRun) {
+  PrometheusExporter exporter({"1", "k"});
+  RealisticShape shape{.nodes = 1, .threads = 1, .irqs = 0};
+  v1::AgentStatus status = RealisticStatus(1, shape);
+  status.set_journal_error("journal not writable: Read-only file system");
+  exporter.Observe(RealisticMetrics(1, shape), status);
+  EXPECT_EQ(Collect(exporter)["locus_acting{}"], 0);
+  v1::Metrics dry = RealisticMetrics(2, shape);
+  dry.set_mode(v1::AGENT_MODE_DRY_RUN);
+  exporter.Observe(dry, RealisticStatus(2, shape));
+  Series s = Collect(exporter);
+  EXPECT_EQ(s["locus_acting{}"], 0);
+  EXPECT_EQ(s["locus_dry_run{}"], 1);
+}
+
+MetricsExportOptions ListenOn(const std::string& address) {
+  MetricsExportOptions options;
+  options.listen = address;
+  return options;
+}
+
+MetricsExportOptions TextfileAt(const std::string& path) {
+  MetricsExportOptions options;
+  options.textfile = path;
+  return options;
+}
+
+TEST(MetricsExportTest, ServesTheRegistryOverLoopback) {
+  auto started = MetricsExport::Start(ListenOn("127.0.0.1:0"), {"1", "k"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  MetricsExport& out = **started;
+  ASSERT_GT(out.port(), 0);
+  RealisticShape shape{.nodes = 2, .threads = 100, .irqs = 4};
+  out.Observe(RealisticMetrics(1, shape), RealisticStatus(1, shape));
+  std::string body = Scrape(out.port());
+  EXPECT_TRUE(absl::StrContains(body, "# TYPE locus_actions_total counter"));
+  EXPECT_TRUE(
+      absl::StrContains(body, "# TYPE locus_tick_duration_seconds histogram"));
+  EXPECT_TRUE(absl::StrContains(body, "locus_tick_duration_seconds_bucket{"));
+  EXPECT_TRUE(absl::StrContains(body, "# TYPE locus_acting gauge"));
+  EXPECT_TRUE(absl::StrContains(
+      body, "locus_numa_faults_total{locality=\"local\",node=\"0\"} 900"));
+}
+
+TEST(MetricsExportTest, RefusesABadOrTakenAddress) {
+  for (const char* bad : {"9477", "localhost:9477", "127.0.0.1:65536",
+                          "127.0.0.1:", "[::1:9477", "::1:9477"}) {
+    auto started = MetricsExport::Start(ListenOn(bad), {"1", "k"});
+    EXPECT_EQ(started.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+    EXPECT_TRUE(absl::StrContains(started.status().message(), bad)) << bad;
+  }
+  auto first = MetricsExport::Start(ListenOn("127.0.0.1:0"), {"1", "k"});
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::string taken = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = MetricsExport::Start(ListenOn(taken), {"1", "k"});
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(second.status().message(), taken));
+}
+
+TEST(MetricsExportTest, TextfileIsReplacedWholeAndReadable) {
+  TempDir dir;
+  std::string path = dir.File("locus.prom");
+  auto started = MetricsExport::Start(TextfileAt(path), {"1", "k"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  RealisticShape shape{.nodes = 2, .threads = 10, .irqs = 2};
+  (*started)->Observe(RealisticMetrics(1, shape), RealisticStatus(1, shape));
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(entry.path().filename(), "locus.prom");
+  }
+  EXPECT_EQ(files, 1);  // no temporary left behind
+  std::string missing = dir.File("no/such/dir/locus.prom");
+  auto refused = MetricsExport::Start(TextfileAt(missing), {"1", "k"});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), missing));
+}
+
+}  // namespace
+}  // namespace locus
