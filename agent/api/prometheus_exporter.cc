@@ -126,6 +126,10 @@ void PrometheusExporter::RegisterCounters() {
                  "Sensor events lost to full BPF maps or ring buffers");
   policy_reloads_ = NewCounter("locus_policy_reload_total",
                                "Policy reloads, by result (ok, rejected)");
+  connections_ = NewCounter(
+      "locus_connections_total",
+      "New connections of steered reuseport groups by the node that received "
+      "them and where they went (local, spilled, fell_back, migrated)");
   irq_interrupts_ = NewCounter(
       "locus_irq_interrupts_total",
       "Interrupts of managed NIC IRQs, by whether a CPU of the device's "
@@ -162,6 +166,9 @@ void PrometheusExporter::RegisterGauges() {
       NewGauge("locus_target_processes", "Processes the policy selects");
   target_threads_ = NewGauge("locus_target_threads",
                              "Target threads by the node they last ran on");
+  connection_groups_ =
+      NewGauge("locus_connection_groups",
+               "Reuseport groups of the targets, by whether they are steered");
   build_info_ =
       NewGauge("locus_build_info", "Always 1; the agent's version and kernel");
 }
@@ -197,6 +204,27 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObserveSensors(metrics);
   ObservePolicy(metrics.policy());
   ObserveAgent(metrics, status);
+  ObserveConnections(metrics);
+}
+
+void PrometheusExporter::ObserveConnections(const v1::Metrics& metrics) {
+  int steered = 0;
+  for (const v1::ConnectionGroup& group : metrics.connections()) {
+    steered += group.steered();
+    for (const v1::NodeConnections& n : group.nodes()) {
+      const std::string node = NodeLabel(n.node());
+      for (auto [path, count] : {std::pair{"local", n.local()},
+                                 {"spilled", n.spilled()},
+                                 {"fell_back", n.fell_back()},
+                                 {"migrated", n.migrated()}}) {
+        connections_->Add({{"node", node}, {"path", path}})
+            .Increment(static_cast<double>(count));
+      }
+    }
+  }
+  connection_groups_->Add({{"state", "steered"}}).Set(steered);
+  connection_groups_->Add({{"state", "not_steered"}})
+      .Set(metrics.connections_size() - steered);
 }
 
 void PrometheusExporter::ObserveTick(const v1::Metrics& metrics) {

@@ -69,6 +69,7 @@ class PrometheusExporter {
   void ObserveSensors(const v1::Metrics& metrics);
   void ObservePolicy(const v1::PolicyState& policy);
   void ObserveAgent(const v1::Metrics& metrics, const v1::AgentStatus& status);
+  void ObserveConnections(const v1::Metrics& metrics);
 
   Counters* NewCounter(const std::string& name, const std::string& help);
   Gauges* NewGauge(const std::string& name, const std::string& help);
@@ -87,6 +88,8 @@ class PrometheusExporter {
   Counters* sensor_events_dropped_ = nullptr;
   Counters* policy_reloads_ = nullptr;
   Counters* irq_interrupts_ = nullptr;
+  Counters* connections_ = nullptr;
+  Gauges* connection_groups_ = nullptr;
   Gauges* sensor_up_ = nullptr;
   Gauges* policy_version_ = nullptr;
   Gauges* policy_reload_error_ = nullptr;

@@ -230,5 +230,28 @@ TEST(MetricsExportTest, TextfileIsReplacedWholeAndReadable) {
   EXPECT_TRUE(absl::StrContains(refused.status().message(), missing));
 }
 
+TEST(PrometheusExporterTest, ConnectionsSumOverGroupsByNodeAndPath) {
+  PrometheusExporter exporter({"1", "k"});
+  v1::Metrics metrics;
+  for (int g = 0; g < 2; ++g) {
+    v1::ConnectionGroup* group = metrics.add_connections();
+    group->set_steered(g == 0);
+    v1::NodeConnections* node = group->add_nodes();
+    node->set_node(1);
+    node->set_local(100);
+    node->set_spilled(5);
+    node->set_fell_back(1);
+  }
+  exporter.Observe(metrics, v1::AgentStatus());
+  exporter.Observe(metrics, v1::AgentStatus());
+  Series s = Collect(exporter);
+  EXPECT_EQ(s["locus_connections_total{node=1,path=local,}"], 400);
+  EXPECT_EQ(s["locus_connections_total{node=1,path=spilled,}"], 20);
+  EXPECT_EQ(s["locus_connections_total{node=1,path=fell_back,}"], 4);
+  EXPECT_EQ(s["locus_connections_total{node=1,path=migrated,}"], 0);
+  EXPECT_EQ(s["locus_connection_groups{state=steered,}"], 1);
+  EXPECT_EQ(s["locus_connection_groups{state=not_steered,}"], 1);
+}
+
 }  // namespace
 }  // namespace locus
