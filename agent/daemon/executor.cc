@@ -1,6 +1,7 @@
 #include "agent/daemon/executor.h"
 
 #include "absl/strings/str_join.h"
+#include "agent/core/event_log.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 
@@ -24,7 +25,7 @@ std::vector<ExternalEvent> ActuatorExecutor::TakeExternalChanges() {
     events.push_back(
         ExternalEvent{EntityKey{irq ? EntityKind::kIrq : EntityKind::kTask,
                                 irq ? change.id : change.pid},
-                      change.message});
+                      change.message, irq ? 0 : change.id});
   }
   return events;
 }
@@ -33,8 +34,11 @@ absl::StatusOr<RestoreReport> ActuatorExecutor::RestoreAllWithReport() {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<RestoreReport> report = actuators_->RestoreAll();
   if (report.ok()) {
-    for (const std::string& line : report->messages) LogInfo(line);
-    for (const std::string& line : report->errors) LogError(line);
+    for (const std::string& line : report->messages) {
+      Log(RestoreEntry(false, line));
+    }
+    for (const std::string& line : report->errors)
+      Log(RestoreEntry(true, line));
   }
   return report;
 }
