@@ -232,5 +232,47 @@ TEST(StderrIsJournalTest, OnlyWhenTheVariableNamesStderr) {
   EXPECT_NE(MakeLogSink(LogFormat::kJson, "t"), nullptr);
 }
 
+// journalctl's JSON for the entries matching `match`, once it has one.
+std::string Journalctl(const std::string& match) {
+  std::string out;
+  for (int attempt = 0; attempt < 50 && out.empty(); ++attempt) {
+    if (attempt > 0) usleep(100'000);
+    std::FILE* pipe = popen(
+        absl::StrCat("journalctl --no-pager -o json ", match).c_str(), "r");
+    if (pipe == nullptr) break;
+    char buf[4096];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+    pclose(pipe);
+  }
+  return out;
+}
+
+// The entry as journald stores it, found the way an operator finds a
+// thread's story. Needs a journald: tests/daemon/journald_test.sh runs this
+// under a private one where the host has none.
+TEST(JournalSinkTest, EntriesAreFoundByMessageIdAndThread) {
+  if (access("/run/systemd/journal/socket", W_OK) != 0) {
+    GTEST_SKIP() << "journald is not running here (no "
+                    "/run/systemd/journal/socket); journald_test.sh starts "
+                    "a private one";
+  }
+  JournalSink sink("locus-log-test");
+  int32_t tid = getpid();  // unique enough among this journal's entries
+  ActionResult applied;
+  applied.outcome = Outcome::kApplied;
+  sink.Write(ActionEntry(Pin(tid, tid, 1), applied, "pinned, with \"why\""));
+  std::string json = Journalctl(absl::StrCat(
+      "MESSAGE_ID=", MessageId(EventKind::kAction), " LOCUS_TID=", tid));
+  ASSERT_FALSE(json.empty()) << "journalctl found nothing";
+  auto fields = Parse(json.substr(0, json.find('\n'))).fields();
+  EXPECT_EQ(fields["MESSAGE"].string_value(), "pinned, with \"why\"");
+  EXPECT_EQ(fields["PRIORITY"].string_value(), "6");
+  EXPECT_EQ(fields["SYSLOG_IDENTIFIER"].string_value(), "locus-log-test");
+  EXPECT_EQ(fields["LOCUS_OUTCOME"].string_value(), "applied");
+  EXPECT_EQ(fields["LOCUS_NODE"].string_value(), "1");
+  EXPECT_EQ(fields["_TRANSPORT"].string_value(), "journal");
+}
+
 }  // namespace
 }  // namespace locus
