@@ -106,7 +106,7 @@ LogEntry RevertEntry(const Action& action, const absl::Status& status,
   LogEntry entry =
       Entry(EventKind::kRevert, LogLevel::kWarning, std::move(message));
   AddAction(entry, action);
-  AddText(entry, "LOCUS_OUTCOME", status.ok() ? "reverted" : "revert_failed");
+  AddText(entry, "LOCUS_OUTCOME", status.ok() ? "reverted" : "revert-failed");
   return entry;
 }
 
@@ -119,7 +119,7 @@ LogEntry ExternalChangeEntry(const ExternalEvent& event, std::string message) {
     AddNumber(entry, "LOCUS_PID", event.key.id);
     if (event.tid != 0) AddNumber(entry, "LOCUS_TID", event.tid);
   }
-  AddText(entry, "LOCUS_OUTCOME", "backed_off");
+  AddText(entry, "LOCUS_OUTCOME", "backed-off");
   return entry;
 }
 
@@ -128,7 +128,7 @@ LogEntry RefusalEntry(const RefusedProcess& process, std::string message) {
       Entry(EventKind::kRefusal, LogLevel::kWarning, std::move(message));
   AddNumber(entry, "LOCUS_PID", process.pid);
   AddText(entry, "LOCUS_COMM", process.comm);
-  AddText(entry, "LOCUS_OUTCOME", "not_a_target");
+  AddText(entry, "LOCUS_OUTCOME", "not-a-target");
   return entry;
 }
 
@@ -136,7 +136,7 @@ LogEntry RestoreEntry(bool failed, std::string message) {
   LogEntry entry =
       Entry(EventKind::kRestore, failed ? LogLevel::kError : LogLevel::kInfo,
             std::move(message));
-  AddText(entry, "LOCUS_OUTCOME", failed ? "restore_failed" : "restored");
+  AddText(entry, "LOCUS_OUTCOME", failed ? "restore-failed" : "restored");
   return entry;
 }
 

@@ -122,7 +122,7 @@ TEST(EventLogTest, RevertsExternalChangesRefusalsAndRestores) {
   EXPECT_EQ(Fields(revert)["LOCUS_TID"], "2");
   EXPECT_EQ(Fields(RevertEntry(Pin(1, 2, 1), absl::InternalError("no"),
                                "r"))["LOCUS_OUTCOME"],
-            "revert_failed");
+            "revert-failed");
 
   ExternalEvent thread{EntityKey{EntityKind::kTask, 10}, "moved", 11};
   LogEntry external = ExternalChangeEntry(thread, "e");
