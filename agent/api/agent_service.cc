@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/log.h"
 
 namespace locus {
 namespace {
@@ -163,6 +164,22 @@ grpc::Status AgentService::Restore(grpc::ServerContext*,
 grpc::Status AgentService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
                                  v1::ProbeReport* response) {
   return Forward(controller_->Probe(), response);
+}
+
+grpc::Status AgentService::SetLogLevel(grpc::ServerContext*,
+                                       const v1::SetLogLevelRequest* request,
+                                       v1::SetLogLevelResponse* response) {
+  if (!options_.allow_mutations) return Refuse("SetLogLevel");
+  if (request->level() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("SetLogLevel: level ", request->level(),
+                                     " is negative; 0 is the quietest"));
+  }
+  response->set_previous(LogVerbosity());
+  SetLogVerbosity(request->level());
+  response->set_level(request->level());
+  LogInfo("log level ", response->previous(), " → ", request->level());
+  return grpc::Status::OK;
 }
 
 }  // namespace locus

@@ -62,6 +62,11 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status Probe(grpc::ServerContext* context,
                      const v1::ProbeRequest* request,
                      v1::ProbeReport* response) override;
+  // Sets the process's log verbosity (common/log.h) itself: it is the
+  // logger's, not the control loop's.
+  grpc::Status SetLogLevel(grpc::ServerContext* context,
+                           const v1::SetLogLevelRequest* request,
+                           v1::SetLogLevelResponse* response) override;
 
  private:
   grpc::Status Refuse(const char* call) const;

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "agent/core/event_log.h"
 #include "common/log.h"
 #include "policy/cpu_list.h"
 #include "policy/decide.h"
@@ -77,7 +78,7 @@ TickReport Loop::Tick() {
     std::shared_ptr<const Snapshot> snap = report.snapshot;
     explain_.RememberThreads(*snap);
     for (const RefusedProcess& process : explain_.RememberRefused(*snap)) {
-      LogWarning(RefusalMessage(process));
+      Log(RefusalEntry(process, RefusalMessage(process)));
     }
     RevertWhatGotWorse(*snap, report);
     PlanFor(*snap, report);
@@ -108,7 +109,8 @@ void Loop::BackOffExternalChanges(TickReport& report) {
     entry.held_until_ns =
         report.now_ns + absl::ToInt64Nanoseconds(options_.external_hold);
     entry.node = -1;
-    LogWarning(event.message, " → backing off");
+    Log(ExternalChangeEntry(event,
+                            absl::StrCat(event.message, " → backing off")));
     explain_.Note(event.key, report.tick, report.now_ns,
                   absl::StrCat("changed by someone else: ", event.message,
                                "; backed off"));
@@ -138,7 +140,7 @@ void Loop::RevertWhatGotWorse(const Snapshot& snap, TickReport& report) {
         Describe(verdict.action), " → ",
         status.ok() ? "reverted" : "revert failed: " + status.ToString(),
         ", held down ", policy.stability().hold_down_s(), " s");
-    LogWarning(what);
+    Log(RevertEntry(verdict.action, status, what));
     explain_.Note(KeyOf(verdict.action), report.tick, report.now_ns, what);
     report.reverts.push_back(RevertRecord{std::move(verdict), status});
   }
@@ -293,10 +295,7 @@ void Loop::Tell(const Action& action, const ActionResult& result,
                                   OutcomeName(result.outcome));
   if (!result.message.empty())
     absl::StrAppend(&what, " (", result.message, ")");
-  Log(result.outcome == Outcome::kApplied || result.outcome == Outcome::kDryRun
-          ? LogLevel::kInfo
-          : LogLevel::kWarning,
-      what);
+  Log(ActionEntry(action, result, what));
   explain_.Note(KeyOf(action), report.tick, report.now_ns, std::move(what));
 }
 

@@ -35,6 +35,7 @@ class SnapshotSource {
 struct ExternalEvent {
   EntityKey key;
   std::string message;
+  int32_t tid = 0;  // the thread, for a task's change; 0 when not known
 };
 
 // One reuseport group after a tick's connection steering.

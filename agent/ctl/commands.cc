@@ -45,6 +45,11 @@ class Command {
       return Usage(absl::StrCat("mode wants enforce, dry_run or policy, not '",
                                 inv_.args[0], "'"));
     }
+    if (inv_.command == "log-level" &&
+        (!absl::SimpleAtoi(inv_.args[0], &log_level_) || log_level_ < 0)) {
+      return Usage(absl::StrCat("log-level wants a number 0 or more, not '",
+                                inv_.args[0], "'"));
+    }
     absl::Status reachable = CheckAgentSocket(inv_.socket);
     if (!reachable.ok()) return Fail(std::string(reachable.message()));
     if (inv_.command == "top") return Top();  // makes its own stub
@@ -55,6 +60,7 @@ class Command {
     if (inv_.command == "mode") return Mode();
     if (inv_.command == "restore") return Restore();
     if (inv_.command == "probe") return Probe();
+    if (inv_.command == "log-level") return SetLogLevel();
     return Usage(absl::StrCat("unknown command '", inv_.command, "'"));
   }
 
@@ -237,6 +243,20 @@ class Command {
     return rc != kExitOk ? rc : Print(report, FormatProbe);
   }
 
+  int SetLogLevel() {
+    v1::SetLogLevelRequest request;
+    request.set_level(log_level_);
+    v1::SetLogLevelResponse response;
+    if (int rc = Call("log-level", &v1::Agent::Stub::SetLogLevel, request,
+                      &response);
+        rc != kExitOk) {
+      return rc;
+    }
+    out_ << "log level " << response.level() << " (was " << response.previous()
+         << ")\n";
+    return kExitOk;
+  }
+
   int PolicyCheck() {
     const std::string& path = inv_.args[1];
     auto policy = LoadPolicyFile(path);
@@ -254,6 +274,7 @@ class Command {
   std::unique_ptr<v1::Agent::Stub> stub_;
   v1::ExplainRequest explain_;
   v1::SetModeRequest set_mode_;
+  int log_level_ = 0;
 };
 
 }  // namespace

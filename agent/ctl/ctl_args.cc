@@ -59,6 +59,11 @@ const std::map<std::string, CommandSpec>& Commands() {
         "to dry_run first so that it does not act again: a runtime override,\n"
         "until 'mode policy' or 'mode enforce'. Needs root or the socket's\n"
         "group.\n"}},
+      {"log-level",
+       {1, 1, false, false, "log-level N",
+        "Sets the agent's log verbosity until the next call or a restart:\n"
+        "0 info and up (the default), 1 the agent's debug lines too, 2 also\n"
+        "libbpf's. Needs root or the socket's group.\n"}},
       {"probe",
        {0, 0, false, true, "probe [--json]",
         "Shows the kernel features the agent probed and which source each\n"

@@ -38,6 +38,8 @@ void DaemonController::Update(const v1::Metrics& metrics) {
 absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
   v1::AgentStatus status;
   status.set_version(options_.version);
+  status.set_hostname(options_.identity.hostname);
+  status.set_boot_id(options_.identity.boot_id);
   DescribeMode(status);
   *status.mutable_started() =
       TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(started_));

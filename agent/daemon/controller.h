@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "agent/api/agent_controller.h"
 #include "agent/core/loop.h"
+#include "agent/daemon/host_identity.h"
 
 namespace locus {
 
@@ -30,6 +31,7 @@ struct ControllerOptions {
   std::string version;  // "0.1.0 (build 1a2b3c4d5e6f)"
   // The loop was started with an override from locusd --mode.
   bool mode_from_flag = false;
+  HostIdentity identity;
 };
 
 class DaemonController : public AgentController {

@@ -20,6 +20,7 @@
 #include "agent/core/loop.h"
 #include "agent/daemon/controller.h"
 #include "agent/daemon/executor.h"
+#include "agent/daemon/host_identity.h"
 #include "agent/daemon/restore_mode.h"
 #include "agent/daemon/snapshot_collector.h"
 #include "agent/daemon/tick_publisher.h"
@@ -249,9 +250,10 @@ absl::Status Daemon::MakeExecutor() {
 // answers the API over both.
 void Daemon::MakeLoop() {
   hub_ = std::make_unique<MetricsHub>();
+  HostIdentity identity = ReadHostIdentity(options_.procfs_root);
   publisher_ = std::make_unique<TickPublisher>(
       options_.tick, hub_.get(), collector_.get(), executor_.get(),
-      ScanOptions(), watcher_->state().version);
+      ScanOptions(), watcher_->state().version, identity);
   LoopOptions loop_options;
   loop_options.tick = options_.tick;
   loop_options.mode = options_.mode;
@@ -281,6 +283,7 @@ void Daemon::MakeLoop() {
   ControllerOptions controller_options;
   controller_options.period = options_.tick;
   controller_options.version = options_.version;
+  controller_options.identity = std::move(identity);
   controller_options.mode_from_flag =
       options_.mode != v1::Policy::MODE_UNSPECIFIED;
   controller_ = std::make_unique<DaemonController>(

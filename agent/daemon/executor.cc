@@ -1,6 +1,7 @@
 #include "agent/daemon/executor.h"
 
 #include "absl/strings/str_join.h"
+#include "agent/core/event_log.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 
@@ -67,7 +68,7 @@ std::vector<ExternalEvent> ActuatorExecutor::TakeExternalChanges() {
     events.push_back(
         ExternalEvent{EntityKey{irq ? EntityKind::kIrq : EntityKind::kTask,
                                 irq ? change.id : change.pid},
-                      change.message});
+                      change.message, irq ? 0 : change.id});
   }
   return events;
 }
@@ -128,8 +129,11 @@ absl::StatusOr<RestoreReport> ActuatorExecutor::RestoreAllWithReport() {
   const SteeringRestoreOps restore_ops{parts_.ops.get(), parts_.finder.get()};
   absl::StatusOr<RestoreReport> report = actuators_->RestoreAll(&restore_ops);
   if (report.ok()) {
-    for (const std::string& line : report->messages) LogInfo(line);
-    for (const std::string& line : report->errors) LogError(line);
+    for (const std::string& line : report->messages) {
+      Log(RestoreEntry(false, line));
+    }
+    for (const std::string& line : report->errors)
+      Log(RestoreEntry(true, line));
   }
   return report;
 }

@@ -4,6 +4,7 @@
 #include "agent/act/restore.h"
 #include "agent/act/reuseport_kernel.h"
 #include "agent/act/reuseport_restore.h"
+#include "agent/core/event_log.h"
 #include "common/log.h"
 
 namespace locus {
@@ -11,8 +12,10 @@ namespace {
 
 // Every restore is logged, with what it found wrong in the journal.
 void LogRestore(const RestoreReport& report) {
-  for (const std::string& line : report.messages) LogInfo(line);
-  for (const std::string& line : report.errors) LogError(line);
+  for (const std::string& line : report.messages) {
+    Log(RestoreEntry(false, line));
+  }
+  for (const std::string& line : report.errors) Log(RestoreEntry(true, line));
   LogInfo("restored from ", report.journal, ": ", report.threads_restored,
           " thread(s), ", report.irqs_restored, " IRQ(s) and ",
           report.groups_detached, " steered group(s); ", report.dropped,

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/daemon/metrics_convert.h"
+#include "common/log.h"
 
 namespace locus {
 namespace {
@@ -35,17 +36,20 @@ std::set<int32_t> ProcessesActedOn(const TickReport& report) {
 TickPublisher::TickPublisher(absl::Duration tick, MetricsHub* hub,
                              SnapshotCollector* collector,
                              ActuatorExecutor* executor, TargetScanOptions scan,
-                             uint64_t policy_version)
+                             uint64_t policy_version, HostIdentity identity)
     : tick_(tick),
       hub_(hub),
       collector_(collector),
       executor_(executor),
       scan_(std::move(scan)),
+      identity_(std::move(identity)),
       policy_version_(policy_version) {}
 
 void TickPublisher::Publish(const TickReport& report) {
   MetricsContext context{tick_, absl::Now(), collector_->sensor_state()};
   v1::Metrics metrics = ToMetrics(report, context);
+  metrics.set_hostname(identity_.hostname);
+  metrics.set_boot_id(identity_.boot_id);
   if (controller_ != nullptr) controller_->Update(metrics);
   if (metrics_export_ != nullptr && controller_ != nullptr) {
     absl::StatusOr<v1::AgentStatus> status = controller_->GetStatus();
@@ -54,6 +58,9 @@ void TickPublisher::Publish(const TickReport& report) {
   hub_->Publish(std::move(metrics));
   FeedBack(report);
   NotifySystemd(report);
+  VLog(1, "tick ", report.tick, ": ", report.actions.size(), " action(s), ",
+       report.reverts.size(), " revert(s), ", report.external.size(),
+       " external change(s), took ", absl::FormatDuration(report.took));
 }
 
 void TickPublisher::FeedBack(const TickReport& report) {

@@ -14,6 +14,7 @@
 #include "agent/core/loop.h"
 #include "agent/daemon/controller.h"
 #include "agent/daemon/executor.h"
+#include "agent/daemon/host_identity.h"
 #include "agent/daemon/snapshot_collector.h"
 #include "agent/host/targets.h"
 
@@ -22,10 +23,12 @@ namespace locus {
 class TickPublisher {
  public:
   // All borrowed. `scan` is how the host scan reads threads; the policy's
-  // selection (at `policy_version` now) goes on top.
+  // selection (at `policy_version` now) goes on top. `identity` goes in
+  // every message.
   TickPublisher(absl::Duration tick, MetricsHub* hub,
                 SnapshotCollector* collector, ActuatorExecutor* executor,
-                TargetScanOptions scan, uint64_t policy_version);
+                TargetScanOptions scan, uint64_t policy_version,
+                HostIdentity identity);
 
   // The controller answers from the last tick's metrics; it is made after
   // the loop, whose sink this is, so it comes later (before the loop runs).
@@ -50,6 +53,7 @@ class TickPublisher {
   SnapshotCollector* const collector_;
   ActuatorExecutor* const executor_;
   const TargetScanOptions scan_;
+  const HostIdentity identity_;
   uint64_t policy_version_;
   DaemonController* controller_ = nullptr;
   MetricsExport* metrics_export_ = nullptr;

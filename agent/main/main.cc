@@ -20,6 +20,7 @@
 #include "agent/core/mode.h"
 #include "agent/daemon/check_policy.h"
 #include "agent/daemon/daemon.h"
+#include "agent/daemon/log_sinks.h"
 #include "agent/daemon/restore_mode.h"
 #include "agent/main/one_shot.h"
 #include "agent/sensors/feature_probe.h"
@@ -110,6 +111,13 @@ ABSL_FLAG(uint32_t, sensor_max_tasks, locus::SensorOptions{}.max_tasks,
           "sources): beyond that the least recently seen threads are evicted "
           "and counted as drops. A size the kernel refuses leaves the agent "
           "on /proc and /sys.");
+ABSL_FLAG(std::string, log_format, "text",
+          "text: lines on stderr, or structured journald entries (MESSAGE_ID, "
+          "LOCUS_* fields) when stderr is the journal; json: one JSON object "
+          "per line on stderr (containers).");
+ABSL_FLAG(int, v, 0,
+          "Log verbosity: 0 info and up, 1 the agent's debug lines, 2 also "
+          "libbpf's. Changeable while running: locusctl log-level N.");
 
 namespace {
 
@@ -239,6 +247,20 @@ absl::StatusOr<locus::DaemonOptions> DaemonOptionsFrom(
   return daemon;
 }
 
+// The log's sink and verbosity, before anything logs. The sink is never
+// destroyed: threads may log until the process ends.
+absl::Status SetUpLogging() {
+  absl::StatusOr<locus::LogFormat> format =
+      locus::ParseLogFormat(absl::GetFlag(FLAGS_log_format));
+  if (!format.ok()) return format.status();
+  if (absl::GetFlag(FLAGS_v) < 0) {
+    return absl::InvalidArgumentError("--v must be 0 or more");
+  }
+  locus::SetLogVerbosity(absl::GetFlag(FLAGS_v));
+  locus::SetLogSink(locus::MakeLogSink(*format, "locusd").release());
+  return absl::OkStatus();
+}
+
 // A flag that is wrong: exit code 2, the reason on stderr.
 int BadFlag(const absl::Status& status) {
   std::cerr << "locusd: " << status.message() << "\n";
@@ -252,6 +274,9 @@ int main(int argc, char** argv) {
   // locusd, least of all mid-restore: a failed write is just lost.
   signal(SIGPIPE, SIG_IGN);
   if (ParseFlagsOrHelp(argc, argv)) return 0;
+  if (absl::Status logging = SetUpLogging(); !logging.ok()) {
+    return BadFlag(logging);
+  }
   absl::StatusOr<locus::OneShotOptions> options = CommonOptions();
   if (!options.ok()) return BadFlag(options.status());
   if (absl::GetFlag(FLAGS_probe)) {

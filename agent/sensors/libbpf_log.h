@@ -6,6 +6,9 @@
 
 namespace locus {
 
+// The verbosity (common/log.h) from which libbpf's debug messages show.
+inline constexpr int kLibbpfDebugVerbosity = 2;
+
 // Installs the printer on the first call in the process; later calls do
 // nothing. Called before anything that can make libbpf print.
 void RouteLibbpfLogs();

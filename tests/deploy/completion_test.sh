@@ -67,7 +67,7 @@ mkdir "$tmp/policies" "$tmp/spaced" && touch "$tmp/policies/a.yaml" "$tmp/polici
 # options, as its _arguments does everywhere.
 COMP_WORDBREAKS=$' \t\n"\'><=;|&(:'
 opts="--help --socket= --timeout="
-expect "locusctl " "explain help mode policy probe restore status top watch"
+expect "locusctl " "explain help log-level mode policy probe restore status top watch"
 expect "locusctl w" "watch"
 expect "locusctl p" "policy probe"
 expect "locusctl watch --" "--count= --help --json --socket= --timeout="
@@ -82,7 +82,7 @@ expect "locusctl policy " "check"
 expect "locusctl policy check $tmp/policies/" "$tmp/policies/a.yaml $tmp/policies/b.yaml"
 expect "locusctl policy check $tmp/policies/a.yaml " "" "$opts"
 expect "locusctl policy check $tmp/spaced/m" "$tmp/spaced/my policy.yaml" "$tmp/spaced/my\\ policy.yaml"
-expect "locusctl help " "explain help mode policy probe restore status top watch"
+expect "locusctl help " "explain help log-level mode policy probe restore status top watch"
 expect "locusctl explain " "$irqs_with_prefix"
 expect "locusctl explain irq:" "$irqs" "$irqs_with_prefix"
 expect "locusctl explain 1234 " "" "--help --json --socket= --timeout="
