@@ -104,6 +104,8 @@ absl::Status JournalWritable(const std::string& journal) {
     dir = dir.parent_path();
   }
   if (dir.empty()) dir = ".";
+  // A file where a directory should be: locusd could not create the rest.
+  if (!fs::is_directory(dir, ec)) return ErrnoStatus(dir.string(), ENOTDIR);
   if (access(dir.c_str(), W_OK) != 0) return ErrnoStatus(dir.string(), errno);
   return absl::OkStatus();
 }
