@@ -14,6 +14,7 @@
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
 #include "agent/ctl/top_view.h"
+#include "agent/daemon/doctor_reader.h"
 #include "locus_version.h"  // generated: agent/main/CMakeLists.txt
 #include "policy/policy_yaml.h"
 
@@ -35,6 +36,7 @@ class Command {
 
   int Run() {
     if (inv_.command == "policy") return PolicyCheck();
+    if (inv_.command == "doctor") return Doctor();
     // Arguments are checked before connecting: a typo is a usage error
     // whether or not the daemon runs.
     if (inv_.command == "explain" && !ParseExplain()) {
@@ -255,6 +257,29 @@ class Command {
     out_ << "log level " << response.level() << " (was " << response.previous()
          << ")\n";
     return kExitOk;
+  }
+
+  // The checks locusd --doctor makes, here, then whether an agent answers.
+  int Doctor() {
+    DoctorInputs in = ReadHostDoctorInputs(DoctorPaths{});
+    AgentAnswer& agent = in.agent.emplace();
+    agent.socket = inv_.socket;
+    agent.reached = CheckAgentSocket(inv_.socket);
+    if (agent.reached.ok()) {
+      stub_ = NewAgentStub(inv_.socket);
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() +
+                           absl::ToChronoNanoseconds(inv_.timeout));
+      grpc::Status rpc =
+          stub_->GetStatus(&context, v1::GetStatusRequest(), &agent.status);
+      if (!rpc.ok()) {
+        agent.reached =
+            absl::UnavailableError(DescribeRpcError(rpc, inv_.socket));
+      }
+    }
+    std::vector<DoctorCheck> checks = RunDoctorChecks(in);
+    out_ << FormatDoctor(checks);
+    return DoctorExitCode(checks);
   }
 
   int PolicyCheck() {

@@ -64,6 +64,15 @@ const std::map<std::string, CommandSpec>& Commands() {
         "Sets the agent's log verbosity until the next call or a restart:\n"
         "0 info and up (the default), 1 the agent's debug lines too, 2 also\n"
         "libbpf's. Needs root or the socket's group.\n"}},
+      {"doctor",
+       {0, 0, false, false, "doctor",
+        "Checks on this host, without the daemon, whether Locus can help and\n"
+        "what stands in the way: capabilities, BTF, BPF sources, NUMA nodes,\n"
+        "AutoNUMA, irqbalance and numad, ptrace_scope, the kubelet's CPU\n"
+        "manager, the policy file, the journal, another locusd; then whether\n"
+        "an agent answers on the socket, and its mode. One line per check,\n"
+        "OK, WARN or FAIL, with the fix. Exit status 1 when a check fails.\n"
+        "Run it as root, as locusd runs.\n"}},
       {"probe",
        {0, 0, false, true, "probe [--json]",
         "Shows the kernel features the agent probed and which source each\n"

@@ -21,6 +21,7 @@
 #include "agent/daemon/check_policy.h"
 #include "agent/daemon/daemon.h"
 #include "agent/daemon/log_sinks.h"
+#include "agent/daemon/doctor_reader.h"
 #include "agent/daemon/restore_mode.h"
 #include "agent/main/one_shot.h"
 #include "agent/sensors/feature_probe.h"
@@ -65,6 +66,11 @@ ABSL_FLAG(std::string, check_policy, "",
           "Validate this policy file, print every error with its "
           "file:line:column, and exit (0 when valid).");
 
+ABSL_FLAG(bool, doctor, false,
+          "Check whether Locus can help on this host and what stands in the "
+          "way (capabilities, BTF, NUMA nodes, AutoNUMA, irqbalance, numad, "
+          "the policy, the journal): one line per check with its fix, then "
+          "exit (0 when nothing failed).");
 ABSL_FLAG(bool, probe, false,
           "Probe the kernel's BPF features, print each sensor's chosen source "
           "and why better ones were rejected, then exit.");
@@ -151,6 +157,7 @@ bool ParseFlagsOrHelp(int argc, char** argv) {
       "  locusd --observe=SECONDS --json [--disable_feature=NAME,...]\n"
       "  locusd --restore [--journal=PATH]\n"
       "  locusd --check_policy=PATH\n"
+      "  locusd --doctor [--policy=PATH] [--journal=PATH]\n"
       "  locusd --version\n\n"
       "The daemon needs CAP_BPF, CAP_PERFMON, CAP_SYS_NICE and "
       "CAP_SYS_PTRACE; --probe and --observe need CAP_BPF and CAP_PERFMON "
@@ -279,6 +286,14 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<locus::OneShotOptions> options = CommonOptions();
   if (!options.ok()) return BadFlag(options.status());
+  if (absl::GetFlag(FLAGS_doctor)) {
+    return locus::RunDoctor({.sysfs_root = options->sysfs_root,
+                             .procfs_root = options->procfs_root,
+                             .policy_path = absl::GetFlag(FLAGS_policy),
+                             .journal_path = absl::GetFlag(FLAGS_journal),
+                             .disabled_features = options->disabled_features},
+                            std::cout);
+  }
   if (absl::GetFlag(FLAGS_probe)) {
     return locus::RunProbe(*options, std::cout, std::cerr);
   }

@@ -244,7 +244,7 @@ TEST_F(LocusctlTest, ProbeShowsFeatures) {
 
 TEST_F(LocusctlTest, EveryCommandHasHelp) {
   for (const char* command : {"status", "watch", "top", "explain", "policy",
-                              "mode", "restore", "probe"}) {
+                              "mode", "restore", "probe", "doctor"}) {
     ProcessResult r = RunProcess({LOCUSCTL_PATH, command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command;
     EXPECT_THAT(
@@ -255,6 +255,18 @@ TEST_F(LocusctlTest, EveryCommandHasHelp) {
   ProcessResult r = RunProcess({LOCUSCTL_PATH, "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("watch [--count=N] [--json]"));
+}
+
+// The host's checks run here; then the agent's line says it answered, and
+// in which mode. The exit code follows the FAIL lines (a non-root run lacks
+// the capabilities).
+TEST_F(LocusctlTest, DoctorSaysTheAgentAnswersAndItsMode) {
+  ProcessResult r = Ctl({"doctor"});
+  EXPECT_THAT(r.out, HasSubstr("  capabilities: "));
+  EXPECT_THAT(r.out, HasSubstr("OK    agent: locusd answers on " +
+                               server_->socket_path() + ", mode "));
+  bool failed = r.out.find("FAIL  ") != std::string::npos;
+  EXPECT_EQ(r.exit_code, failed ? 1 : 0) << r.out << r.err;
 }
 
 TEST_F(LocusctlTest, OutputThatCannotBeWrittenFails) {

@@ -9,7 +9,12 @@ PATH), then `locusctl ...` and `locusd ...` exactly as written, found on PATH,
 not in the build: locusctl against a locusd this test starts in dry run on a
 private socket, locusd's one-shot forms. Commands that cannot run inside a test (tests/run.sh
 itself, benchmarks that take minutes, the lab) get a doc check instead: the
-script or binary exists, and for tests/run.sh, .ci/run calls it. A command
+script or binary exists, and for tests/run.sh, .ci/run calls it. The
+install section's commands run as far as a test may: cpack for real into a
+folder of the test's, `apt install` simulated (deploy.deb_install installs
+the package for real and removes it), the unit the package ships for
+`systemctl enable`; the coexistence section's `sysctl` runs and the value is
+put back, and its `systemctl disable` must be the doctor's own fix. A command
 the test does not recognise fails it: a new README command needs a check.
 
 usage: readme_commands.py SOURCE_DIR BUILD_DIR
@@ -114,6 +119,11 @@ def check_locusctl(command, daemon):
             a.startswith("--count") for a in args):
         args.append("--count=2")  # a live view or a stream: two ticks, then stop
     r = run(["locusctl", f"--socket={daemon.socket}"] + args)
+    if args[:1] == ["doctor"]:
+        if doctor_exit_ok(command, r) and not re.search(
+                r"^OK    agent: locusd answers on ", r.stdout, re.M):
+            fail(command, f"no agent line for the running locusd: {r.stdout}")
+        return
     if args[:1] == ["explain"]:
         # No nginx runs here: the thread is unknown, and the answer must say
         # so plainly rather than fail obscurely.
@@ -137,10 +147,137 @@ def check_locusctl(command, daemon):
 def check_locusd(command):
     argv = shlex.split(command)
     r = run(["locusd"] + argv[1:], timeout=120, cwd=SRC)
-    if r.returncode != 0:
+    if "--doctor" in argv:
+        doctor_exit_ok(command, r)
+    elif r.returncode != 0:
         fail(command, f"exit {r.returncode}: {r.stderr.strip()[:300]}")
     elif "--json" in argv and not r.stdout.lstrip().startswith("{"):
         fail(command, "no JSON object printed")
+
+
+def doctor_exit_ok(command, r):
+    """The doctor exits 1 exactly when a line says FAIL."""
+    want = 1 if re.search(r"^FAIL  ", r.stdout, re.M) else 0
+    if r.returncode != want or "capabilities:" not in r.stdout:
+        fail(command, f"exit {r.returncode} (want {want}): {r.stdout[-400:]}"
+             f"{r.stderr.strip()[-200:]}")
+        return False
+    return True
+
+
+def build_argv(command):
+    """The command with the README's build folder as this test's build."""
+    return [BUILD + a[len("build"):] if a == "build" or a.startswith(
+        "build/") else a for a in shlex.split(command)]
+
+
+class Package:
+    """The .deb of the README's install section, built once with cpack as
+    written, into a folder of its own (cpack writes to its working folder)."""
+
+    def __init__(self, tmp):
+        self.dir = os.path.join(tmp, "deb")
+        self.deb = None
+
+    def cpack(self, command):
+        os.makedirs(self.dir, exist_ok=True)
+        argv = build_argv(command)
+        if "--config" not in argv:
+            argv += ["--config", os.path.join(BUILD, "CPackConfig.cmake")]
+        r = run(argv, timeout=600, cwd=self.dir)
+        debs = [f for f in os.listdir(self.dir) if f.endswith(".deb")]
+        if r.returncode != 0 or len(debs) != 1:
+            fail(command, f"exit {r.returncode}, .debs {debs}: "
+                 f"{(r.stdout + r.stderr)[-400:]}")
+            return
+        self.deb = os.path.join(self.dir, debs[0])
+
+    def check_install(self, command):
+        """apt resolves the package's dependencies for real, installing
+        nothing (deploy.deb_install installs it and removes it again)."""
+        if self.deb is None:
+            self.cpack("cpack -G DEB")
+        if self.deb is None:
+            return
+        argv = ["apt-get", "install", "--simulate"] + [
+            self.deb if a.startswith("./locus_") else a
+            for a in shlex.split(command)[2:]]
+        r = run(argv, timeout=120, cwd=self.dir)
+        if r.returncode != 0 or not re.search(r"^Inst locus ", r.stdout, re.M):
+            fail(command, f"apt-get --simulate: exit {r.returncode}: "
+                 f"{(r.stdout + r.stderr)[-400:]}")
+
+    def check_unit(self, command):
+        """systemd is not PID 1 in a test: the package must ship the unit
+        that the command enables (deploy.unit_verify checks the unit)."""
+        if self.deb is None:
+            self.cpack("cpack -G DEB")
+        if self.deb is None:
+            return
+        unit = shlex.split(command)[-1] + ".service"
+        r = run(["dpkg-deb", "-c", self.deb])
+        if f"/usr/lib/systemd/system/{unit}" not in r.stdout:
+            fail(command, f"the package does not ship {unit}")
+
+
+def check_conflicts_fix(command, tmp):
+    """The README's command is the doctor's fix when both run: a procfs
+    fixture where irqbalance and numad run (stopping the host's own services
+    is not for a test)."""
+    proc = os.path.join(tmp, "doctor-proc")
+    for pid, comm in (("41", "irqbalance"), ("42", "numad")):
+        os.makedirs(os.path.join(proc, pid), exist_ok=True)
+        with open(os.path.join(proc, pid, "comm"), "w") as f:
+            f.write(comm + "\n")
+    r = run(["locusd", "--doctor", f"--procfs_root={proc}",
+             f"--journal={tmp}/doctor-journal"], cwd=SRC)
+    fix = re.search(r"^WARN  conflicts: .*\n +fix: (.*)$", r.stdout, re.M)
+    if not fix or fix.group(1) != command:
+        fail(command, f"the doctor's fix differs: {r.stdout[-600:]}")
+
+
+def check_sysctl(command):
+    """Run for real, then the value the host had is put back."""
+    key, value = shlex.split(command)[-1].split("=")
+    path = "/proc/sys/" + key.replace(".", "/")
+    if not os.path.exists(path):
+        print(f"  skipped: no {path} in this kernel")
+        return
+    before = open(path).read().strip()
+    try:
+        r = run(shlex.split(command))
+        now = open(path).read().strip()
+        if r.returncode != 0 or now != value:
+            fail(command, f"exit {r.returncode}, {key} is {now}: {r.stderr}")
+    finally:
+        with open(path, "w") as f:
+            f.write(before)
+
+
+def check_other(command, tmp, package):
+    """The install and coexistence sections' commands; False when none of
+    them is this one."""
+    if command.startswith("./deploy/deps.sh"):
+        r = run(shlex.split(command), timeout=900, cwd=SRC)
+        if r.returncode != 0:
+            fail(command, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    elif command.startswith("cmake --build build"):
+        r = run(build_argv(command), timeout=900, cwd=SRC)
+        if r.returncode != 0:
+            fail(command, f"exit {r.returncode}: {r.stdout[-400:]}")
+    elif command.startswith("cpack -G DEB"):
+        package.cpack(command)
+    elif command.startswith("apt install ./locus_"):
+        package.check_install(command)
+    elif command == "systemctl enable --now locusd":
+        package.check_unit(command)
+    elif command.startswith("systemctl disable --now irqbalance"):
+        check_conflicts_fix(command, tmp)
+    elif command.startswith("sysctl -w kernel."):
+        check_sysctl(command)
+    else:
+        return False
+    return True
 
 
 def check_quickstart(command, tmp):
@@ -195,6 +332,7 @@ def main():
         if not daemon.up:
             print(daemon.output())
             sys.exit("locusd did not start")
+        package = Package(tmp)
         try:
             for command, line in found:
                 if (command, line) in quickstart:
@@ -208,11 +346,8 @@ def main():
                     ci = open(os.path.join(SRC, ".ci/run")).read()
                     if "tests/run.sh" not in ci:
                         fail(command, ".ci/run does not call it")
-                elif command.startswith("cpack -G DEB"):
-                    # Built and inspected by the deploy.deb_* tests.
-                    if not os.path.exists(os.path.join(BUILD,
-                                                       "CPackConfig.cmake")):
-                        fail(command, "no CPackConfig.cmake in the build")
+                elif check_other(command, tmp, package):
+                    pass
                 elif command.startswith(("tests/bench/", "tests/lab/",
                                          "build/tests/")):
                     check_exists(command)

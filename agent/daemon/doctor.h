@@ -1,0 +1,85 @@
+// `locusd --doctor` and `locusctl doctor`: will Locus help on this host, and
+// what stands in the way. The checks are pure functions of DoctorInputs (what
+// the host looks like), so that each verdict is tested on made-up inputs;
+// doctor_reader.h fills the inputs from the host.
+#ifndef LOCUS_AGENT_DAEMON_DOCTOR_H_
+#define LOCUS_AGENT_DAEMON_DOCTOR_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "locus/v1/agent.pb.h"
+
+namespace locus {
+
+enum class Verdict { kOk, kWarn, kFail };
+
+struct DoctorCheck {
+  std::string name;  // "capabilities", "btf", ...
+  Verdict verdict = Verdict::kOk;
+  std::string detail;  // what was found
+  std::string fix;     // what to do; empty when there is nothing to do
+};
+
+// A process seen running, by its name (comm).
+struct RunningProcess {
+  std::string comm;
+  int pid = 0;
+};
+
+// Whether an agent answered on the socket (locusctl doctor only).
+struct AgentAnswer {
+  std::string socket;
+  absl::Status reached;  // the call's failure, OK when it answered
+  v1::AgentStatus status;
+};
+
+struct DoctorInputs {
+  // From /proc/self/status; nullopt when unreadable.
+  std::optional<uint32_t> euid;
+  std::optional<uint64_t> cap_effective;
+  bool btf_present = false;  // /sys/kernel/btf/vmlinux
+  // The probe, when it could run (it needs CAP_BPF and CAP_PERFMON).
+  std::optional<v1::ProbeReport> probe;
+  std::string probe_skipped;                 // why it did not run
+  absl::Status topology = absl::OkStatus();  // reading the nodes
+  int numa_nodes = 0;
+  std::optional<int> numa_balancing;  // nullopt: the kernel has no AutoNUMA
+  std::optional<int> ptrace_scope;    // nullopt: no Yama
+  std::vector<RunningProcess> conflicting;  // irqbalance, numad
+  // The kubelet's CPU manager policy ("static", "none"); nullopt: no state
+  // file, so no kubelet here.
+  std::optional<std::string> kubelet_cpu_policy;
+  std::string kubelet_state_path;
+  std::string policy_path;
+  absl::Status policy = absl::OkStatus();  // NotFound: the built-in default
+  std::string journal_path;
+  absl::Status journal_writable = absl::OkStatus();
+  // FailedPrecondition when another locusd holds the journal's lock.
+  absl::Status instance = absl::OkStatus();
+  std::optional<AgentAnswer> agent;  // locusctl doctor only
+};
+
+// Capability numbers as <linux/capability.h> has them (CAP_BPF and
+// CAP_PERFMON are missing from older headers).
+inline constexpr int kCapSysPtrace = 19;
+inline constexpr int kCapSysAdmin = 21;
+inline constexpr int kCapSysNice = 23;
+inline constexpr int kCapPerfmon = 38;
+inline constexpr int kCapBpf = 39;
+
+// One line per check, in a fixed order (the agent's last, when asked).
+std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in);
+
+// "OK    name: detail" lines, with "      fix: ..." below a WARN or FAIL.
+std::string FormatDoctor(const std::vector<DoctorCheck>& checks);
+
+// 0 when no check failed, 1 otherwise.
+int DoctorExitCode(const std::vector<DoctorCheck>& checks);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_DAEMON_DOCTOR_H_

@@ -1,0 +1,184 @@
+#include "agent/daemon/doctor_reader.h"
+
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/act/journal.h"
+#include "agent/host/file_util.h"
+#include "agent/host/topology.h"
+#include "agent/sensors/libbpf_prober.h"
+#include "agent/sensors/probe_report.h"
+#include "agent/sensors/source_plan.h"
+#include "common/os_error.h"
+#include "common/unique_fd.h"
+#include "policy/policy_yaml.h"
+
+namespace locus {
+namespace {
+
+// Uid: (real, effective, ...) and CapEff: (hex) of /proc/self/status.
+void ReadSelfStatus(const std::string& procfs_root, DoctorInputs& in) {
+  absl::StatusOr<std::string> text =
+      ReadTextFile(JoinPath(procfs_root, "/self/status"));
+  if (!text.ok()) return;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    uint32_t uid = 0;
+    uint64_t caps = 0;
+    if (f.size() >= 3 && f[0] == "Uid:" && absl::SimpleAtoi(f[2], &uid)) {
+      in.euid = uid;
+    } else if (f.size() == 2 && f[0] == "CapEff:" &&
+               absl::SimpleHexAtoi(f[1], &caps)) {
+      in.cap_effective = caps;
+    }
+  }
+}
+
+bool CanProbe(const DoctorInputs& in) {
+  if (!in.cap_effective.has_value()) return false;
+  uint64_t c = *in.cap_effective;
+  auto has = [c](int bit) { return ((c >> bit) & 1) != 0; };
+  return has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon));
+}
+
+// A single integer file; nullopt when absent or not a number.
+std::optional<int> ReadInt(const std::string& path) {
+  absl::StatusOr<std::string> line = ReadFirstLine(path);
+  int value = 0;
+  if (!line.ok() || !absl::SimpleAtoi(*line, &value)) return std::nullopt;
+  return value;
+}
+
+std::vector<RunningProcess> FindConflicting(const std::string& procfs_root) {
+  std::vector<RunningProcess> found;
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(procfs_root);
+  if (!names.ok()) return found;
+  for (const std::string& name : *names) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(name, &pid)) continue;
+    // A process that ends between the listing and the read is just gone.
+    absl::StatusOr<std::string> comm =
+        ReadFirstLine(JoinPath(procfs_root, "/" + name + "/comm"));
+    if (comm.ok() && (*comm == "irqbalance" || *comm == "numad")) {
+      found.push_back({*comm, pid});
+    }
+  }
+  return found;
+}
+
+// The kubelet writes {"policyName":"static","defaultCpuSet":...}; the value
+// is taken without a JSON library: the file is small and flat.
+std::optional<std::string> ReadKubeletPolicy(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadTextFile(path);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) return std::nullopt;
+    return "unreadable";
+  }
+  size_t key = text->find("\"policyName\"");
+  size_t open = key == std::string::npos ? key : text->find('"', key + 12);
+  size_t close = open == std::string::npos ? open : text->find('"', open + 1);
+  if (close == std::string::npos) return "unknown";
+  return text->substr(open + 1, close - open - 1);
+}
+
+// Whether locusd could write the journal: its directory (or the nearest one
+// that exists, since locusd creates the rest) and the file if present.
+absl::Status JournalWritable(const std::string& journal) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(journal, ec)) {
+    if (access(journal.c_str(), W_OK) != 0) {
+      return ErrnoStatus(journal, errno);
+    }
+  }
+  fs::path dir = fs::path(journal).parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.root_path()) {
+    dir = dir.parent_path();
+  }
+  if (dir.empty()) dir = ".";
+  // A file where a directory should be: locusd could not create the rest.
+  if (!fs::is_directory(dir, ec)) return ErrnoStatus(dir.string(), ENOTDIR);
+  if (access(dir.c_str(), W_OK) != 0) return ErrnoStatus(dir.string(), errno);
+  return absl::OkStatus();
+}
+
+// Whether another process holds the instance lock (InstanceLock's file),
+// taken and dropped at once; nothing is created when it does not exist.
+absl::Status InstanceFree(const std::string& journal_path) {
+  absl::StatusOr<std::string> journal = ResolveJournalPath(journal_path);
+  if (!journal.ok()) return journal.status();
+  const std::string path = *journal + ".lock";
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    return errno == ENOENT ? absl::OkStatus() : ErrnoStatus(path, errno);
+  }
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return absl::FailedPreconditionError(absl::StrCat(path, " is locked"));
+    }
+    return ErrnoStatus(path, errno);
+  }
+  return absl::OkStatus();  // closing the fd drops the lock
+}
+
+void ReadKernel(const DoctorPaths& paths, KernelProber* prober,
+                DoctorInputs& in) {
+  std::error_code ec;
+  in.btf_present = std::filesystem::exists(
+      JoinPath(paths.sysfs_root, "/kernel/btf/vmlinux"), ec);
+  if (prober != nullptr && CanProbe(in)) {
+    FeatureSet features(prober, paths.disabled_features);
+    in.probe = ProbeReportOf(features, ChooseSources(features));
+  } else {
+    in.probe_skipped = "loading BPF programs needs CAP_BPF and CAP_PERFMON";
+  }
+  in.numa_balancing =
+      ReadInt(JoinPath(paths.procfs_root, "/sys/kernel/numa_balancing"));
+  in.ptrace_scope =
+      ReadInt(JoinPath(paths.procfs_root, "/sys/kernel/yama/ptrace_scope"));
+}
+
+}  // namespace
+
+DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
+  DoctorInputs in;
+  ReadSelfStatus(paths.procfs_root, in);
+  ReadKernel(paths, prober, in);
+  absl::StatusOr<Topology> topology = ReadTopology(paths.sysfs_root);
+  in.topology = topology.status();
+  if (topology.ok()) in.numa_nodes = static_cast<int>(topology->nodes.size());
+  in.conflicting = FindConflicting(paths.procfs_root);
+  in.kubelet_state_path = paths.kubelet_state;
+  in.kubelet_cpu_policy = ReadKubeletPolicy(paths.kubelet_state);
+  in.policy_path = paths.policy_path;
+  // CPU lists in the file are checked against this host, as locusd does.
+  in.policy =
+      LoadPolicyFile(paths.policy_path, topology.ok() ? &*topology : nullptr)
+          .status();
+  in.journal_path = paths.journal_path;
+  in.journal_writable = JournalWritable(paths.journal_path);
+  in.instance = InstanceFree(paths.journal_path);
+  return in;
+}
+
+DoctorInputs ReadHostDoctorInputs(const DoctorPaths& paths) {
+  LibbpfProber prober;
+  return ReadDoctorInputs(paths, &prober);
+}
+
+int RunDoctor(const DoctorPaths& paths, std::ostream& out) {
+  std::vector<DoctorCheck> checks =
+      RunDoctorChecks(ReadHostDoctorInputs(paths));
+  out << FormatDoctor(checks) << std::flush;
+  return DoctorExitCode(checks);
+}
+
+}  // namespace locus

@@ -1,0 +1,294 @@
+// The doctor's checks on made-up inputs (each verdict, the exit code), and
+// its reader over fixture trees written here.
+#include "agent/daemon/doctor.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "agent/daemon/doctor_reader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+using testing::HasSubstr;
+using testing::IsEmpty;
+using testing::Not;
+
+constexpr uint64_t kAllCaps = 0x1ffffffffffULL;
+
+// Inputs of a host where every check passes.
+DoctorInputs Healthy() {
+  DoctorInputs in;
+  in.euid = 0;
+  in.cap_effective = kAllCaps;
+  in.btf_present = true;
+  v1::ProbeReport probe;
+  v1::SensorSource* s = probe.add_sensors();
+  s->set_sensor("sched");
+  s->set_source("tp_btf");
+  s->set_ok(true);
+  in.probe = probe;
+  in.numa_nodes = 2;
+  in.numa_balancing = 0;
+  in.policy_path = "/etc/locus/policy.yaml";
+  in.journal_path = "/var/lib/locus/journal";
+  return in;
+}
+
+DoctorCheck Find(const DoctorInputs& in, const std::string& name) {
+  for (const DoctorCheck& c : RunDoctorChecks(in)) {
+    if (c.name == name) return c;
+  }
+  ADD_FAILURE() << "no check named " << name;
+  return {};
+}
+
+TEST(DoctorChecks, HealthyHostIsAllOkAndExitsZero) {
+  std::vector<DoctorCheck> checks = RunDoctorChecks(Healthy());
+  for (const DoctorCheck& c : checks) {
+    EXPECT_EQ(c.verdict, Verdict::kOk) << c.name << ": " << c.detail;
+    EXPECT_THAT(c.fix, IsEmpty()) << c.name;
+  }
+  EXPECT_EQ(checks.size(), 11u);  // no agent line unless asked
+  EXPECT_EQ(DoctorExitCode(checks), 0);
+  EXPECT_THAT(FormatDoctor(checks),
+              HasSubstr("OK    btf: /sys/kernel/btf/vmlinux present\n"));
+}
+
+TEST(DoctorChecks, Capabilities) {
+  DoctorInputs in = Healthy();
+  // CAP_BPF + CAP_PERFMON stand in for CAP_SYS_ADMIN.
+  in.euid = 1000;
+  in.cap_effective = (1ULL << kCapBpf) | (1ULL << kCapPerfmon) |
+                     (1ULL << kCapSysNice) | (1ULL << kCapSysPtrace);
+  EXPECT_EQ(Find(in, "capabilities").verdict, Verdict::kOk);
+  EXPECT_THAT(Find(in, "capabilities").detail, HasSubstr("uid 1000"));
+  in.cap_effective = *in.cap_effective & ~(1ULL << kCapSysPtrace);
+  DoctorCheck c = Find(in, "capabilities");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail, HasSubstr("pidfd_getfd"));
+  in.cap_effective = (1ULL << kCapBpf) | (1ULL << kCapSysNice);
+  c = Find(in, "capabilities");
+  EXPECT_EQ(c.verdict, Verdict::kFail);
+  EXPECT_THAT(c.detail,
+              HasSubstr("CAP_SYS_ADMIN (or CAP_BPF and CAP_PERFMON)"));
+  EXPECT_THAT(c.fix, HasSubstr("root"));
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(in)), 1);
+  in.cap_effective.reset();
+  EXPECT_EQ(Find(in, "capabilities").verdict, Verdict::kFail);
+}
+
+TEST(DoctorChecks, BtfAndBpf) {
+  DoctorInputs in = Healthy();
+  in.btf_present = false;
+  EXPECT_EQ(Find(in, "btf").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "btf").fix, HasSubstr("CONFIG_DEBUG_INFO_BTF"));
+  v1::SensorSource* numa = in.probe->add_sensors();
+  numa->set_sensor("numa");
+  numa->set_source("procfs");
+  numa->set_ok(true);
+  numa->set_detail("fentry: EPERM");
+  DoctorCheck bpf = Find(in, "bpf");
+  EXPECT_EQ(bpf.verdict, Verdict::kWarn);
+  EXPECT_THAT(bpf.detail, HasSubstr("numa on procfs (fentry: EPERM)"));
+  EXPECT_THAT(bpf.detail, Not(HasSubstr("sched")));
+  in.probe.reset();
+  in.probe_skipped = "needs CAP_BPF";
+  EXPECT_EQ(Find(in, "bpf").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "bpf").detail, HasSubstr("not probed: needs CAP_BPF"));
+}
+
+TEST(DoctorChecks, NumaNodes) {
+  DoctorInputs in = Healthy();
+  EXPECT_EQ(Find(in, "numa").detail, "2 NUMA nodes");
+  in.numa_nodes = 1;
+  EXPECT_EQ(Find(in, "numa").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "numa").detail, HasSubstr("nothing to place"));
+  in.topology = absl::NotFoundError("/x/devices/system/node: gone");
+  EXPECT_EQ(Find(in, "numa").verdict, Verdict::kFail);
+  EXPECT_THAT(Find(in, "numa").detail, HasSubstr("/x/devices/system/node"));
+}
+
+TEST(DoctorChecks, AutoNumaIrqbalanceNumadPtraceKubelet) {
+  DoctorInputs in = Healthy();
+  in.numa_balancing = 1;
+  EXPECT_EQ(Find(in, "numa_balancing").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "numa_balancing").fix,
+              HasSubstr("sysctl -w kernel.numa_balancing=0"));
+  in.numa_balancing.reset();
+  EXPECT_EQ(Find(in, "numa_balancing").verdict, Verdict::kOk);
+
+  in.conflicting = {{"irqbalance", 12}, {"numad", 34}};
+  DoctorCheck c = Find(in, "conflicts");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail, HasSubstr("irqbalance (pid 12), numad (pid 34)"));
+  EXPECT_EQ(c.fix, "systemctl disable --now irqbalance numad");
+
+  in.ptrace_scope = 1;
+  EXPECT_EQ(Find(in, "ptrace_scope").verdict, Verdict::kOk);
+  in.ptrace_scope = 2;
+  EXPECT_EQ(Find(in, "ptrace_scope").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "ptrace_scope").fix, HasSubstr("ptrace_scope=1"));
+  in.ptrace_scope = 3;
+  EXPECT_THAT(Find(in, "ptrace_scope").fix, HasSubstr("reboot"));
+
+  in.kubelet_cpu_policy = "none";
+  EXPECT_EQ(Find(in, "kubelet").verdict, Verdict::kOk);
+  in.kubelet_cpu_policy = "static";
+  EXPECT_EQ(Find(in, "kubelet").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "kubelet").fix, HasSubstr("placement.cpus"));
+  // Warnings alone do not fail the doctor.
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(in)), 0);
+}
+
+TEST(DoctorChecks, PolicyJournalInstanceAgent) {
+  DoctorInputs in = Healthy();
+  in.policy = absl::NotFoundError("gone");
+  EXPECT_THAT(Find(in, "policy").detail, HasSubstr("built-in default"));
+  in.policy = absl::InvalidArgumentError("p.yaml:3:5: unknown key 'mdoe'");
+  EXPECT_EQ(Find(in, "policy").verdict, Verdict::kFail);
+  EXPECT_THAT(Find(in, "policy").detail, HasSubstr("p.yaml:3:5"));
+  in.policy = absl::OkStatus();
+  in.journal_writable = absl::PermissionDeniedError("/ro: Read-only");
+  EXPECT_EQ(Find(in, "journal").verdict, Verdict::kFail);
+  EXPECT_THAT(Find(in, "journal").detail, HasSubstr("NOT ACTING"));
+  in.journal_writable = absl::OkStatus();
+  in.instance = absl::FailedPreconditionError("j.lock is locked");
+  EXPECT_EQ(Find(in, "instance").verdict, Verdict::kWarn);
+  in.agent.emplace().socket = "/s";
+  in.agent->status.set_mode(v1::AGENT_MODE_DRY_RUN);
+  in.agent->status.set_mode_source(v1::MODE_SOURCE_RUNTIME);
+  EXPECT_EQ(Find(in, "agent").detail,
+            "locusd answers on /s, mode dry_run (from runtime override)");
+  in.agent->status.set_journal_error("journal not writable");
+  EXPECT_EQ(Find(in, "agent").verdict, Verdict::kWarn);
+  in.agent->reached = absl::UnavailableError("connection refused");
+  EXPECT_THAT(Find(in, "agent").fix, HasSubstr("systemctl enable --now"));
+  EXPECT_EQ(RunDoctorChecks(in).back().name, "agent");
+}
+
+// A prober that says yes to everything and counts its calls.
+class YesProber : public KernelProber {
+ public:
+  ProbeResult Probe(Feature) override {
+    ++calls;
+    ProbeResult yes;
+    yes.available = true;
+    return yes;
+  }
+  int calls = 0;
+};
+
+class DoctorReaderTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testing::TempDir() + "doctor-" + std::to_string(getpid());
+    std::filesystem::remove_all(root_);
+    paths_.sysfs_root =
+        std::string(LOCUS_SOURCE_DIR) + "/tests/fixtures/numa2/sys";
+    paths_.procfs_root = root_ + "/proc";
+    paths_.kubelet_state = root_ + "/kubelet/cpu_manager_state";
+    paths_.policy_path = root_ + "/policy.yaml";
+    paths_.journal_path = root_ + "/lib/journal";
+    Write("/proc/self/status",
+          "Name:\tx\nUid:\t1000\t0\t0\t0\n"
+          "CapEff:\t000001ffffffffff\n");
+    std::filesystem::create_directories(root_ + "/lib");
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void Write(const std::string& path, const std::string& text) {
+    std::filesystem::create_directories(
+        std::filesystem::path(root_ + path).parent_path());
+    std::ofstream(root_ + path) << text;
+  }
+  std::string root_;
+  DoctorPaths paths_;
+  YesProber prober_;
+};
+
+TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
+  Write("/proc/sys/kernel/numa_balancing", "1\n");
+  Write("/proc/sys/kernel/yama/ptrace_scope", "2\n");
+  Write("/proc/41/comm", "irqbalance\n");
+  Write("/proc/42/comm", "nginx\n");
+  Write("/proc/43/comm", "numad\n");
+  Write("/kubelet/cpu_manager_state",
+        "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-3\"}");
+  Write("/policy.yaml", "version: 1\nmdoe: enforce\n");
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  EXPECT_EQ(in.euid, 0u);  // the effective uid, second of four
+  EXPECT_EQ(in.cap_effective, kAllCaps);
+  EXPECT_FALSE(in.btf_present);  // not in the fixture's sysfs
+  ASSERT_TRUE(in.probe.has_value());
+  EXPECT_GT(prober_.calls, 0);
+  EXPECT_EQ(in.numa_nodes, 2);
+  EXPECT_EQ(in.numa_balancing, 1);
+  EXPECT_EQ(in.ptrace_scope, 2);
+  ASSERT_EQ(in.conflicting.size(), 2u);
+  EXPECT_EQ(in.conflicting[0].comm, "irqbalance");
+  EXPECT_EQ(in.conflicting[0].pid, 41);
+  EXPECT_EQ(in.conflicting[1].comm, "numad");
+  EXPECT_EQ(in.kubelet_cpu_policy, "static");
+  EXPECT_THAT(in.policy.message(), HasSubstr("policy.yaml:2:1"));
+  EXPECT_TRUE(in.journal_writable.ok()) << in.journal_writable;
+  EXPECT_TRUE(in.instance.ok()) << in.instance;
+  std::vector<DoctorCheck> checks = RunDoctorChecks(in);
+  EXPECT_EQ(DoctorExitCode(checks), 1);  // the policy fails
+  EXPECT_THAT(FormatDoctor(checks), HasSubstr("FAIL  policy: "));
+}
+
+TEST_F(DoctorReaderTest, AbsentFilesAreOkAndNoCapabilitiesSkipTheProbe) {
+  Write("/proc/self/status", "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0\n");
+  paths_.sysfs_root =
+      std::string(LOCUS_SOURCE_DIR) + "/tests/fixtures/numa1/sys";
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  EXPECT_EQ(prober_.calls, 0);
+  EXPECT_FALSE(in.probe.has_value());
+  EXPECT_EQ(in.numa_nodes, 1);
+  EXPECT_FALSE(in.numa_balancing.has_value());
+  EXPECT_FALSE(in.ptrace_scope.has_value());
+  EXPECT_THAT(in.conflicting, IsEmpty());
+  EXPECT_FALSE(in.kubelet_cpu_policy.has_value());
+  EXPECT_TRUE(absl::IsNotFound(in.policy)) << in.policy;
+  std::map<std::string, Verdict> verdicts;
+  for (const DoctorCheck& c : RunDoctorChecks(in)) verdicts[c.name] = c.verdict;
+  EXPECT_EQ(verdicts["capabilities"], Verdict::kFail);
+  EXPECT_EQ(verdicts["numa"], Verdict::kWarn);
+  EXPECT_EQ(verdicts["policy"], Verdict::kOk);
+  EXPECT_EQ(verdicts["kubelet"], Verdict::kOk);
+}
+
+TEST_F(DoctorReaderTest, JournalUnderAFileIsNotWritable) {
+  Write("/file", "x");
+  paths_.journal_path = root_ + "/file/sub/journal";
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  EXPECT_FALSE(in.journal_writable.ok());
+  EXPECT_THAT(in.journal_writable.message(), HasSubstr(root_ + "/file"));
+  EXPECT_EQ(DoctorExitCode(RunDoctorChecks(in)), 1);
+}
+
+TEST_F(DoctorReaderTest, LockHeldByAnotherIsSeenAndNothingIsCreated) {
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  EXPECT_TRUE(in.instance.ok());
+  EXPECT_FALSE(std::filesystem::exists(paths_.journal_path + ".lock"));
+  int fd = open((paths_.journal_path + ".lock").c_str(),
+                O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  in = ReadDoctorInputs(paths_, &prober_);
+  EXPECT_TRUE(absl::IsFailedPrecondition(in.instance)) << in.instance;
+  close(fd);
+  in = ReadDoctorInputs(paths_, &prober_);
+  EXPECT_TRUE(in.instance.ok()) << in.instance;
+}
+
+}  // namespace
+}  // namespace locus
