@@ -146,6 +146,37 @@ DoctorCheck Conflicts(const DoctorInputs& in) {
       absl::StrCat("systemctl disable --now ", absl::StrJoin(units, " ")));
 }
 
+// Connection steering needs a socket per worker to choose between.
+DoctorCheck Reuseport(const DoctorInputs& in) {
+  const char* name = "reuseport";
+  if (in.nginx.empty()) {
+    return Ok(name, "no nginx running: connection steering waits for one");
+  }
+  std::vector<std::string> without, with, errors;
+  for (const NginxListening& n : in.nginx) {
+    const std::string who = absl::StrCat("nginx ", n.master_pid);
+    if (!n.error.empty()) errors.push_back(absl::StrCat(who, ": ", n.error));
+    for (const std::string& a : n.no_reuseport)
+      without.push_back(absl::StrCat(who, " ", a));
+    for (const std::string& a : n.reuseport)
+      with.push_back(absl::StrCat(who, " ", a));
+  }
+  if (!without.empty()) {
+    return Warn(name,
+                absl::StrCat("listens without reuseport on ",
+                             absl::StrJoin(without, ", "),
+                             ": its new connections cannot be steered by node"),
+                "add `reuseport` to those listen directives (listen 80 "
+                "reuseport;) and reload nginx");
+  }
+  if (!errors.empty()) {
+    return Warn(name, absl::StrJoin(errors, "; "),
+                "run the doctor as root, as locusd runs");
+  }
+  return Ok(name, absl::StrCat("listens with reuseport on ",
+                               absl::StrJoin(with, ", ")));
+}
+
 DoctorCheck PtraceScope(const DoctorInputs& in) {
   const char* name = "ptrace_scope";
   if (!in.ptrace_scope.has_value()) return Ok(name, "no Yama");
@@ -259,8 +290,8 @@ DoctorCheck Agent(const AgentAnswer& agent) {
 std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in) {
   std::vector<DoctorCheck> checks = {
       Capabilities(in),  Btf(in),       Bpf(in),         NumaNodes(in),
-      NumaBalancing(in), Conflicts(in), PtraceScope(in), Kubelet(in),
-      Policy(in),        Journal(in),   Instance(in)};
+      NumaBalancing(in), Conflicts(in), PtraceScope(in), Reuseport(in),
+      Kubelet(in),       Policy(in),    Journal(in),     Instance(in)};
   if (in.agent.has_value()) checks.push_back(Agent(*in.agent));
   return checks;
 }

@@ -30,6 +30,15 @@ struct RunningProcess {
   int pid = 0;
 };
 
+// One nginx instance's TCP listening addresses, by whether each has a
+// socket per worker (`reuseport`) or one shared socket.
+struct NginxListening {
+  int master_pid = 0;
+  std::vector<std::string> reuseport;     // "0.0.0.0:80"
+  std::vector<std::string> no_reuseport;  // one socket for every worker
+  std::string error;                      // its sockets could not be read
+};
+
 // Whether an agent answered on the socket (locusctl doctor only).
 struct AgentAnswer {
   std::string socket;
@@ -50,6 +59,7 @@ struct DoctorInputs {
   std::optional<int> numa_balancing;  // nullopt: the kernel has no AutoNUMA
   std::optional<int> ptrace_scope;    // nullopt: no Yama
   std::vector<RunningProcess> conflicting;  // irqbalance, numad
+  std::vector<NginxListening> nginx;
   // The kubelet's CPU manager policy ("static", "none"); nullopt: no state
   // file, so no kubelet here.
   std::optional<std::string> kubelet_cpu_policy;

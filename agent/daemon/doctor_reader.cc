@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 #include "absl/strings/numbers.h"
@@ -12,6 +13,8 @@
 #include "absl/strings/str_split.h"
 #include "agent/act/journal.h"
 #include "agent/host/file_util.h"
+#include "agent/host/listeners.h"
+#include "agent/host/proc_parse.h"
 #include "agent/host/topology.h"
 #include "agent/sensors/libbpf_prober.h"
 #include "agent/sensors/probe_report.h"
@@ -72,6 +75,46 @@ std::vector<RunningProcess> FindConflicting(const std::string& procfs_root) {
     }
   }
   return found;
+}
+
+// Each nginx master (an nginx whose parent is not one) with its workers,
+// and how its TCP listeners are grouped.
+std::vector<NginxListening> ReadNginxListening(const std::string& procfs_root) {
+  std::map<int32_t, ProcStat> nginx;
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(procfs_root);
+  if (!names.ok()) return {};
+  for (const std::string& name : *names) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(name, &pid)) continue;
+    absl::StatusOr<std::string> text =
+        ReadTextFile(JoinPath(procfs_root, "/" + name + "/stat"));
+    if (!text.ok()) continue;
+    absl::StatusOr<ProcStat> stat = ParseProcStat(*text);
+    if (stat.ok() && stat->comm == "nginx") nginx[pid] = *stat;
+  }
+  std::vector<NginxListening> out;
+  for (const auto& [pid, stat] : nginx) {
+    if (nginx.count(stat.ppid)) continue;  // a worker
+    NginxInstance instance{pid, {}};
+    for (const auto& [child, child_stat] : nginx) {
+      if (child_stat.ppid == pid) instance.worker_pids.push_back(child);
+    }
+    NginxListening listening;
+    listening.master_pid = pid;
+    std::vector<std::string> errors;
+    absl::StatusOr<std::vector<ListenGroup>> groups =
+        ReadListenGroups(procfs_root, instance, &errors);
+    if (!groups.ok()) {
+      listening.error = std::string(groups.status().message());
+    } else {
+      for (const ListenGroup& g : *groups) {
+        (g.reuseport() ? listening.reuseport : listening.no_reuseport)
+            .push_back(ListenAddressString(g.key.address));
+      }
+    }
+    out.push_back(std::move(listening));
+  }
+  return out;
 }
 
 // The kubelet writes {"policyName":"static","defaultCpuSet":...}; the value
@@ -156,6 +199,7 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   in.topology = topology.status();
   if (topology.ok()) in.numa_nodes = static_cast<int>(topology->nodes.size());
   in.conflicting = FindConflicting(paths.procfs_root);
+  in.nginx = ReadNginxListening(paths.procfs_root);
   in.kubelet_state_path = paths.kubelet_state;
   in.kubelet_cpu_policy = ReadKubeletPolicy(paths.kubelet_state);
   in.policy_path = paths.policy_path;

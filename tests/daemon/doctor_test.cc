@@ -57,10 +57,30 @@ TEST(DoctorChecks, HealthyHostIsAllOkAndExitsZero) {
     EXPECT_EQ(c.verdict, Verdict::kOk) << c.name << ": " << c.detail;
     EXPECT_THAT(c.fix, IsEmpty()) << c.name;
   }
-  EXPECT_EQ(checks.size(), 11u);  // no agent line unless asked
+  EXPECT_EQ(checks.size(), 12u);  // no agent line unless asked
   EXPECT_EQ(DoctorExitCode(checks), 0);
   EXPECT_THAT(FormatDoctor(checks),
               HasSubstr("OK    btf: /sys/kernel/btf/vmlinux present\n"));
+}
+
+TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
+  DoctorInputs in = Healthy();
+  in.nginx.push_back({.master_pid = 40,
+                      .reuseport = {"127.0.0.1:81"},
+                      .no_reuseport = {"0.0.0.0:80"},
+                      .error = ""});
+  DoctorCheck c = Find(in, "reuseport");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail, HasSubstr("without reuseport on nginx 40 0.0.0.0:80"));
+  EXPECT_THAT(c.fix, HasSubstr("listen 80 reuseport;"));
+
+  in.nginx[0].no_reuseport.clear();
+  c = Find(in, "reuseport");
+  EXPECT_EQ(c.verdict, Verdict::kOk);
+  EXPECT_THAT(c.detail, HasSubstr("with reuseport on nginx 40 127.0.0.1:81"));
+
+  in.nginx[0].error = "permission denied";
+  EXPECT_EQ(Find(in, "reuseport").verdict, Verdict::kWarn);
 }
 
 TEST(DoctorChecks, Capabilities) {

@@ -224,6 +224,19 @@ TEST_F(LocusdSteeringTest, ConnectionsReachAWorkerOfTheirNode) {
   ExpectNotSteered();
 }
 
+TEST_F(LocusdSteeringTest, DoctorSeesNginxListenWithReuseport) {
+  ProcessResult doctor =
+      RunProcess({LOCUSD_PATH, "--doctor", "--sysfs_root=" + fixture_,
+                  "--journal=" + dir_.File("journal"),
+                  "--policy=" + dir_.File("absent.yaml")});
+  EXPECT_THAT(doctor.out,
+              ::testing::ContainsRegex(
+                  "OK +reuseport: listens with reuseport on nginx [0-9]+ "
+                  "127.0.0.1:" +
+                  std::to_string(port_)))
+      << doctor.out << doctor.err;
+}
+
 TEST_F(LocusdSteeringTest, KilledAgentsProgramIsDetachedByRestore) {
   agent_ = StartAgent();
   ASSERT_TRUE(WarmUp()) << ReadAll(dir_.File("locusd.log"));

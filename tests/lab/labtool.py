@@ -11,6 +11,12 @@
                               that pinned it
   labtool.py pintick          the first tick of an applied pin in the
                               `locusctl explain TID --json` on stdin
+  labtool.py conns PORT N CPUS ACCESS_LOG
+                              N HTTP/1.0 connections to 127.0.0.1:PORT from a
+                              process pinned to each CPU of CPUS (a cpulist),
+                              joined with nginx's access log ($pid
+                              $remote_port): how many reached a worker
+                              confined to the client CPU's node
 
 Each prints `key=value` words a shell can read. Only the standard library:
 the guests run this machine's Debian python3.
@@ -253,6 +259,80 @@ def pintick():
     print(min(ticks) if ticks else "-")
 
 
+def clients_on(cpu, port, n, out):
+    """Child pinned to `cpu`: n connections, "cpu local_port" (or "cpu fail")
+    per line to `out`."""
+    import socket
+    os.sched_setaffinity(0, {cpu})
+    lines = []
+    for _ in range(n):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                s.recv(512)
+                lines.append("%d %d" % (cpu, s.getsockname()[1]))
+        except OSError:
+            lines.append("%d fail" % cpu)
+    with open(out, "a") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def worker_node(pid, nodes):
+    """The one node `pid`'s CPUs lie on, or -1."""
+    try:
+        text = read("/proc/%d/status" % pid)
+    except OSError:
+        return -1
+    allowed = re.search(r"Cpus_allowed_list:\s*(\S+)", text).group(1)
+    on = {nodes.get(c, -1) for c in parse_cpu_list(allowed)}
+    return on.pop() if len(on) == 1 else -1
+
+
+def conns(port, n, cpus, access_log):
+    nodes = cpu_nodes()
+    out = access_log + ".clients"
+    open(out, "w").close()
+    open(access_log, "w").close()
+    children = []
+    for cpu in parse_cpu_list(cpus):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                clients_on(cpu, port, n, out)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    served = {}
+    for line in read(access_log).split("\n"):
+        f = line.split()
+        if len(f) == 2 and f[0].isdigit() and f[1].isdigit():
+            served[int(f[1])] = int(f[0])
+    local = remote = failed = unmatched = 0
+    node_of = {}
+    for line in read(out).split("\n"):
+        f = line.split()
+        if len(f) != 2:
+            continue
+        if f[1] == "fail":
+            failed += 1
+            continue
+        worker = served.get(int(f[1]))
+        if worker is None:
+            unmatched += 1
+            continue
+        if worker not in node_of:
+            node_of[worker] = worker_node(worker, nodes)
+        if node_of[worker] == nodes.get(int(f[0])):
+            local += 1
+        else:
+            remote += 1
+    seen = local + remote
+    print("local=%d remote=%d failed=%d unmatched=%d share=%.4f"
+          % (local, remote, failed, unmatched, local / seen if seen else 0))
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "pages":
         pages(int(argv[1]))
@@ -264,6 +344,8 @@ def main(argv):
         moves(argv[1])
     elif argv == ["pintick"]:
         pintick()
+    elif len(argv) == 5 and argv[0] == "conns":
+        conns(int(argv[1]), int(argv[2]), argv[3], argv[4])
     elif len(argv) >= 2 and argv[0] == "adoption":
         adoption(argv[1], argv[2:])
     else:

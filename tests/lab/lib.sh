@@ -244,15 +244,18 @@ load_stop() {
 
 # policy [KEY=VALUE...]: writes tests/lab/policy.yaml with these overrides
 # of its "rewritten" lines: comm=LIST (the flow list's body), workers_only=BOOL,
-# cpus=CPULIST (placement), irqs=BOOL (IRQ steering).
+# cpus=CPULIST (placement), irqs=BOOL (IRQ steering), connections=BOOL
+# (connection steering), spill=SHARE (connections.spill_above_busy).
 policy() {
-  local kv comm=nginx workers_only=true cpus="" irqs=true
+  local kv comm=nginx workers_only=true cpus="" irqs=true connections=true spill=0.85
   for kv in "$@"; do
     case "$kv" in
       comm=*) comm=${kv#comm=} ;;
       workers_only=*) workers_only=${kv#workers_only=} ;;
       cpus=*) cpus=${kv#cpus=} ;;
       irqs=*) irqs=${kv#irqs=} ;;
+      connections=*) connections=${kv#connections=} ;;
+      spill=*) spill=${kv#spill=} ;;
       *) fail "policy: unknown override $kv"; return 1 ;;
     esac
   done
@@ -260,6 +263,8 @@ policy() {
       -e "s/^\(  workers_only:\).*# rewritten: workers_only\$/\1 $workers_only/" \
       -e "s/^\(  cpus:\).*# rewritten: cpus\$/\1 \"$cpus\"/" \
       -e "s/^\(  enabled:\).*# rewritten: irqs\$/\1 $irqs/" \
+      -e "s/^\(  enabled:\).*# rewritten: connections\$/\1 $connections/" \
+      -e "s/^\(  spill_above_busy:\).*# rewritten: spill\$/\1 $spill/" \
       "$LAB_DIR/policy.yaml" >"$POLICY.tmp"
   mv "$POLICY.tmp" "$POLICY"
 }
