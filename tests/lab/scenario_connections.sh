@@ -79,7 +79,7 @@ steered() {
     fail "the group was not steered: $(ctl status | grep connections)" || return 1
   on=$(conns 200 "$ALL_CPUS")
   log "steering on: $on"
-  ctl status | grep -A$(($(nodes) + 1)) '^connections' | sed 's/^/    /'
+  ctl status | grep -A"$(nodes)" '^connections' | sed 's/^/    /'
   check_ge "connections reaching a worker of their node" "$(field share "$on")" 0.99 || return 1
   [ "$(field failed "$on")" = 0 ] || fail "failed connections: $on" || return 1
 
@@ -106,7 +106,7 @@ skew() {
   out=$(conns 300 "$node0")
   status=$(ctl status)
   log "all clients on node 0 ($node0): $out"
-  grep -A$(($(nodes) + 1)) '^connections' <<<"$status" | sed 's/^/    /'
+  grep -A"$(nodes)" '^connections' <<<"$status" | sed 's/^/    /'
   spilled=$(sed -n 's/^  node 0: .*, \([0-9]*\) spilled,.*/\1/p' <<<"$status")
   check_ge "node 0's connections spilled" "${spilled:-0}" 1 || return 1
   check_le "share served by node 0's own workers" "$(field share "$out")" 0.99 || return 1
