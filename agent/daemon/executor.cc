@@ -41,6 +41,17 @@ SteeringPlan KeyedPlan(const std::vector<ListenGroupSteering>& plan,
   return keyed;
 }
 
+// Why a listed group is not steered when the actuator has nothing to say.
+std::string NotPlanned(const ListenGroup& group,
+                       const std::vector<ListenGroupSteering>& plan) {
+  const std::string name = ListenKeyString(group.key);
+  for (const ListenGroupSteering& steer : plan) {
+    if (steer.group == name) return "";
+  }
+  if (!group.reuseport()) return "one socket: nginx listens without reuseport";
+  return "not steered by the policy (connections.enabled, connections.ports)";
+}
+
 }  // namespace
 
 ActuatorExecutor::ActuatorExecutor(std::unique_ptr<Actuators> actuators,
@@ -83,14 +94,15 @@ std::vector<SteeringState> ActuatorExecutor::SteerConnections(
     if (absl::Status detached = steering_.DetachAll(); !detached.ok()) {
       LogError("connection steering: ", detached.message());
     }
-    return StatesOf(groups, "dry_run: not attached");
+    return StatesOf(groups, plan, "dry_run: not attached");
   }
   steering_.Apply(groups, node_of_cpu, KeyedPlan(plan, groups));
-  return StatesOf(groups, "");
+  return StatesOf(groups, plan, "");
 }
 
 std::vector<SteeringState> ActuatorExecutor::StatesOf(
-    const std::vector<ListenGroup>& groups, const std::string& dry_run) {
+    const std::vector<ListenGroup>& groups,
+    const std::vector<ListenGroupSteering>& plan, const std::string& dry_run) {
   std::map<ListenKey, SteeringGroupStatus> status = steering_.status();
   std::vector<SteeringState> states;
   std::map<std::string, std::map<int, ReuseportPathCounts>> counts;
@@ -98,7 +110,7 @@ std::vector<SteeringState> ActuatorExecutor::StatesOf(
     SteeringState state;
     state.group = ListenKeyString(group.key);
     state.sockets = group.sockets.size();
-    state.problem = dry_run;
+    state.problem = dry_run.empty() ? NotPlanned(group, plan) : dry_run;
     if (auto it = status.find(group.key); it != status.end()) {
       state.steered = it->second.attached;
       state.migrates = it->second.migrates;

@@ -49,8 +49,9 @@ class ActuatorExecutor : public Executor {
   std::set<int> unmanageable_irqs();
 
  private:
-  std::vector<SteeringState> StatesOf(const std::vector<ListenGroup>& groups,
-                                      const std::string& dry_run)
+  std::vector<SteeringState> StatesOf(
+      const std::vector<ListenGroup>& groups,
+      const std::vector<ListenGroupSteering>& plan, const std::string& dry_run)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;

@@ -325,5 +325,64 @@ TEST(LoopTest, RunStopsWhenAsked) {
   EXPECT_GE(h.loop.ticks(), 3u);
 }
 
+// MisplacedWorker's worker with a second one, confined to node 1 and busy
+// for `busy` of the tick, both with a socket of one reuseport group.
+Snapshot WithListeners(uint64_t now_ns, double busy = 1.0) {
+  Snapshot s = MisplacedWorker(now_ns);
+  Target other = testing::MakeWorker(s, 200, 1, 1, 1);
+  other.threads[0].runtime_ns = {0, static_cast<uint64_t>(busy * kSecond)};
+  s.targets.push_back(other);
+  s.listen_groups = {{"netns 1 0.0.0.0:80", 80, {{1100, 100}, {1200, 200}}}};
+  return s;
+}
+
+TEST(LoopTest, SteersAfterThePinsAndRemembersTheSpillItApplied) {
+  // Saturated, then at the threshold (85%) with the spill applied.
+  Harness h([](int n) {
+    return WithListeners((n + 1) * kSecond, n == 0 ? 1.0 : 0.85);
+  });
+  h.executor.steering_states = {{.group = "netns 1 0.0.0.0:80",
+                                 .steered = true,
+                                 .migrates = true,
+                                 .sockets = 2,
+                                 .problem = "",
+                                 .total = {},
+                                 .tick = {}}};
+  TickReport first = h.loop.Tick();
+  ASSERT_EQ(h.executor.steered.size(), 1u);
+  ASSERT_EQ(h.executor.steered[0].size(), 1u);
+  EXPECT_EQ(first.connections.size(), 1u);
+  // Worker 200's socket serves node 1, where it is confined; its node is
+  // saturated: it sheds what brings it to 85%.
+  const NodeSteering& node1 = h.executor.steered[0][0].nodes[1];
+  EXPECT_THAT(node1.inodes, ::testing::ElementsAre(1200u));
+  EXPECT_EQ(node1.spill_permille, 150u);
+  EXPECT_THAT(h.loop.ExplainTask(200),
+              ::testing::Contains(::testing::Field(
+                  &Decision::what,
+                  HasSubstr("its listening socket in netns 1 0.0.0.0:80 takes "
+                            "the new connections received on node 1"))));
+
+  // The next tick starts from the spill applied: at 85% while shedding 15%
+  // it would be at 100% without: the spill holds (a memoryless rule would
+  // drop it to 0 and overload the node again).
+  h.loop.Tick();
+  EXPECT_EQ(h.executor.steered[1][0].nodes[1].spill_permille,
+            node1.spill_permille);
+  // Told once, not every tick.
+  int told = 0;
+  for (const Decision& d : h.loop.ExplainTask(200)) {
+    told += d.what.find("its listening socket") != std::string::npos;
+  }
+  EXPECT_EQ(told, 1);
+}
+
+TEST(LoopTest, DryRunAsksForSteeringToBeLeftOff) {
+  Harness h([](int n) { return WithListeners((n + 1) * kSecond); });
+  h.policy.policy().set_mode(v1::Policy::MODE_DRY_RUN);
+  h.loop.Tick();
+  EXPECT_THAT(h.executor.steer_dry_runs, ::testing::ElementsAre(true));
+}
+
 }  // namespace
 }  // namespace locus
