@@ -1,6 +1,7 @@
 #include "agent/ctl/connections_format.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "agent/ctl/format.h"
 
 namespace locus::ctl {
@@ -28,9 +29,11 @@ std::string NodeLine(const v1::NodeConnections& n, bool totals) {
   std::string line = n.node() < 0 ? std::string("  CPUs of no node: ")
                                   : absl::StrCat("  node ", n.node(), ": ");
   if (n.node() >= 0) absl::StrAppend(&line, n.workers(), " worker(s), ");
-  absl::StrAppend(&line, all == 0 ? "-" : FormatPercent(double(local) / all),
-                  " local (", local, " local, ", spilled, " spilled, ",
-                  fell_back, " fell back");
+  // One decimal: 99.5% and 100% differ for steering.
+  absl::StrAppend(
+      &line, all == 0 ? "-" : absl::StrFormat("%.1f%%", 100.0 * local / all),
+      " local (", local, " local, ", spilled, " spilled, ", fell_back,
+      " fell back");
   if (migrated != 0) absl::StrAppend(&line, ", ", migrated, " migrated");
   line += ")";
   if (n.spill_permille() != 0) {

@@ -281,3 +281,33 @@ TEST(FormatExplain, NoteOnlyDecisionsReadAsTheyAreAndNoneSaysWhy) {
 
 }  // namespace
 }  // namespace locus::ctl
+
+namespace locus {
+namespace {
+
+TEST(Format, ConnectionsPerGroupAndNodeTotalsInStatusTicksInWatch) {
+  v1::AgentStatus s;
+  v1::ConnectionGroup* g = s.add_connections();
+  g->set_group("netns 1 0.0.0.0:80");
+  g->set_steered(true);
+  g->set_sockets(4);
+  v1::NodeConnections* n = g->add_nodes();
+  n->set_node(0);
+  n->set_workers(2);
+  n->set_local_total(998);
+  n->set_fell_back_total(2);
+  n->set_local(5);
+  n->set_spill_permille(150);
+  EXPECT_THAT(ctl::FormatStatus(s),
+              HasSubstr("connections netns 1 0.0.0.0:80: steered, 4 socket(s)\n"
+                        "  node 0: 2 worker(s), 99.8% local (998 local, 0 "
+                        "spilled, 2 fell back), spilling 15%\n"));
+  v1::Metrics m;
+  *m.mutable_connections() = s.connections();
+  EXPECT_THAT(ctl::FormatMetrics(m),
+              HasSubstr("    node 0: 2 worker(s), 100.0% local (5 local, 0 "
+                        "spilled, 0 fell back), spilling 15%\n"));
+}
+
+}  // namespace
+}  // namespace locus

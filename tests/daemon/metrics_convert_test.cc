@@ -280,5 +280,44 @@ TEST(MetricsConvertTest, TextFromOutsideIsValidUtf8OnTheWire) {
   EXPECT_TRUE(back.ParseFromString(wire));
 }
 
+TEST(MetricsConvertTest, ConnectionGroupsJoinThePlanAndTheCounters) {
+  TickReport report;
+  ListenGroupSteering steer;
+  steer.group = "netns 1 0.0.0.0:80";
+  steer.nodes = {{0, {11, 12}, 0}, {1, {13}, 150}};
+  steer.reason = "new connections to a worker of the node";
+  report.plan.connections = {steer};
+  SteeringState state;
+  state.group = steer.group;
+  state.steered = true;
+  state.sockets = 3;
+  state.total = {{1, {90, 10, 0, 0}}, {-1, {0, 0, 4, 0}}};
+  state.tick = {{1, {9, 1, 0, 0}}};
+  SteeringState other;
+  other.group = "netns 1 0.0.0.0:443";
+  other.sockets = 1;
+  other.problem = "one socket: nginx listens without reuseport";
+  report.connections = {state, other};
+  v1::Metrics m = ToMetrics(report, MetricsContext{});
+  ASSERT_EQ(m.connections_size(), 2);
+  const v1::ConnectionGroup& g = m.connections(0);
+  EXPECT_TRUE(g.steered());
+  EXPECT_EQ(g.reason(), steer.reason);
+  // Nodes of the plan and of the counters, ascending; -1 first.
+  ASSERT_EQ(g.nodes_size(), 3);
+  EXPECT_EQ(g.nodes(0).node(), -1);
+  EXPECT_EQ(g.nodes(0).fell_back_total(), 4u);
+  EXPECT_EQ(g.nodes(1).workers(), 2u);
+  EXPECT_EQ(g.nodes(1).local_total(), 0u);
+  EXPECT_EQ(g.nodes(2).local(), 9u);
+  EXPECT_EQ(g.nodes(2).local_total(), 90u);
+  EXPECT_EQ(g.nodes(2).spilled_total(), 10u);
+  EXPECT_EQ(g.nodes(2).spill_permille(), 150u);
+  EXPECT_FALSE(m.connections(1).steered());
+  EXPECT_EQ(m.connections(1).problem(),
+            "one socket: nginx listens without reuseport");
+  EXPECT_EQ(m.connections(1).nodes_size(), 0);
+}
+
 }  // namespace
 }  // namespace locus
