@@ -150,7 +150,9 @@ DoctorCheck Conflicts(const DoctorInputs& in) {
 DoctorCheck Reuseport(const DoctorInputs& in) {
   const char* name = "reuseport";
   if (in.nginx.empty()) {
-    return Ok(name, "no nginx running: connection steering waits for one");
+    return Warn("targets", "no nginx running: nothing to tune yet",
+                "start nginx (or name your server in the policy's "
+                "targets.comm); locusd finds it within a scan");
   }
   std::vector<std::string> without, with, errors;
   for (const NginxListening& n : in.nginx) {

@@ -40,6 +40,10 @@ DoctorInputs Healthy() {
   in.numa_balancing = 0;
   in.policy_path = "/etc/locus/policy.yaml";
   in.journal_path = "/var/lib/locus/journal";
+  in.nginx.push_back({.master_pid = 40,
+                      .reuseport = {"0.0.0.0:80"},
+                      .no_reuseport = {},
+                      .error = ""});
   return in;
 }
 
@@ -65,10 +69,10 @@ TEST(DoctorChecks, HealthyHostIsAllOkAndExitsZero) {
 
 TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
   DoctorInputs in = Healthy();
-  in.nginx.push_back({.master_pid = 40,
-                      .reuseport = {"127.0.0.1:81"},
-                      .no_reuseport = {"0.0.0.0:80"},
-                      .error = ""});
+  in.nginx[0] = {.master_pid = 40,
+                 .reuseport = {"127.0.0.1:81"},
+                 .no_reuseport = {"0.0.0.0:80"},
+                 .error = ""};
   DoctorCheck c = Find(in, "reuseport");
   EXPECT_EQ(c.verdict, Verdict::kWarn);
   EXPECT_THAT(c.detail, HasSubstr("without reuseport on nginx 40 0.0.0.0:80"));
@@ -81,6 +85,12 @@ TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
 
   in.nginx[0].error = "permission denied";
   EXPECT_EQ(Find(in, "reuseport").verdict, Verdict::kWarn);
+
+  // No nginx at all: nothing to tune, said as such.
+  in.nginx.clear();
+  c = Find(in, "targets");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail, HasSubstr("no nginx running"));
 }
 
 TEST(DoctorChecks, Capabilities) {
