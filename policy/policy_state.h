@@ -24,6 +24,10 @@ struct PolicyState {
   std::string last_error;
   // When this version came into force (Unix epoch, ns); 0 before Start.
   int64_t loaded_unix_ns = 0;
+  // Reloads after start that replaced the running policy, and those that
+  // kept it (a file refused, unreadable, or removed).
+  uint64_t reloads_ok = 0;
+  uint64_t reloads_rejected = 0;
 };
 
 }  // namespace locus

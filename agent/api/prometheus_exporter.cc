@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "agent/api/prometheus_labels.h"
 #include "prometheus/text_serializer.h"
 
 namespace locus {
@@ -29,10 +30,6 @@ const prometheus::Histogram::BucketBoundaries& TickBuckets() {
   static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
       0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
   return *buckets;
-}
-
-std::string NodeLabel(int32_t node) {
-  return node < 0 ? "unknown" : absl::StrCat(node);
 }
 
 const char* ActionKind(const v1::Action& action) {
@@ -162,6 +159,9 @@ void PrometheusExporter::RegisterGauges() {
                             "Mean busy fraction of the node's CPUs");
   node_memory_free_ =
       NewGauge("locus_node_memory_free_bytes", "Free memory on the node");
+  target_resident_ = NewGauge("locus_target_resident_bytes",
+                              "Resident memory of the target processes on the "
+                              "node");
   target_processes_ =
       NewGauge("locus_target_processes", "Processes the policy selects");
   target_threads_ = NewGauge("locus_target_threads",
@@ -188,7 +188,6 @@ void PrometheusExporter::AddFixedSeries() {
     external_changes_->Add({{"kind", kind}});
   }
   tick_overruns_->Add({});
-  sensor_events_dropped_->Add({});
   for (const char* result : {"ok", "rejected"}) {
     policy_reloads_->Add({{"result", result}});
   }
@@ -207,32 +206,16 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObserveConnections(metrics);
 }
 
-void PrometheusExporter::ObserveConnections(const v1::Metrics& metrics) {
-  int steered = 0;
-  for (const v1::ConnectionGroup& group : metrics.connections()) {
-    steered += group.steered();
-    for (const v1::NodeConnections& n : group.nodes()) {
-      const std::string node = NodeLabel(n.node());
-      for (auto [path, count] : {std::pair{"local", n.local()},
-                                 {"spilled", n.spilled()},
-                                 {"fell_back", n.fell_back()},
-                                 {"migrated", n.migrated()}}) {
-        connections_->Add({{"node", node}, {"path", path}})
-            .Increment(static_cast<double>(count));
-      }
-    }
-  }
-  connection_groups_->Add({{"state", "steered"}}).Set(steered);
-  connection_groups_->Add({{"state", "not_steered"}})
-      .Set(metrics.connections_size() - steered);
-}
-
 void PrometheusExporter::ObserveTick(const v1::Metrics& metrics) {
   tick_duration_->Observe(static_cast<double>(metrics.tick_duration_ns()) /
                           1e9);
   AddGrowth(tick_overruns_->Add({}), metrics.overruns_total(), last_overruns_);
-  AddGrowth(sensor_events_dropped_->Add({}),
-            metrics.drops().sensor_events_dropped_total(), last_dropped_);
+  // Per sensor ("numa" of "numa.lru_evicted"), each counter's growth.
+  for (const auto& [counter, total] : metrics.drops().sensor_events_dropped()) {
+    const std::string sensor(counter.substr(0, counter.find('.')));
+    AddGrowth(sensor_events_dropped_->Add({{"sensor", sensor}}), total,
+              last_dropped_[counter]);
+  }
 }
 
 void PrometheusExporter::ObserveActions(const v1::Metrics& metrics) {
@@ -253,41 +236,6 @@ void PrometheusExporter::ObserveActions(const v1::Metrics& metrics) {
   reverts_->Add({}).Increment(metrics.reverts_size());
   for (const v1::ExternalChange& change : metrics.external_changes()) {
     external_changes_->Add({{"kind", ChangeKind(change.what())}}).Increment();
-  }
-}
-
-void PrometheusExporter::ObserveNodes(const v1::Metrics& metrics) {
-  for (const v1::NodeMetrics& node : metrics.nodes()) {
-    std::string label = NodeLabel(node.node());
-    numa_faults_->Add({{"node", label}, {"locality", "local"}})
-        .Increment(static_cast<double>(node.faults_local()));
-    numa_faults_->Add({{"node", label}, {"locality", "remote"}})
-        .Increment(static_cast<double>(node.faults_remote()));
-    // The wire's 0 for "no faults" would read as "all remote" on a graph.
-    bool faults = node.faults_local() + node.faults_remote() > 0;
-    node_local_fault_ratio_->Add({{"node", label}})
-        .Set(faults ? node.local_fault_ratio()
-                    : std::numeric_limits<double>::quiet_NaN());
-    node_cpu_busy_->Add({{"node", label}}).Set(node.cpu_busy());
-    node_memory_free_->Add({{"node", label}})
-        .Set(static_cast<double>(node.mem_free_bytes()));
-  }
-}
-
-void PrometheusExporter::ObserveTargets(const v1::Metrics& metrics,
-                                        const v1::AgentStatus& status) {
-  target_processes_->Add({}).Set(status.targets());
-  absl::flat_hash_map<std::string, int> threads;
-  for (const v1::NodeMetrics& node : metrics.nodes()) {
-    threads[NodeLabel(node.node())] = 0;
-  }
-  // A node that had threads of unknown placement before reads 0 now.
-  if (target_threads_->Has({{"node", "unknown"}})) threads["unknown"] = 0;
-  for (const v1::TaskMetrics& task : metrics.tasks()) {
-    ++threads[NodeLabel(task.node())];
-  }
-  for (const auto& [node, count] : threads) {
-    target_threads_->Add({{"node", node}}).Set(count);
   }
 }
 
@@ -359,18 +307,10 @@ void PrometheusExporter::ObserveSensors(const v1::Metrics& metrics) {
 }
 
 void PrometheusExporter::ObservePolicy(const v1::PolicyState& policy) {
-  if (last_policy_) {
-    if (policy.version() > last_policy_->version()) {
-      policy_reloads_->Add({{"result", "ok"}})
-          .Increment(
-              static_cast<double>(policy.version() - last_policy_->version()));
-    }
-    if (!policy.last_error().empty() &&
-        policy.last_error() != last_policy_->last_error()) {
-      policy_reloads_->Add({{"result", "rejected"}}).Increment();
-    }
-  }
-  last_policy_ = policy;
+  AddGrowth(policy_reloads_->Add({{"result", "ok"}}), policy.reloads_ok(),
+            last_reloads_ok_);
+  AddGrowth(policy_reloads_->Add({{"result", "rejected"}}),
+            policy.reloads_rejected(), last_reloads_rejected_);
   policy_version_->Add({}).Set(static_cast<double>(policy.version()));
   policy_reload_error_->Add({}).Set(policy.last_error().empty() ? 0 : 1);
 }

@@ -100,6 +100,7 @@ class PrometheusExporter {
   Gauges* node_local_fault_ratio_ = nullptr;
   Gauges* node_cpu_busy_ = nullptr;
   Gauges* node_memory_free_ = nullptr;
+  Gauges* target_resident_ = nullptr;
   Gauges* target_processes_ = nullptr;
   Gauges* target_threads_ = nullptr;
   Gauges* build_info_ = nullptr;
@@ -107,10 +108,9 @@ class PrometheusExporter {
 
   // The cumulative values Metrics carries (*_total), to add their growth.
   uint64_t last_overruns_ = 0;
-  uint64_t last_dropped_ = 0;
-  // The policy last seen: a new version is a reload that took, a new error
-  // one that was rejected. Unset until the first tick.
-  std::optional<v1::PolicyState> last_policy_;
+  std::map<std::string, uint64_t> last_dropped_;  // by "sensor.counter"
+  uint64_t last_reloads_ok_ = 0;
+  uint64_t last_reloads_rejected_ = 0;
   // Series that come and go with the host: sensor sources and IRQs. Removed
   // when no longer reported.
   std::map<std::pair<std::string, std::string>, prometheus::Gauge*>

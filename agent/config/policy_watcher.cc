@@ -140,6 +140,7 @@ bool PolicyWatcher::Load(bool force) {
     // big, unreadable) keeps the running policy: only absence means the
     // built-in default.
     state_.last_error = std::string(read.status().message());
+    ++state_.reloads_rejected;
     LogError("policy: ", state_.last_error, "; keeping version ",
              state_.version, " (", state_.source, ")");
     return false;
@@ -149,6 +150,7 @@ bool PolicyWatcher::Load(bool force) {
     state_.last_error =
         absl::StrCat(options_.path, ": removed; still running version ",
                      state_.version, " from ", state_.source);
+    ++state_.reloads_rejected;
     LogWarning("policy: ", state_.last_error);
     return false;
   }
@@ -161,6 +163,7 @@ bool PolicyWatcher::Apply(const std::string& text) {
                       options_.host.has_value() ? &*options_.host : nullptr);
   if (!parsed.ok()) {
     state_.last_error = std::string(parsed.status().message());
+    ++state_.reloads_rejected;
     LogError("policy: ", options_.path, " rejected, keeping version ",
              state_.version, " (", state_.source, "):\n", state_.last_error);
     return false;
@@ -176,6 +179,7 @@ bool PolicyWatcher::Apply(const std::string& text) {
   state_.policy = std::make_shared<const v1::Policy>(*std::move(parsed));
   if (state_.version > 0) {  // after Start, which stamps version 1 itself
     ++state_.version;
+    ++state_.reloads_ok;
     state_.loaded_unix_ns = absl::ToUnixNanos(absl::Now());
   }
   LogInfo("policy: loaded ", options_.path, " (version ",

@@ -116,6 +116,12 @@ void AddNodes(const Snapshot& snapshot, const std::vector<NodeFaults>& faults,
         total > 0 ? static_cast<double>(faults[n].local) / total : 0);
     out->set_mem_total_bytes(node.mem_total_bytes);
     out->set_mem_free_bytes(node.mem_free_bytes);
+    uint64_t resident = 0;
+    for (const Target& target : snapshot.targets) {
+      if (n < target.resident_pages.size())
+        resident += target.resident_pages[n] * target.page_size;
+    }
+    out->set_target_resident_bytes(resident);
   }
 }
 
@@ -195,6 +201,8 @@ v1::PolicyState ToPolicyState(const PolicyState& state) {
         TimeUtil::NanosecondsToTimestamp(state.loaded_unix_ns);
   }
   out.set_last_error(ValidUtf8(state.last_error));
+  out.set_reloads_ok(state.reloads_ok);
+  out.set_reloads_rejected(state.reloads_rejected);
   return out;
 }
 
@@ -213,7 +221,11 @@ void AddSensors(const SnapshotCollector::SensorState& sensors,
       sensors.numa_status);
   add("softirq", sensors.sources.softirq, true, "");
   uint64_t dropped = 0;
-  for (const auto& [name, count] : sensors.drops) dropped += count;
+  for (const auto& [name, count] : sensors.drops) {
+    dropped += count;
+    (*out->mutable_drops()->mutable_sensor_events_dropped())[ValidUtf8(name)] =
+        count;
+  }
   out->mutable_drops()->set_sensor_events_dropped_total(dropped);
 }
 

@@ -70,7 +70,9 @@ TEST(PrometheusExporterTest, CountersSumTheTicksDeltas) {
   EXPECT_EQ(s["locus_external_changes_total{kind=irq_affinity,}"], 1);
   EXPECT_EQ(s["locus_tick_overruns_total{}"], 1);
   EXPECT_EQ(s["locus_tick_duration_seconds{}"], 10);
-  EXPECT_EQ(s["locus_sensor_events_dropped_total{}"], 30);
+  EXPECT_EQ(s["locus_sensor_events_dropped_total{sensor=numa,}"], 20);
+  EXPECT_EQ(s["locus_target_resident_bytes{node=0,}"], 1 << 30);
+  EXPECT_EQ(s["locus_sensor_events_dropped_total{sensor=sched,}"], 10);
   EXPECT_EQ(s["locus_policy_reload_total{result=ok,}"], 1);
   EXPECT_EQ(s["locus_policy_reload_total{result=rejected,}"], 1);
   EXPECT_EQ(s["locus_policy_version{}"], 2);

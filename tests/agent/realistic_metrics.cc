@@ -20,6 +20,7 @@ void AddNodes(uint64_t tick, const RealisticShape& shape, v1::Metrics& m) {
     node->set_local_fault_ratio(quiet ? 0 : 0.9);
     node->set_mem_total_bytes(64ULL << 30);
     node->set_mem_free_bytes(32ULL << 30);
+    node->set_target_resident_bytes(1ULL << 30);
   }
 }
 
@@ -87,11 +88,18 @@ v1::Metrics RealisticMetrics(uint64_t tick, const RealisticShape& shape) {
   softirq->set_sensor("softirq");
   softirq->set_source("tp_btf");
   softirq->set_ok(true);
+  // A reload refused at tick 4 (the error stays at 5), one taken at 6.
   m.mutable_policy()->set_version(tick < 6 ? 1 : 2);
+  m.mutable_policy()->set_reloads_rejected(tick < 4 ? 0 : 1);
+  m.mutable_policy()->set_reloads_ok(tick < 6 ? 0 : 1);
   if (tick == 4 || tick == 5) {
     m.mutable_policy()->set_last_error("policy.yaml:3:7: unknown key 'nodez'");
   }
   m.mutable_drops()->set_sensor_events_dropped_total(tick * 3);
+  (*m.mutable_drops()->mutable_sensor_events_dropped())["numa.lru_evicted"] =
+      tick * 2;
+  (*m.mutable_drops()->mutable_sensor_events_dropped())["sched.lru_evicted"] =
+      tick;
   return m;
 }
 

@@ -124,6 +124,8 @@ TEST_F(PolicyWatcherTest, BadFileKeepsLastGoodAndShowsWhereItIsWrong) {
             absl::StrCat(path_,
                          ":3:12: expected an integer for stability.dwell_s, "
                          "got \"soon\""));
+  EXPECT_GE(state.reloads_rejected, 1u);
+  EXPECT_EQ(state.reloads_ok, 0u);
 
   // A good file replaces it and clears the error.
   WriteAndRename("mode: enforce\n");
@@ -132,6 +134,7 @@ TEST_F(PolicyWatcherTest, BadFileKeepsLastGoodAndShowsWhereItIsWrong) {
   EXPECT_EQ(state.policy->mode(), v1::Policy::MODE_ENFORCE);
   EXPECT_EQ(state.version, 2u);
   EXPECT_TRUE(state.last_error.empty());
+  EXPECT_EQ(state.reloads_ok, 1u);
 }
 
 TEST_F(PolicyWatcherTest, InvalidFileAtStartIsAnErrorWithTheDefaultRunning) {

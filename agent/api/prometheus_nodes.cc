@@ -1,0 +1,66 @@
+// The per-node part of the exporter: faults, CPU and memory per node, the
+// targets' threads and memory by node, and connection steering's counters.
+#include "absl/container/flat_hash_map.h"
+#include "agent/api/prometheus_exporter.h"
+#include "agent/api/prometheus_labels.h"
+
+namespace locus {
+
+void PrometheusExporter::ObserveNodes(const v1::Metrics& metrics) {
+  for (const v1::NodeMetrics& node : metrics.nodes()) {
+    std::string label = NodeLabel(node.node());
+    numa_faults_->Add({{"node", label}, {"locality", "local"}})
+        .Increment(static_cast<double>(node.faults_local()));
+    numa_faults_->Add({{"node", label}, {"locality", "remote"}})
+        .Increment(static_cast<double>(node.faults_remote()));
+    // The wire's 0 for "no faults" would read as "all remote" on a graph.
+    bool faults = node.faults_local() + node.faults_remote() > 0;
+    node_local_fault_ratio_->Add({{"node", label}})
+        .Set(faults ? node.local_fault_ratio()
+                    : std::numeric_limits<double>::quiet_NaN());
+    node_cpu_busy_->Add({{"node", label}}).Set(node.cpu_busy());
+    node_memory_free_->Add({{"node", label}})
+        .Set(static_cast<double>(node.mem_free_bytes()));
+    target_resident_->Add({{"node", label}})
+        .Set(static_cast<double>(node.target_resident_bytes()));
+  }
+}
+
+void PrometheusExporter::ObserveTargets(const v1::Metrics& metrics,
+                                        const v1::AgentStatus& status) {
+  target_processes_->Add({}).Set(status.targets());
+  absl::flat_hash_map<std::string, int> threads;
+  for (const v1::NodeMetrics& node : metrics.nodes()) {
+    threads[NodeLabel(node.node())] = 0;
+  }
+  // A node that had threads of unknown placement before reads 0 now.
+  if (target_threads_->Has({{"node", "unknown"}})) threads["unknown"] = 0;
+  for (const v1::TaskMetrics& task : metrics.tasks()) {
+    ++threads[NodeLabel(task.node())];
+  }
+  for (const auto& [node, count] : threads) {
+    target_threads_->Add({{"node", node}}).Set(count);
+  }
+}
+
+void PrometheusExporter::ObserveConnections(const v1::Metrics& metrics) {
+  int steered = 0;
+  for (const v1::ConnectionGroup& group : metrics.connections()) {
+    steered += group.steered();
+    for (const v1::NodeConnections& n : group.nodes()) {
+      const std::string node = NodeLabel(n.node());
+      for (auto [path, count] : {std::pair{"local", n.local()},
+                                 {"spilled", n.spilled()},
+                                 {"fell_back", n.fell_back()},
+                                 {"migrated", n.migrated()}}) {
+        connections_->Add({{"node", node}, {"path", path}})
+            .Increment(static_cast<double>(count));
+      }
+    }
+  }
+  connection_groups_->Add({{"state", "steered"}}).Set(steered);
+  connection_groups_->Add({{"state", "not_steered"}})
+      .Set(metrics.connections_size() - steered);
+}
+
+}  // namespace locus
