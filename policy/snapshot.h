@@ -74,6 +74,16 @@ struct Target {
   std::vector<uint64_t>
       resident_pages;  // per node, indexed like Topology::nodes
   uint64_t page_size = 4096;
+  // Its cgroup (cpuset hierarchy) and what the cgroup's cpuset allows: the
+  // CPUs and memory node ids it may use (cpuset.cpus.effective and
+  // cpuset.mems.effective). Empty: no constraint known this scan.
+  std::string cgroup;
+  std::vector<int> cgroup_cpus;
+  std::vector<int> cgroup_mems;
+  // Who places it instead of Locus, with why ("the kubelet: static CPU
+  // manager, exclusive cpus 4-7"); empty: Locus may. Such a process is
+  // left where it is.
+  std::string placed_by;
 };
 
 // A process a selector matched that the agent leaves alone because it is

@@ -16,6 +16,9 @@ absl::Status HostModel::Refresh(Snapshot* snapshot,
       snapshot->targets,
       ScanTargets(options_.paths, options_.targets, snapshot->topology, errors,
                   &scan_cache_, &snapshot->refused_targets));
+  // Every scan: a pod resized or rebalanced by the kubelet is followed.
+  cpusets_.Fill(options_.paths.procfs_root, snapshot->targets, errors);
+  kubelet_.Fill(snapshot->targets, errors);
 
   snapshot->irqs.clear();
   if (options_.read_irqs) {
