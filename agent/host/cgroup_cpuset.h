@@ -4,6 +4,7 @@
 #ifndef LOCUS_AGENT_HOST_CGROUP_CPUSET_H_
 #define LOCUS_AGENT_HOST_CGROUP_CPUSET_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,8 @@ class CgroupCpusetReader {
   explicit CgroupCpusetReader(std::string cgroupfs_root)
       : root_(std::move(cgroupfs_root)) {}
 
-  // Sets each target's cgroup, cgroup_cpus and cgroup_mems. A cgroup is
+  // Sets each target's cgroup (its absolute path), cgroup_cpus and
+  // cgroup_mems. A cgroup is
   // read once per call however many targets share it, and again at the
   // next call, so a resized pod is followed within a scan. A target whose
   // cpuset cannot be read (its cgroup removed while read, a malformed file)
@@ -58,9 +60,22 @@ class CgroupCpusetReader {
     std::string error;
   };
   Read ReadCgroup(const CpusetCgroup& cgroup) const;
+  // The absolute path of `path` as /proc shows it to locusd in a cgroup
+  // namespace (a container with hostPID): "/../../kubepods-pod1.slice/c"
+  // lies `..`-many levels above locusd's own cgroup, whose depth /proc/1
+  // (init, at the root) tells. Found by looking for `rest` under the
+  // cgroups at that depth; "" when none or several hold it.
+  std::string Absolute(const CpusetCgroup& cgroup, int ns_depth);
+  // `pid`'s cpuset cgroup with its absolute path; false when it has none,
+  // exited (quietly) or cannot be found (reported). `ns_depth`: locusd's
+  // cgroup namespace depth, -1 until read.
+  bool Locate(const std::string& procfs_root, int32_t pid, CpusetCgroup* cgroup,
+              int* ns_depth, std::vector<std::string>* errors);
 
   std::string root_;
   absl::flat_hash_map<std::string, Read> scan_;  // this call's reads
+  // Namespaced paths already resolved: checked, not searched, again.
+  absl::flat_hash_map<std::string, std::string> absolute_;
 };
 
 }  // namespace locus

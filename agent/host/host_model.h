@@ -25,8 +25,10 @@ struct HostModelOptions {
   TargetScanOptions targets;
   bool read_irqs = true;
   // The kubelet's state directory (cpu_manager_state, config.yaml): which
-  // containers it places itself (kubelet.h).
-  std::string kubelet_root = "/var/lib/kubelet";
+  // containers it places itself (kubelet.h). Empty: /var/lib/kubelet as
+  // init sees it, <procfs_root>/1/root/var/lib/kubelet, which reaches the
+  // host's from a container with hostPID and no extra mount.
+  std::string kubelet_root;
 };
 
 class HostModel {
@@ -34,7 +36,10 @@ class HostModel {
   explicit HostModel(HostModelOptions options)
       : options_(std::move(options)),
         cpusets_(JoinPath(options_.paths.sysfs_root, "fs/cgroup")),
-        kubelet_(options_.kubelet_root) {}
+        kubelet_(!options_.kubelet_root.empty()
+                     ? options_.kubelet_root
+                     : JoinPath(options_.paths.procfs_root,
+                                "1/root/var/lib/kubelet")) {}
 
   // Fills snapshot->topology, ->targets (each with its cgroup's cpuset and
   // whether the kubelet places it), ->refused_targets (selected by

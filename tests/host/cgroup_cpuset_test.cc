@@ -129,6 +129,38 @@ TEST_F(CgroupV2Test, NoCgroupsMountedAndExitedProcessesAreQuiet) {
   EXPECT_EQ(targets[1].cgroup, "");
 }
 
+// locusd in a container with hostPID and its own cgroup namespace (the
+// DaemonSet), its cgroup four levels deep: /proc shows other cgroups
+// relative to its own.
+TEST_F(CgroupV2Test, PathsSeenFromACgroupNamespaceAreResolved) {
+  tree_.Write("proc/1/cgroup", "0::/../../../..\n");
+  tree_.Write("proc/201/cgroup",
+              "0::/../../../../system.slice/nginx.service\n");
+  tree_.Write("proc/205/cgroup",
+              "0::/../../../kubepods-pod0f1e2d3c_aaaa_bbbb_cccc_000000000001."
+              "slice/cri-containerd-1111.scope\n");
+  tree_.Write("proc/207/cgroup", "0::/../../../nowhere.slice\n");
+  CgroupCpusetReader reader(Cgroupfs());
+  std::vector<Target> targets = Targets({201, 205, 207});
+  std::vector<std::string> errors;
+  reader.Fill(Proc(), targets, &errors);
+  EXPECT_EQ(targets[0].cgroup, "/system.slice/nginx.service");
+  EXPECT_THAT(targets[0].cgroup_mems, ElementsAre(1));
+  EXPECT_EQ(targets[1].cgroup,
+            "/kubepods.slice/kubepods-pod0f1e2d3c_aaaa_bbbb_cccc_000000000001."
+            "slice/cri-containerd-1111.scope");
+  EXPECT_THAT(targets[1].cgroup_cpus, ElementsAre(2, 3));
+  EXPECT_THAT(targets[2].cgroup_cpus, IsEmpty());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("pid 207: cgroup /../../../nowhere.slice"));
+  // Resolved once, then only checked: a second scan agrees.
+  targets = Targets({205});
+  errors.clear();
+  reader.Fill(Proc(), targets, &errors);
+  EXPECT_THAT(targets[0].cgroup_cpus, ElementsAre(2, 3));
+  EXPECT_THAT(errors, IsEmpty());
+}
+
 TEST(CgroupV1Test, ReadsTheCpusetHierarchy) {
   TempTree tree;
   tree.CopyFixture("cgroup_v1");
@@ -233,6 +265,36 @@ TEST(HostModelCpusetTest, RefreshPutsTheCpusetInTheSnapshot) {
   for (const Target& target : snapshot.targets) {
     EXPECT_THAT(target.cgroup_cpus, ElementsAre(4, 5, 6, 7)) << target.pid;
     EXPECT_THAT(target.cgroup_mems, ElementsAre(1)) << target.pid;
+  }
+}
+
+// In a pod with exclusive CPUs: the kubelet's state is read where init
+// sees it (<procfs_root>/1/root/var/lib/kubelet) unless told otherwise.
+TEST(HostModelCpusetTest, TheKubeletsStateIsReadThroughInitsRoot) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  const std::string cgroup =
+      "/kubepods.slice/kubepods-pod0f1e_22.slice/cri-containerd-1.scope";
+  tree.Write("sys/fs/cgroup" + cgroup + "/cpuset.cpus.effective", "6-7\n");
+  tree.Write("sys/fs/cgroup" + cgroup + "/cpuset.mems.effective", "1\n");
+  for (int pid = 100; pid <= 104; ++pid) {
+    tree.Write("proc/" + std::to_string(pid) + "/cgroup", "0::" + cgroup);
+  }
+  tree.Write("proc/1/root/var/lib/kubelet/cpu_manager_state",
+             R"({"policyName":"static","entries":{"0f1e-22":{"web":"6-7"}}})");
+  HostModelOptions options;
+  options.paths = {tree.root() + "/sys", tree.root() + "/proc"};
+  options.targets.read_numa_maps = false;
+  options.read_irqs = false;
+  HostModel model(options);
+  Snapshot snapshot;
+  std::vector<std::string> errors;
+  ASSERT_TRUE(model.Refresh(&snapshot, &errors).ok());
+  ASSERT_FALSE(snapshot.targets.empty());
+  for (const Target& target : snapshot.targets) {
+    EXPECT_EQ(target.placed_by,
+              "the kubelet: static CPU manager, exclusive cpus 6-7")
+        << target.pid;
   }
 }
 
