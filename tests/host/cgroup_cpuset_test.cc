@@ -268,6 +268,41 @@ TEST(HostModelCpusetTest, RefreshPutsTheCpusetInTheSnapshot) {
   }
 }
 
+// A cpuset moved to node 0 while the thread list is reused from an earlier
+// scan: the threads are shown where the kernel now lets them run.
+TEST(HostModelCpusetTest, ThreadsFollowACpusetChangeBeforeTheirListIsReread) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  const std::string dir = "sys/fs/cgroup/system.slice/nginx.service/";
+  tree.Write(dir + "cpuset.cpus.effective", "4-7\n");
+  tree.Write(dir + "cpuset.mems.effective", "1\n");
+  HostModelOptions options;
+  options.paths = {tree.root() + "/sys", tree.root() + "/proc"};
+  options.targets.read_numa_maps = false;
+  options.targets.read_thread_cpu = false;
+  options.targets.refresh_every = 100;
+  options.targets.read_affinity = [](int32_t, std::vector<int>* cpus) {
+    *cpus = {4, 5, 6, 7};
+    return 0;
+  };
+  options.read_irqs = false;
+  HostModel model(options);
+  Snapshot snapshot;
+  std::vector<std::string> errors;
+  ASSERT_TRUE(model.Refresh(&snapshot, &errors).ok());
+  ASSERT_FALSE(snapshot.targets.empty());
+  ASSERT_THAT(snapshot.targets[0].threads[0].allowed_cpus,
+              ElementsAre(4, 5, 6, 7));
+  tree.Write(dir + "cpuset.cpus.effective", "0-3\n");
+  tree.Write(dir + "cpuset.mems.effective", "0\n");
+  ASSERT_TRUE(model.Refresh(&snapshot, &errors).ok());
+  for (const Target& target : snapshot.targets) {
+    for (const ThreadSample& thread : target.threads) {
+      EXPECT_THAT(thread.allowed_cpus, ElementsAre(0, 1, 2, 3)) << thread.tid;
+    }
+  }
+}
+
 // In a pod with exclusive CPUs: the kubelet's state is read where init
 // sees it (<procfs_root>/1/root/var/lib/kubelet) unless told otherwise.
 TEST(HostModelCpusetTest, TheKubeletsStateIsReadThroughInitsRoot) {
