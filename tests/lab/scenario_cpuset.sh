@@ -95,8 +95,14 @@ cpusets() {
   local wrk1=$!
   wrk -t1 -c8 -d$((WINDOW + 60))s http://127.0.0.1:8082/ >"$WORK/wrk2.out" 2>&1 &
   local wrk2=$!
-  locusd_start || return 1
-  ctl watch --json --count="$WINDOW" >"$WORK/watch.jsonl" 2>"$WORK/watch.err"
+  # Started in dry_run, enforcing once the stream is recorded: every action
+  # the agent takes falls in the window.
+  locusd_start --mode=dry_run || return 1
+  ctl watch --json --count="$WINDOW" >"$WORK/watch.jsonl" 2>"$WORK/watch.err" &
+  local watch_pid=$!
+  wait_until 30 test -s "$WORK/watch.jsonl" || fail "no metrics from locusctl watch" || return 1
+  ctl mode enforce >/dev/null || fail "locusctl mode enforce" || return 1
+  wait "$watch_pid"
   local counted w
   counted=$(outcomes "$WORK/watch.jsonl")
   log "actions in ${WINDOW} s: $counted"
@@ -114,6 +120,7 @@ cpusets() {
   for w in $(workers_of lab_mems0); do
     log "lab_mems0 worker $w: runs on node(s) $(node_of_worker "$w"), pages $(tool pages "$w")"
     case "$pinned" in *" $w:1 "*) fail "lab_mems0 worker $w homed on node 1" || return 1 ;; esac
+    [ "$(node_of_worker "$w")" = 0 ] || fail "lab_mems0 worker $w not homed on node 0" || return 1
     tool pages "$w" | grep -q 'by_node=0:[0-9]*\( \|$\)' || fail "worker $w has pages off node 0" || return 1
   done
 
