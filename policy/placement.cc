@@ -238,36 +238,59 @@ void NoteByCgroup(const std::map<std::string, std::pair<int, std::string>>& by,
   }
 }
 
+// Per node, the CPUs `t` may use there where `a` lets it make its home.
+std::vector<double> HomeCpus(const Context& ctx, const Target& t,
+                             const Allowed& a) {
+  std::vector<double> cpus(ctx.nodes, 0);
+  for (int n = 0; n < ctx.nodes; ++n) {
+    if (a.home[n]) cpus[n] = CpusFor(ctx, t, n).size();
+  }
+  return cpus;
+}
+
+std::string CgroupName(const Target& t) {
+  return t.cgroup.empty() ? "its cgroup" : t.cgroup;
+}
+
+// Workers without a cpuset (most, on a host) share one group, built without
+// a look at each one's CPUs: a big host's tick must not pay for cpusets it
+// does not have.
 std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
                                      const std::vector<Worker>& workers,
                                      Plan& plan) {
+  const Allowed anywhere = AllowedNodes(ctx, Target{});
+  std::vector<int> free;  // worker indices without a cpuset
   std::map<std::vector<double>, std::vector<int>> groups;
   std::map<std::string, std::pair<int, std::string>> placed, constrained;
-  const Allowed anywhere = AllowedNodes(ctx, Target{});
   for (size_t wi = 0; wi < workers.size(); ++wi) {
     const Target& t = *workers[wi].target;
-    const std::string cgroup = t.cgroup.empty() ? "its cgroup" : t.cgroup;
     if (!t.placed_by.empty()) {
-      placed[cgroup] = {placed[cgroup].first + 1, t.placed_by};
-      continue;
+      auto& entry = placed[CgroupName(t)];
+      entry = {entry.first + 1, t.placed_by};
+    } else if (!HasCpuset(t)) {
+      free.push_back(static_cast<int>(wi));
+    } else {
+      const Allowed a = AllowedNodes(ctx, t);
+      if (a.constrained) {
+        auto& entry = constrained[CgroupName(t)];
+        entry = {entry.first + 1,
+                 absl::StrCat(NodeIds(ctx, a.home), ": ", a.why)};
+      }
+      groups[HomeCpus(ctx, t, a)].push_back(static_cast<int>(wi));
     }
-    Allowed own;
-    if (HasCpuset(t)) own = AllowedNodes(ctx, t);
-    const Allowed& a = HasCpuset(t) ? own : anywhere;
-    if (a.constrained) {
-      constrained[cgroup] = {constrained[cgroup].first + 1,
-                             absl::StrCat(NodeIds(ctx, a.home), ": ", a.why)};
-    }
-    std::vector<double> cpus(ctx.nodes, 0);
-    for (int n = 0; n < ctx.nodes; ++n) {
-      if (a.home[n]) cpus[n] = CpusFor(ctx, t, n).size();
-    }
-    groups[std::move(cpus)].push_back(static_cast<int>(wi));
   }
   NoteByCgroup(placed, ": left alone, placed by ", plan);
   NoteByCgroup(constrained, ": homes only on node ", plan);
+  if (!free.empty()) {
+    // A cpuset of every CPU and node is no cpuset: one group with those.
+    std::vector<int>& all = groups[HomeCpus(ctx, Target{}, anywhere)];
+    all.insert(all.end(), free.begin(), free.end());
+    std::sort(all.begin(), all.end());
+  }
   std::vector<HomeGroup> out;
-  for (auto& [cpus, members] : groups) out.push_back({cpus, members});
+  for (auto& [cpus, members] : groups) {
+    out.push_back({cpus, std::move(members)});
+  }
   return out;
 }
 
