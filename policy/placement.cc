@@ -284,8 +284,12 @@ std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
   if (!free.empty()) {
     // A cpuset of every CPU and node is no cpuset: one group with those.
     std::vector<int>& all = groups[HomeCpus(ctx, Target{}, anywhere)];
-    all.insert(all.end(), free.begin(), free.end());
-    std::sort(all.begin(), all.end());
+    if (all.empty()) {
+      all = std::move(free);
+    } else {
+      all.insert(all.end(), free.begin(), free.end());
+      std::sort(all.begin(), all.end());
+    }
   }
   std::vector<HomeGroup> out;
   for (auto& [cpus, members] : groups) {
