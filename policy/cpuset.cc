@@ -69,15 +69,17 @@ std::string NodeIds(const Context& ctx, const std::vector<char>& set) {
 }
 
 Allowed AllowedNodes(const Context& ctx, const Target& target) {
+  static const CgroupCpuset kNone;
+  const CgroupCpuset& cpuset = target.cgroup ? *target.cgroup : kNone;
   Allowed a{.run = std::vector<char>(ctx.nodes, 0),
-            .mem = std::vector<char>(ctx.nodes, target.cgroup_mems.empty()),
+            .mem = std::vector<char>(ctx.nodes, cpuset.mems.empty()),
             .home = {},
             .constrained = false,
             .why = {}};
-  if (target.cgroup_cpus.empty()) {
+  if (cpuset.cpus.empty()) {
     for (int n = 0; n < ctx.nodes; ++n) a.run[n] = !ctx.worker_cpus[n].empty();
   } else {
-    for (int cpu : target.cgroup_cpus) {
+    for (int cpu : cpuset.cpus) {
       const int n = ctx.NodeOfCpu(cpu);
       if (n >= 0 && !a.run[n] &&
           std::binary_search(ctx.worker_cpus[n].begin(),
@@ -86,7 +88,7 @@ Allowed AllowedNodes(const Context& ctx, const Target& target) {
       }
     }
   }
-  for (int id : target.cgroup_mems) {
+  for (int id : cpuset.mems) {
     if (int n = ctx.NodeIndexOfId(id); n >= 0) a.mem[n] = 1;
   }
   a.home.assign(ctx.nodes, 0);
@@ -105,18 +107,18 @@ Allowed AllowedNodes(const Context& ctx, const Target& target) {
 
 std::vector<int> CpusFor(const Context& ctx, const Target& target, int node) {
   const std::vector<int>& usable = ctx.worker_cpus[node];
-  if (target.cgroup_cpus.empty()) return usable;
+  if (!target.cgroup || target.cgroup->cpus.empty()) return usable;
+  const std::vector<int>& allowed = target.cgroup->cpus;
   std::vector<int> out;
-  std::set_intersection(usable.begin(), usable.end(),
-                        target.cgroup_cpus.begin(), target.cgroup_cpus.end(),
-                        std::back_inserter(out));
+  std::set_intersection(usable.begin(), usable.end(), allowed.begin(),
+                        allowed.end(), std::back_inserter(out));
   return out;
 }
 
 bool MemAllowed(const Context& ctx, const Target& target, int node) {
-  if (target.cgroup_mems.empty()) return true;
-  return std::find(target.cgroup_mems.begin(), target.cgroup_mems.end(),
-                   ctx.Id(node)) != target.cgroup_mems.end();
+  if (!target.cgroup || target.cgroup->mems.empty()) return true;
+  const std::vector<int>& mems = target.cgroup->mems;
+  return std::find(mems.begin(), mems.end(), ctx.Id(node)) != mems.end();
 }
 
 std::string HomeConstraint(const Context& ctx, const Target& target, int home) {

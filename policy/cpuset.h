@@ -15,7 +15,13 @@ namespace locus::decide_internal {
 // Whether the target's cgroup names a cpuset at all (most, on a systemd host,
 // name one that allows everything).
 inline bool HasCpuset(const Target& target) {
-  return !target.cgroup_cpus.empty() || !target.cgroup_mems.empty();
+  return target.cgroup != nullptr &&
+         (!target.cgroup->cpus.empty() || !target.cgroup->mems.empty());
+}
+
+// Whether someone else (the kubelet) places the target.
+inline bool PlacedByOthers(const Target& target) {
+  return target.cgroup != nullptr && !target.cgroup->placed_by.empty();
 }
 
 // Per node index, what the target's cgroup allows there.

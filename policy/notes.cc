@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "policy/cpuset.h"
 #include "policy/engine.h"
 
 namespace locus::decide_internal {
@@ -51,11 +52,11 @@ void AddStabilityNotes(const Context& ctx, const Tally& tally, Plan& plan) {
 }
 
 // The selected workers whose placement is someone else's (placed_by).
-int PlacedByOthers(const Context& ctx) {
+int CountPlacedByOthers(const Context& ctx) {
   const v1::Targets& selected = ctx.policy.targets();
   int placed = 0;
   for (const Target& target : ctx.snapshot.targets) {
-    if (target.placed_by.empty()) continue;
+    if (!PlacedByOthers(target)) continue;
     if (selected.workers_only() && target.role != TargetRole::kWorker) {
       continue;
     }
@@ -76,7 +77,7 @@ void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
   if (plan.actions.empty()) {
     // Workers someone else places have no home of ours: said apart, so
     // that "N of M on their home node" counts only what Locus placed.
-    const int placed = PlacedByOthers(ctx);
+    const int placed = CountPlacedByOthers(ctx);
     plan.notes.push_back(absl::StrCat(
         "converged: ", tally.converged, " of ", workers - placed,
         " workers on their home node, ",

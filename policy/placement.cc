@@ -249,7 +249,7 @@ std::vector<double> HomeCpus(const Context& ctx, const Target& t,
 }
 
 std::string CgroupName(const Target& t) {
-  return t.cgroup.empty() ? "its cgroup" : t.cgroup;
+  return t.cgroup && !t.cgroup->path.empty() ? t.cgroup->path : "its cgroup";
 }
 
 // Workers without a cpuset (most, on a host) share one group, built without
@@ -264,9 +264,9 @@ std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
   std::map<std::string, std::pair<int, std::string>> placed, constrained;
   for (size_t wi = 0; wi < workers.size(); ++wi) {
     const Target& t = *workers[wi].target;
-    if (!t.placed_by.empty()) {
+    if (PlacedByOthers(t)) {
       auto& entry = placed[CgroupName(t)];
-      entry = {entry.first + 1, t.placed_by};
+      entry = {entry.first + 1, t.cgroup->placed_by};
     } else if (!HasCpuset(t)) {
       free.push_back(static_cast<int>(wi));
     } else {

@@ -123,7 +123,6 @@ CgroupCpusetReader::Read CgroupCpusetReader::ReadCgroup(
         return out;
       }
       out.cpuset = {*std::move(cpus), *std::move(mems)};
-      out.constrained = true;
       return out;
     }
     if (!absl::IsNotFound(cpus.status())) {
@@ -212,16 +211,18 @@ void CgroupCpusetReader::Fill(const std::string& procfs_root,
     if (!Locate(procfs_root, target.pid, &cgroup, &ns_depth, errors)) {
       continue;
     }
-    target.cgroup = cgroup.path;
     const std::string key = absl::StrCat(cgroup.version, ":", cgroup.path);
     auto [it, fresh] = scan_.try_emplace(key);
     if (fresh) {
-      it->second = ReadCgroup(cgroup);
-      if (!it->second.error.empty()) errors->push_back(it->second.error);
+      Read read = ReadCgroup(cgroup);
+      if (!read.error.empty()) errors->push_back(read.error);
+      it->second = std::make_shared<const CgroupCpuset>(
+          CgroupCpuset{.path = cgroup.path,
+                       .cpus = std::move(read.cpuset.cpus),
+                       .mems = std::move(read.cpuset.mems),
+                       .placed_by = {}});
     }
-    if (!it->second.constrained) continue;
-    target.cgroup_cpus = it->second.cpuset.cpus;
-    target.cgroup_mems = it->second.cpuset.mems;
+    target.cgroup = it->second;
   }
 }
 

@@ -5,6 +5,7 @@
 #define LOCUS_AGENT_HOST_CGROUP_CPUSET_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,7 @@ class CgroupCpusetReader {
   explicit CgroupCpusetReader(std::string cgroupfs_root)
       : root_(std::move(cgroupfs_root)) {}
 
-  // Sets each target's cgroup (its absolute path), cgroup_cpus and
-  // cgroup_mems. A cgroup is
+  // Sets each target's cgroup: its absolute path and cpuset. A cgroup is
   // read once per call however many targets share it, and again at the
   // next call, so a resized pod is followed within a scan. A target whose
   // cpuset cannot be read (its cgroup removed while read, a malformed file)
@@ -53,10 +53,9 @@ class CgroupCpusetReader {
             std::vector<std::string>* errors);
 
  private:
-  // The cpuset of `cgroup`, or an error message ("" with no cpuset: none).
+  // The cpuset of `cgroup` (empty lists: none), or an error message.
   struct Read {
     Cpuset cpuset;
-    bool constrained = false;
     std::string error;
   };
   Read ReadCgroup(const CpusetCgroup& cgroup) const;
@@ -73,7 +72,8 @@ class CgroupCpusetReader {
               int* ns_depth, std::vector<std::string>* errors);
 
   std::string root_;
-  absl::flat_hash_map<std::string, Read> scan_;  // this call's reads
+  // This call's reads, shared by the targets of each cgroup.
+  absl::flat_hash_map<std::string, std::shared_ptr<const CgroupCpuset>> scan_;
   // Namespaced paths already resolved: checked, not searched, again.
   absl::flat_hash_map<std::string, std::string> absolute_;
 };

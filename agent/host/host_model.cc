@@ -15,8 +15,8 @@ namespace {
 // earlier scan (TargetScanOptions::refresh_every) still shows the old one.
 void KeepWithinCpusets(std::vector<Target>& targets) {
   for (Target& target : targets) {
-    const std::vector<int>& cpuset = target.cgroup_cpus;
-    if (cpuset.empty()) continue;
+    if (!target.cgroup || target.cgroup->cpus.empty()) continue;
+    const std::vector<int>& cpuset = target.cgroup->cpus;
     for (ThreadSample& thread : target.threads) {
       const std::vector<int>& allowed = thread.allowed_cpus;
       if (std::includes(cpuset.begin(), cpuset.end(), allowed.begin(),

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -73,6 +74,38 @@ std::string TopologyPolicy(const std::string& root) {
   return "";
 }
 
+// Marks the targets whose container cpuset is its pod's exclusive set as
+// placed by the kubelet. A cgroup's cpuset is shared by its targets: so is
+// the marked copy.
+void MarkPlaced(const CpuManagerState& state, const std::string& topology,
+                std::vector<Target>& targets) {
+  std::map<const CgroupCpuset*, std::shared_ptr<const CgroupCpuset>> marked;
+  for (Target& target : targets) {
+    if (!target.cgroup || target.cgroup->cpus.empty()) continue;
+    const CgroupCpuset* cgroup = target.cgroup.get();
+    if (auto known = marked.find(cgroup); known != marked.end()) {
+      target.cgroup = known->second;
+      continue;
+    }
+    auto pod = state.exclusive.find(PodUidOfCgroup(cgroup->path));
+    // Its own container's cpuset, not merely a pod with exclusive CPUs (a
+    // sidecar in the shared pool is not placed).
+    if (pod == state.exclusive.end() ||
+        std::find(pod->second.begin(), pod->second.end(), cgroup->cpus) ==
+            pod->second.end()) {
+      continue;
+    }
+    auto placed = std::make_shared<CgroupCpuset>(*cgroup);
+    placed->placed_by = absl::StrCat(
+        "the kubelet: static CPU manager, exclusive cpus ",
+        FormatCpuList(cgroup->cpus),
+        topology == "single-numa-node" ? ", Topology Manager single-numa-node"
+                                       : "");
+    marked[cgroup] = placed;
+    target.cgroup = std::move(placed);
+  }
+}
+
 }  // namespace
 
 std::string PodUidOfCgroup(absl::string_view cgroup_path) {
@@ -94,9 +127,10 @@ std::string PodUidOfCgroup(absl::string_view cgroup_path) {
 
 void KubeletWatch::Fill(std::vector<Target>& targets,
                         std::vector<std::string>* errors) {
-  const bool any_pod = std::any_of(
-      targets.begin(), targets.end(),
-      [](const Target& t) { return !PodUidOfCgroup(t.cgroup).empty(); });
+  const bool any_pod =
+      std::any_of(targets.begin(), targets.end(), [](const Target& t) {
+        return t.cgroup && !PodUidOfCgroup(t.cgroup->path).empty();
+      });
   if (!any_pod) return;
   const std::string path = JoinPath(root_, "cpu_manager_state");
   absl::StatusOr<std::string> text = ReadTextFile(path);
@@ -112,22 +146,7 @@ void KubeletWatch::Fill(std::vector<Target>& targets,
     return;
   }
   if (!state->is_static) return;
-  const std::string topology = TopologyPolicy(root_);
-  for (Target& target : targets) {
-    auto pod = state->exclusive.find(PodUidOfCgroup(target.cgroup));
-    if (pod == state->exclusive.end() || target.cgroup_cpus.empty()) continue;
-    // Its own container's cpuset, not merely a pod with exclusive CPUs (a
-    // sidecar in the shared pool is not placed).
-    if (std::find(pod->second.begin(), pod->second.end(), target.cgroup_cpus) ==
-        pod->second.end()) {
-      continue;
-    }
-    target.placed_by = absl::StrCat(
-        "the kubelet: static CPU manager, exclusive cpus ",
-        FormatCpuList(target.cgroup_cpus),
-        topology == "single-numa-node" ? ", Topology Manager single-numa-node"
-                                       : "");
-  }
+  MarkPlaced(*state, TopologyPolicy(root_), targets);
 }
 
 }  // namespace locus

@@ -52,13 +52,13 @@ TEST_F(CgroupV2Test, ReadsEachTargetsEffectiveCpuset) {
   std::vector<std::string> errors;
   reader.Fill(Proc(), targets, &errors);
   EXPECT_THAT(errors, IsEmpty());
-  EXPECT_EQ(targets[0].cgroup, "/system.slice/nginx.service");
-  EXPECT_THAT(targets[0].cgroup_cpus, ElementsAre(4, 5, 6, 7));
-  EXPECT_THAT(targets[0].cgroup_mems, ElementsAre(1));
+  EXPECT_EQ(targets[0].cgroup->path, "/system.slice/nginx.service");
+  EXPECT_THAT(targets[0].cgroup->cpus, ElementsAre(4, 5, 6, 7));
+  EXPECT_THAT(targets[0].cgroup->mems, ElementsAre(1));
   // No cpuset controller on its way down: the root's cpuset holds it.
-  EXPECT_THAT(targets[1].cgroup_cpus, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
-  EXPECT_THAT(targets[1].cgroup_mems, ElementsAre(0, 1));
-  EXPECT_THAT(targets[2].cgroup_mems, ElementsAre(0));
+  EXPECT_THAT(targets[1].cgroup->cpus, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_THAT(targets[1].cgroup->mems, ElementsAre(0, 1));
+  EXPECT_THAT(targets[2].cgroup->mems, ElementsAre(0));
 }
 
 TEST_F(CgroupV2Test, FollowsAChangeAtTheNextScan) {
@@ -66,7 +66,7 @@ TEST_F(CgroupV2Test, FollowsAChangeAtTheNextScan) {
   std::vector<Target> targets = Targets({201});
   std::vector<std::string> errors;
   reader.Fill(Proc(), targets, &errors);
-  ASSERT_THAT(targets[0].cgroup_mems, ElementsAre(1));
+  ASSERT_THAT(targets[0].cgroup->mems, ElementsAre(1));
   // The pod moved from node 1 to node 0.
   tree_.Write("sys/fs/cgroup/system.slice/nginx.service/cpuset.cpus.effective",
               "0-3\n");
@@ -74,8 +74,8 @@ TEST_F(CgroupV2Test, FollowsAChangeAtTheNextScan) {
               "0\n");
   targets = Targets({201});
   reader.Fill(Proc(), targets, &errors);
-  EXPECT_THAT(targets[0].cgroup_cpus, ElementsAre(0, 1, 2, 3));
-  EXPECT_THAT(targets[0].cgroup_mems, ElementsAre(0));
+  EXPECT_THAT(targets[0].cgroup->cpus, ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(targets[0].cgroup->mems, ElementsAre(0));
   EXPECT_THAT(errors, IsEmpty());
 }
 
@@ -88,10 +88,10 @@ TEST_F(CgroupV2Test, ACgroupRemovedWhileReadConstrainsNothingAndIsReported) {
   reader.Fill(Proc(), targets, &errors);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("system.slice/nginx.service"));
-  EXPECT_EQ(targets[0].cgroup, "/system.slice/nginx.service");
-  EXPECT_THAT(targets[0].cgroup_cpus, IsEmpty());
-  EXPECT_THAT(targets[1].cgroup_mems, IsEmpty());
-  EXPECT_THAT(targets[2].cgroup_mems, ElementsAre(0)) << "the others load";
+  EXPECT_EQ(targets[0].cgroup->path, "/system.slice/nginx.service");
+  EXPECT_THAT(targets[0].cgroup->cpus, IsEmpty());
+  EXPECT_THAT(targets[1].cgroup->mems, IsEmpty());
+  EXPECT_THAT(targets[2].cgroup->mems, ElementsAre(0)) << "the others load";
 }
 
 TEST_F(CgroupV2Test, AFileRemovedWhileReadIsReported) {
@@ -104,7 +104,7 @@ TEST_F(CgroupV2Test, AFileRemovedWhileReadIsReported) {
   reader.Fill(Proc(), targets, &errors);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("cpuset.mems.effective"));
-  EXPECT_THAT(targets[0].cgroup_cpus, IsEmpty());
+  EXPECT_THAT(targets[0].cgroup->cpus, IsEmpty());
 }
 
 TEST_F(CgroupV2Test, ABadCpusetIsReportedWithItsFile) {
@@ -116,7 +116,7 @@ TEST_F(CgroupV2Test, ABadCpusetIsReportedWithItsFile) {
   reader.Fill(Proc(), targets, &errors);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("nginx.service/cpuset.cpus.effective: "));
-  EXPECT_THAT(targets[0].cgroup_cpus, IsEmpty());
+  EXPECT_THAT(targets[0].cgroup->cpus, IsEmpty());
 }
 
 TEST_F(CgroupV2Test, NoCgroupsMountedAndExitedProcessesAreQuiet) {
@@ -125,8 +125,8 @@ TEST_F(CgroupV2Test, NoCgroupsMountedAndExitedProcessesAreQuiet) {
   std::vector<std::string> errors;
   reader.Fill(Proc(), targets, &errors);
   EXPECT_THAT(errors, IsEmpty());
-  EXPECT_THAT(targets[0].cgroup_cpus, IsEmpty());
-  EXPECT_EQ(targets[1].cgroup, "");
+  EXPECT_EQ(targets[0].cgroup->cpus, std::vector<int>{});
+  EXPECT_EQ(targets[1].cgroup, nullptr);
 }
 
 // locusd in a container with hostPID and its own cgroup namespace (the
@@ -144,20 +144,20 @@ TEST_F(CgroupV2Test, PathsSeenFromACgroupNamespaceAreResolved) {
   std::vector<Target> targets = Targets({201, 205, 207});
   std::vector<std::string> errors;
   reader.Fill(Proc(), targets, &errors);
-  EXPECT_EQ(targets[0].cgroup, "/system.slice/nginx.service");
-  EXPECT_THAT(targets[0].cgroup_mems, ElementsAre(1));
-  EXPECT_EQ(targets[1].cgroup,
+  EXPECT_EQ(targets[0].cgroup->path, "/system.slice/nginx.service");
+  EXPECT_THAT(targets[0].cgroup->mems, ElementsAre(1));
+  EXPECT_EQ(targets[1].cgroup->path,
             "/kubepods.slice/kubepods-pod0f1e2d3c_aaaa_bbbb_cccc_000000000001."
             "slice/cri-containerd-1111.scope");
-  EXPECT_THAT(targets[1].cgroup_cpus, ElementsAre(2, 3));
-  EXPECT_THAT(targets[2].cgroup_cpus, IsEmpty());
+  EXPECT_THAT(targets[1].cgroup->cpus, ElementsAre(2, 3));
+  EXPECT_EQ(targets[2].cgroup, nullptr);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("pid 207: cgroup /../../../nowhere.slice"));
   // Resolved once, then only checked: a second scan agrees.
   targets = Targets({205});
   errors.clear();
   reader.Fill(Proc(), targets, &errors);
-  EXPECT_THAT(targets[0].cgroup_cpus, ElementsAre(2, 3));
+  EXPECT_THAT(targets[0].cgroup->cpus, ElementsAre(2, 3));
   EXPECT_THAT(errors, IsEmpty());
 }
 
@@ -169,17 +169,17 @@ TEST(CgroupV1Test, ReadsTheCpusetHierarchy) {
   std::vector<std::string> errors;
   reader.Fill(tree.root() + "/proc", targets, &errors);
   EXPECT_THAT(errors, IsEmpty());
-  EXPECT_EQ(targets[0].cgroup, "/pinned");
-  EXPECT_THAT(targets[0].cgroup_cpus, ElementsAre(0, 1, 2, 3));
-  EXPECT_THAT(targets[0].cgroup_mems, ElementsAre(0));
-  EXPECT_THAT(targets[1].cgroup_mems, ElementsAre(0, 1));
+  EXPECT_EQ(targets[0].cgroup->path, "/pinned");
+  EXPECT_THAT(targets[0].cgroup->cpus, ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(targets[0].cgroup->mems, ElementsAre(0));
+  EXPECT_THAT(targets[1].cgroup->mems, ElementsAre(0, 1));
 
   std::filesystem::remove_all(tree.root() + "/sys/fs/cgroup/cpuset/pinned");
   targets = Targets({301});
   reader.Fill(tree.root() + "/proc", targets, &errors);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("cpuset/pinned"));
-  EXPECT_THAT(targets[0].cgroup_cpus, IsEmpty());
+  EXPECT_THAT(targets[0].cgroup->cpus, IsEmpty());
 }
 
 TEST(PodUidOfCgroupTest, BothCgroupDrivers) {
@@ -209,21 +209,21 @@ TEST_F(KubeletTest, ExclusiveCpusOfTheStaticCpuManagerArePlacedByTheKubelet) {
   std::vector<std::string> errors;
   std::vector<Target> targets = Read(&errors);
   EXPECT_THAT(errors, IsEmpty());
-  EXPECT_EQ(targets[0].placed_by,
+  EXPECT_EQ(targets[0].cgroup->placed_by,
             "the kubelet: static CPU manager, exclusive cpus 2-3, Topology "
             "Manager single-numa-node");
-  EXPECT_EQ(targets[1].placed_by, "") << "same pod, shared pool";
-  EXPECT_EQ(targets[2].placed_by, "") << "not a pod";
+  EXPECT_EQ(targets[1].cgroup->placed_by, "") << "same pod, shared pool";
+  EXPECT_EQ(targets[2].cgroup->placed_by, "") << "not a pod";
 }
 
 TEST_F(KubeletTest, WithoutTheStaticPolicyNothingIsPlaced) {
   tree_.Write("var/lib/kubelet/cpu_manager_state",
               R"({"policyName":"none","defaultCpuSet":"","checksum":1})");
   std::vector<std::string> errors;
-  EXPECT_EQ(Read(&errors)[0].placed_by, "");
+  EXPECT_EQ(Read(&errors)[0].cgroup->placed_by, "");
   EXPECT_THAT(errors, IsEmpty());
   tree_.Remove("var/lib/kubelet/cpu_manager_state");
-  EXPECT_EQ(Read(&errors)[0].placed_by, "");
+  EXPECT_EQ(Read(&errors)[0].cgroup->placed_by, "");
   EXPECT_THAT(errors, IsEmpty()) << "no CPU manager state: no kubelet here";
 }
 
@@ -231,7 +231,7 @@ TEST_F(KubeletTest, AMalformedStateIsReportedAndPlacesNothing) {
   tree_.Write("var/lib/kubelet/cpu_manager_state",
               R"({"policyName":"static","entries":{"p":{"c":"3-1"}}})");
   std::vector<std::string> errors;
-  EXPECT_EQ(Read(&errors)[0].placed_by, "");
+  EXPECT_EQ(Read(&errors)[0].cgroup->placed_by, "");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("cpu_manager_state: entries.p.c: "));
   tree_.Write("var/lib/kubelet/cpu_manager_state", "{not json");
@@ -263,8 +263,8 @@ TEST(HostModelCpusetTest, RefreshPutsTheCpusetInTheSnapshot) {
   ASSERT_TRUE(model.Refresh(&snapshot, &errors).ok());
   ASSERT_FALSE(snapshot.targets.empty());
   for (const Target& target : snapshot.targets) {
-    EXPECT_THAT(target.cgroup_cpus, ElementsAre(4, 5, 6, 7)) << target.pid;
-    EXPECT_THAT(target.cgroup_mems, ElementsAre(1)) << target.pid;
+    EXPECT_THAT(target.cgroup->cpus, ElementsAre(4, 5, 6, 7)) << target.pid;
+    EXPECT_THAT(target.cgroup->mems, ElementsAre(1)) << target.pid;
   }
 }
 
@@ -327,7 +327,7 @@ TEST(HostModelCpusetTest, TheKubeletsStateIsReadThroughInitsRoot) {
   ASSERT_TRUE(model.Refresh(&snapshot, &errors).ok());
   ASSERT_FALSE(snapshot.targets.empty());
   for (const Target& target : snapshot.targets) {
-    EXPECT_EQ(target.placed_by,
+    EXPECT_EQ(target.cgroup->placed_by,
               "the kubelet: static CPU manager, exclusive cpus 6-7")
         << target.pid;
   }

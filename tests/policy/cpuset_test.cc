@@ -4,6 +4,7 @@
 // workers the kubelet places left alone. Then a property over generated
 // cpusets: no planned action is one the kernel would refuse.
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -38,17 +39,20 @@ std::vector<int> Range(int first, int last) {
 // A worker in a cgroup whose cpuset is `cpus` and `mems`; its thread's
 // affinity is the cpuset's CPUs, as the kernel keeps it.
 Target InCgroup(Target t, std::vector<int> cpus, std::vector<int> mems,
-                const std::string& cgroup = "/system.slice/nginx.service") {
-  t.cgroup = cgroup;
-  t.cgroup_cpus = std::move(cpus);
-  t.cgroup_mems = std::move(mems);
+                const std::string& cgroup = "/system.slice/nginx.service",
+                const std::string& placed_by = "") {
   for (ThreadSample& thread : t.threads) {
-    thread.allowed_cpus = t.cgroup_cpus;
-    if (std::find(t.cgroup_cpus.begin(), t.cgroup_cpus.end(), thread.cpu) ==
-        t.cgroup_cpus.end()) {
-      thread.cpu = t.cgroup_cpus.front();
+    thread.allowed_cpus = cpus;
+    if (std::find(cpus.begin(), cpus.end(), thread.cpu) == cpus.end()) {
+      thread.cpu = cpus.front();
     }
   }
+  t.cgroup = std::make_shared<CgroupCpuset>(CgroupCpuset{
+      .path = cgroup,
+      .cpus = std::move(cpus),
+      .mems = std::move(mems),
+      .placed_by = placed_by,
+  });
   return t;
 }
 
@@ -213,10 +217,10 @@ TEST(CpusetDecideTest, ACpuLessMemoryNodeHomesTheWorkerNearestIt) {
 // still counts it as a consumer.
 TEST(CpusetDecideTest, AContainerTheKubeletPlacesIsLeftAlone) {
   Snapshot s = MakeHost(2, 4);
-  Target placed = InCgroup(MakeWorker(s, 100, 0, -1, 1), {2, 3}, {0},
-                           "/kubepods.slice/pod-a.slice/cri-1.scope");
-  placed.placed_by = "the kubelet: static CPU manager, exclusive cpus 2-3";
-  s.targets.push_back(placed);
+  s.targets.push_back(
+      InCgroup(MakeWorker(s, 100, 0, -1, 1), {2, 3}, {0},
+               "/kubepods.slice/pod-a.slice/cri-1.scope",
+               "the kubelet: static CPU manager, exclusive cpus 2-3"));
   s.irqs.push_back(MakeNicIrq(s, 50, "eth0", 0, 1, NodeCpus(s, 1)));
   Plan plan = Decide(s, DefaultPolicy(), History());
   EXPECT_THAT(OpsOf<PinThread>(plan), IsEmpty()) << Explain(plan);
@@ -265,21 +269,19 @@ int Pick(std::mt19937& rng, int lo, int hi) {
 
 // A random cpuset on `s`: CPUs of one or more nodes (some of each), memory
 // on one or more nodes (a CPU-less one among them at times).
-void RandomCpuset(std::mt19937& rng, const Snapshot& s, Target& pod) {
+void RandomCpuset(std::mt19937& rng, const Snapshot& s, CgroupCpuset& pod) {
   const int nodes = static_cast<int>(s.topology.nodes.size());
-  pod.cgroup_cpus.clear();
-  pod.cgroup_mems.clear();
-  while (pod.cgroup_cpus.empty()) {
+  while (pod.cpus.empty()) {
     for (int n = 0; n < nodes; ++n) {
       if (Pick(rng, 0, 2) != 0) continue;
       for (int cpu : s.topology.nodes[n].cpus) {
-        if (Pick(rng, 0, 3) != 0) pod.cgroup_cpus.push_back(cpu);
+        if (Pick(rng, 0, 3) != 0) pod.cpus.push_back(cpu);
       }
     }
   }
-  while (pod.cgroup_mems.empty()) {
+  while (pod.mems.empty()) {
     for (int n = 0; n < nodes; ++n) {
-      if (Pick(rng, 0, 2) == 0) pod.cgroup_mems.push_back(n);
+      if (Pick(rng, 0, 2) == 0) pod.mems.push_back(n);
     }
   }
 }
@@ -294,28 +296,26 @@ Snapshot RandomHost(std::mt19937& rng) {
     for (int cpu : s.topology.nodes.back().cpus) s.topology.cpu_node[cpu] = -1;
     s.topology.nodes.back().cpus.clear();
   }
-  std::vector<Target> pods(Pick(rng, 1, 3));
+  std::vector<std::shared_ptr<CgroupCpuset>> pods(Pick(rng, 1, 3));
   for (size_t p = 0; p < pods.size(); ++p) {
-    RandomCpuset(rng, s, pods[p]);
-    pods[p].cgroup = absl::StrCat("/pod", p);
-    if (Pick(rng, 0, 4) == 0) pods[p].placed_by = "the kubelet: test";
+    pods[p] = std::make_shared<CgroupCpuset>();
+    RandomCpuset(rng, s, *pods[p]);
+    pods[p]->path = absl::StrCat("/pod", p);
+    if (Pick(rng, 0, 4) == 0) pods[p]->placed_by = "the kubelet: test";
   }
   const int workers = Pick(rng, 1, 8);
   for (int i = 0; i < workers; ++i) {
-    const Target& pod = pods[Pick(rng, 0, static_cast<int>(pods.size()) - 1)];
-    const int cpu = pod.cgroup_cpus[Pick(
-        rng, 0, static_cast<int>(pod.cgroup_cpus.size()) - 1)];
+    const auto& pod = pods[Pick(rng, 0, static_cast<int>(pods.size()) - 1)];
+    const int cpu =
+        pod->cpus[Pick(rng, 0, static_cast<int>(pod->cpus.size()) - 1)];
     const int run = s.topology.cpu_node[cpu];
     Target t = MakeWorker(s, 100 + i, run, -1, Pick(rng, 0, nodes - 1));
-    t.cgroup = pod.cgroup;
-    t.placed_by = pod.placed_by;
-    t.cgroup_cpus = pod.cgroup_cpus;
-    t.cgroup_mems = pod.cgroup_mems;
+    t.cgroup = pod;
     t.threads[0].cpu = cpu;
-    t.threads[0].allowed_cpus = pod.cgroup_cpus;
+    t.threads[0].allowed_cpus = pod->cpus;
     if (Pick(rng, 0, 2) == 0) {  // pinned by someone within its cpuset
       std::vector<int> on_node;
-      for (int c : pod.cgroup_cpus) {
+      for (int c : pod->cpus) {
         if (s.topology.cpu_node[c] == run) on_node.push_back(c);
       }
       t.threads[0].allowed_cpus = on_node;
@@ -355,23 +355,21 @@ TEST(CpusetPropertyTest, NoPlannedActionIsForbiddenByTheCpuset) {
     SCOPED_TRACE(absl::StrCat("round ", round, "\n", Explain(plan)));
     for (const Action& a : plan.actions) {
       if (auto* pin = std::get_if<PinThread>(&a.op)) {
-        const Target& t = s.targets[pin->pid - 100];
+        const CgroupCpuset& t = *s.targets[pin->pid - 100].cgroup;
         ++pins;
         EXPECT_EQ(t.placed_by, "");
         ASSERT_FALSE(pin->cpus.empty());
         for (int cpu : pin->cpus) {
-          EXPECT_TRUE(std::binary_search(t.cgroup_cpus.begin(),
-                                         t.cgroup_cpus.end(), cpu))
+          EXPECT_TRUE(std::binary_search(t.cpus.begin(), t.cpus.end(), cpu))
               << "cpu " << cpu;
           EXPECT_EQ(s.topology.cpu_node[cpu], pin->node);
         }
       } else if (auto* move = std::get_if<MigratePages>(&a.op)) {
-        const Target& t = s.targets[move->pid - 100];
+        const CgroupCpuset& t = *s.targets[move->pid - 100].cgroup;
         ++migrations;
         EXPECT_EQ(t.placed_by, "");
-        EXPECT_NE(std::find(t.cgroup_mems.begin(), t.cgroup_mems.end(),
-                            move->to_node),
-                  t.cgroup_mems.end());
+        EXPECT_NE(std::find(t.mems.begin(), t.mems.end(), move->to_node),
+                  t.mems.end());
       }
     }
   }
