@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "policy/cpuset.h"
 #include "policy/engine.h"
 
 namespace locus::decide_internal {
@@ -82,6 +83,12 @@ void CountStuck(const MemoryCandidate& m, int home, bool full, Tally& tally) {
   }
 }
 
+// "; home node 0: cpuset.mems allows only 0" when the cgroup decided.
+std::string Constraint(const Context& ctx, const Worker& w) {
+  std::string constraint = HomeConstraint(ctx, *w.target, w.home);
+  return constraint.empty() ? "" : absl::StrCat("; ", constraint);
+}
+
 Action Migration(const Context& ctx, const Worker& w, const MemoryCandidate& m,
                  uint64_t bytes) {
   const int home = ctx.Id(w.home);
@@ -95,12 +102,12 @@ Action Migration(const Context& ctx, const Worker& w, const MemoryCandidate& m,
       .op =
           MigratePages{
               .pid = w.target->pid, .to_node = home, .max_bytes = bytes},
-      .reason =
-          absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ",
-                       basis, " off home node ", home, " -> migrate ",
-                       MiB(bytes), " of ", MiB(m.bytes), " to node ", home,
-                       " (budget ", ctx.policy.memory().budget_mb_per_s(),
-                       " MiB/s, expected gain ", Pct(m.gain), ")"),
+      .reason = absl::StrCat(
+          "worker ", w.target->pid, " (", w.target->comm, ") ", basis,
+          " off home node ", home, " -> migrate ", MiB(bytes), " of ",
+          MiB(m.bytes), " to node ", home, " (budget ",
+          ctx.policy.memory().budget_mb_per_s(), " MiB/s, expected gain ",
+          Pct(m.gain), ")", Constraint(ctx, w)),
       .expected_gain = m.gain,
   };
 }
@@ -115,6 +122,8 @@ void AddMemoryCandidates(const Context& ctx, const std::vector<Worker>& workers,
   for (size_t wi = 0; wi < workers.size(); ++wi) {
     const Worker& w = workers[wi];
     if (w.home < 0 || w.total_pages == 0) continue;
+    // The kernel refuses a page move to a node outside cpuset.mems.
+    if (!MemAllowed(ctx, *w.target, w.home)) continue;
     const EntityKey key{EntityKind::kMemory, w.pid};
     const Standing standing = ctx.StandingOf(key);
     if (standing.held || w.held) continue;

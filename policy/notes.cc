@@ -1,7 +1,9 @@
 // The plan's notes: why it is what it is when the actions do not say.
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "policy/cpuset.h"
 #include "policy/engine.h"
 
 namespace locus::decide_internal {
@@ -49,6 +51,23 @@ void AddStabilityNotes(const Context& ctx, const Tally& tally, Plan& plan) {
   }
 }
 
+// The selected workers whose placement is someone else's (placed_by).
+int CountPlacedByOthers(const Context& ctx) {
+  const v1::Targets& selected = ctx.policy.targets();
+  int placed = 0;
+  for (const Target& target : ctx.snapshot.targets) {
+    if (!PlacedByOthers(target)) continue;
+    if (selected.workers_only() && target.role != TargetRole::kWorker) {
+      continue;
+    }
+    if (std::find(selected.comm().begin(), selected.comm().end(),
+                  target.comm) != selected.comm().end()) {
+      ++placed;
+    }
+  }
+  return placed;
+}
+
 }  // namespace
 
 void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
@@ -56,11 +75,16 @@ void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
   AddDeferredNotes(ctx, tally, plan);
   AddStabilityNotes(ctx, tally, plan);
   if (plan.actions.empty()) {
-    plan.notes.push_back(
-        absl::StrCat("converged: ", tally.converged, " of ", workers,
-                     " workers on their home node, ", tally.irqs_in_place,
-                     " NIC IRQs with their consumers, ", tally.below_gain,
-                     " possible move(s) below min_gain ", Pct(ctx.min_gain)));
+    // Workers someone else places have no home of ours: said apart, so
+    // that "N of M on their home node" counts only what Locus placed.
+    const int placed = CountPlacedByOthers(ctx);
+    plan.notes.push_back(absl::StrCat(
+        "converged: ", tally.converged, " of ", workers - placed,
+        " workers on their home node, ",
+        placed > 0 ? absl::StrCat(placed, " placed by the kubelet, ") : "",
+        tally.irqs_in_place, " NIC IRQs with their consumers, ",
+        tally.below_gain, " possible move(s) below min_gain ",
+        Pct(ctx.min_gain)));
   }
 }
 

@@ -1,6 +1,7 @@
 // Placement: each node's quota of workers, a home node per worker, and the
 // pins that take misplaced workers home.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "policy/apportion.h"
 #include "policy/cpu_list.h"
+#include "policy/cpuset.h"
 #include "policy/engine.h"
 
 namespace locus::decide_internal {
@@ -49,7 +51,7 @@ std::vector<int> NearNicQuotas(const Context& ctx, int nic_node, int total,
                                const std::vector<double>& cpus) {
   std::vector<int> order;
   for (int n = 0; n < ctx.nodes; ++n) {
-    if (!ctx.worker_cpus[n].empty()) order.push_back(n);
+    if (cpus[n] > 0) order.push_back(n);
   }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const int da = ctx.Distance(nic_node, a);
@@ -71,14 +73,10 @@ std::vector<int> NearNicQuotas(const Context& ctx, int nic_node, int total,
   return quota;
 }
 
-// How many of the `total` workers each node should hold, `prefer[n]` of
-// them preferring node n.
-std::vector<int> Quotas(const Context& ctx, int total,
-                        const std::vector<int>& prefer, Plan& plan) {
-  std::vector<double> cpus(ctx.nodes);
-  for (int n = 0; n < ctx.nodes; ++n) cpus[n] = ctx.worker_cpus[n].size();
+// near_nic's node, or -1 to spread (said once in the plan's notes).
+int NearNicNode(const Context& ctx, Plan& plan) {
   if (ctx.policy.placement().strategy() != v1::Placement::STRATEGY_NEAR_NIC) {
-    return Apportion(total, cpus, prefer);
+    return -1;
   }
   const std::string nic = NearNic(ctx);
   const int nic_node = NicNode(ctx, nic);
@@ -87,8 +85,19 @@ std::vector<int> Quotas(const Context& ctx, int total,
         absl::StrCat("near_nic: no NIC with a known node",
                      nic.empty() ? "" : absl::StrCat(" (", nic, ")"),
                      " and usable CPUs; spreading workers instead"));
-    return Apportion(total, cpus, prefer);
+    return -1;
   }
+  return nic_node;
+}
+
+// How many of the `total` workers each node should hold, `prefer[n]` of
+// them preferring node n, by the CPUs they may use there (`cpus`: zero on a
+// node their cgroup keeps them off, so only nodes they may use count). A
+// NIC's node their cgroup forbids leaves its nearest allowed nodes first.
+std::vector<int> Quotas(const Context& ctx, int total,
+                        const std::vector<int>& prefer,
+                        const std::vector<double>& cpus, int nic_node) {
+  if (nic_node < 0) return Apportion(total, cpus, prefer);
   return NearNicQuotas(ctx, nic_node, total, cpus);
 }
 
@@ -102,13 +111,13 @@ struct Claims {
   std::vector<int> prefer;     // per node: workers preferring it
 };
 
-Claims GatherClaims(const Context& ctx, const std::vector<Worker>& workers) {
+Claims GatherClaims(const Context& ctx, const std::vector<Worker>& workers,
+                    const std::vector<int>& members) {
   Claims claims{.by_rank = std::vector<std::vector<int>>(kHeld + 1),
                 .unclaimed = {},
                 .prefer = std::vector<int>(ctx.nodes, 0)};
-  for (size_t wi = 0; wi < workers.size(); ++wi) {
-    const Worker& w = workers[wi];
-    const int index = static_cast<int>(wi);
+  for (int index : members) {
+    const Worker& w = workers[index];
     if (w.pref < 0) {
       claims.unclaimed.push_back(index);
       continue;
@@ -149,10 +158,11 @@ class CpuChooser {
     }
   }
 
-  // A CPU of `node` for one more worker; -1 when it has none.
-  int Take(int node) {
+  // A CPU of `node` its cgroup allows `target`, for one more worker; -1
+  // when it has none.
+  int Take(int node, const Target& target) {
     int best = -1;
-    for (int cpu : ctx_.worker_cpus[node]) {
+    for (int cpu : CpusFor(ctx_, target, node)) {
       if (best < 0 || load_[cpu] < load_[best] ||
           (load_[cpu] == load_[best] && Busy(cpu) < Busy(best))) {
         best = cpu;
@@ -211,13 +221,88 @@ double FaultGain(const Context& ctx, const Worker& w) {
   return std::max(0.0, double(w.remote_faults) / w.faults - off_home);
 }
 
-}  // namespace
+// Workers whose cgroups give them the same CPUs per home node: they share
+// quotas, so a pod spreads over the nodes it may use and no other.
+struct HomeGroup {
+  std::vector<double> cpus;  // per node: CPUs they may use; 0 off home
+  std::vector<int> members;  // worker indices, ascending
+};
 
-void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
-  if (workers.empty() || !ctx.policy.placement().enabled()) return;
-  Claims claims = GatherClaims(ctx, workers);
-  std::vector<int> left =
-      Quotas(ctx, static_cast<int>(workers.size()), claims.prefer, plan);
+// "2 worker(s) in /kubepods/...: placed by the kubelet: ...", once per
+// cgroup, for workers someone else places (their home stays -1).
+void NoteByCgroup(const std::map<std::string, std::pair<int, std::string>>& by,
+                  absl::string_view what, Plan& plan) {
+  for (const auto& [cgroup, entry] : by) {
+    plan.notes.push_back(absl::StrCat(entry.first, " worker(s) in ", cgroup,
+                                      what, entry.second));
+  }
+}
+
+// Per node, the CPUs `t` may use there where `a` lets it make its home.
+std::vector<double> HomeCpus(const Context& ctx, const Target& t,
+                             const Allowed& a) {
+  std::vector<double> cpus(ctx.nodes, 0);
+  for (int n = 0; n < ctx.nodes; ++n) {
+    if (a.home[n]) cpus[n] = CpusFor(ctx, t, n).size();
+  }
+  return cpus;
+}
+
+std::string CgroupName(const Target& t) {
+  return t.cgroup && !t.cgroup->path.empty() ? t.cgroup->path : "its cgroup";
+}
+
+// Workers without a cpuset (most, on a host) share one group, built without
+// a look at each one's CPUs: a big host's tick must not pay for cpusets it
+// does not have.
+std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
+                                     const std::vector<Worker>& workers,
+                                     Plan& plan) {
+  const Allowed anywhere = AllowedNodes(ctx, Target{});
+  std::vector<int> free;  // worker indices without a cpuset
+  std::map<std::vector<double>, std::vector<int>> groups;
+  std::map<std::string, std::pair<int, std::string>> placed, constrained;
+  for (size_t wi = 0; wi < workers.size(); ++wi) {
+    const Target& t = *workers[wi].target;
+    if (PlacedByOthers(t)) {
+      auto& entry = placed[CgroupName(t)];
+      entry = {entry.first + 1, t.cgroup->placed_by};
+    } else if (!HasCpuset(t)) {
+      free.push_back(static_cast<int>(wi));
+    } else {
+      const Allowed a = AllowedNodes(ctx, t);
+      if (a.constrained) {
+        auto& entry = constrained[CgroupName(t)];
+        entry = {entry.first + 1,
+                 absl::StrCat(NodeIds(ctx, a.home), ": ", a.why)};
+      }
+      groups[HomeCpus(ctx, t, a)].push_back(static_cast<int>(wi));
+    }
+  }
+  NoteByCgroup(placed, ": left alone, placed by ", plan);
+  NoteByCgroup(constrained, ": homes only on node ", plan);
+  if (!free.empty()) {
+    // A cpuset of every CPU and node is no cpuset: one group with those.
+    std::vector<int>& all = groups[HomeCpus(ctx, Target{}, anywhere)];
+    if (all.empty()) {
+      all = std::move(free);
+    } else {
+      all.insert(all.end(), free.begin(), free.end());
+      std::sort(all.begin(), all.end());
+    }
+  }
+  std::vector<HomeGroup> out;
+  for (auto& [cpus, members] : groups) {
+    out.push_back({cpus, std::move(members)});
+  }
+  return out;
+}
+
+void AssignGroupHomes(const Context& ctx, std::vector<Worker>& workers,
+                      const HomeGroup& group, int nic_node) {
+  Claims claims = GatherClaims(ctx, workers, group.members);
+  std::vector<int> left = Quotas(ctx, static_cast<int>(group.members.size()),
+                                 claims.prefer, group.cpus, nic_node);
   std::vector<int>& rest = claims.unclaimed;
   // Strongest claims first; within a rank the snapshot's order decides.
   for (const std::vector<int>& rank : claims.by_rank) {
@@ -234,6 +319,16 @@ void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
   // Then the rest, in the snapshot's order.
   std::sort(rest.begin(), rest.end());
   for (int wi : rest) workers[wi].home = PlaceLeft(ctx, workers[wi], left);
+}
+
+}  // namespace
+
+void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
+  if (workers.empty() || !ctx.policy.placement().enabled()) return;
+  const int nic_node = NearNicNode(ctx, plan);
+  for (const HomeGroup& group : GroupByCpuset(ctx, workers, plan)) {
+    AssignGroupHomes(ctx, workers, group, nic_node);
+  }
 }
 
 void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
@@ -254,7 +349,7 @@ void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
       ++tally.below_gain;
       continue;
     }
-    const int cpu = per_cpu ? chooser->Take(w.home) : -1;
+    const int cpu = per_cpu ? chooser->Take(w.home, *w.target) : -1;
     if (per_cpu && cpu < 0) continue;
     out.moves.push_back(Candidate{
         .kind = CandidateKind::kPin,
@@ -286,10 +381,14 @@ std::string PinReason(const Context& ctx, const Worker& w, const Candidate& c) {
   absl::StrAppend(
       &reason, ", ", absl::StrFormat("%.0f", w.cross_node_migrations / tick_s),
       " cross-node migrations/s -> pin to node ", ctx.Id(c.node),
-      c.cpu >= 0
-          ? absl::StrCat(" cpu ", c.cpu)
-          : absl::StrCat(" cpus ", FormatCpuList(ctx.worker_cpus[c.node])),
+      c.cpu >= 0 ? absl::StrCat(" cpu ", c.cpu)
+                 : absl::StrCat(" cpus ",
+                                FormatCpuList(CpusFor(ctx, *w.target, c.node))),
       " (expected gain ", Pct(c.gain), ")");
+  if (std::string constraint = HomeConstraint(ctx, *w.target, c.node);
+      !constraint.empty()) {
+    absl::StrAppend(&reason, "; ", constraint);
+  }
   return reason;
 }
 

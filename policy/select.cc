@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "policy/cpuset.h"
 #include "policy/engine.h"
 
 namespace locus::decide_internal {
@@ -28,8 +29,9 @@ int FromId(const Context& ctx, const Candidate& c) {
 // One PinThread per thread of the worker: all of them are one move.
 void AddPins(const Context& ctx, const Worker& w, const Candidate& c,
              std::vector<Action>& pins) {
+  // Only CPUs its cgroup allows: the kernel refuses any other.
   const std::vector<int> cpus =
-      c.cpu >= 0 ? std::vector<int>{c.cpu} : ctx.worker_cpus[c.node];
+      c.cpu >= 0 ? std::vector<int>{c.cpu} : CpusFor(ctx, *w.target, c.node);
   const std::string reason = PinReason(ctx, w, c);
   for (const ThreadSample& thread : w.target->threads) {
     pins.push_back({

@@ -5,6 +5,7 @@
 #define LOCUS_POLICY_SNAPSHOT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,18 @@ struct ThreadSample {
 
 enum class TargetRole { kOther = 0, kMaster, kWorker };
 
+// A cgroup's cpuset: the CPUs and memory node ids the kernel lets its
+// processes use (cpuset.cpus.effective and cpuset.mems.effective). Empty
+// lists: no constraint known this scan.
+struct CgroupCpuset {
+  std::string path;  // in the cpuset hierarchy
+  std::vector<int> cpus;
+  std::vector<int> mems;
+  // Who places its processes instead of Locus, with why ("the kubelet:
+  // static CPU manager, exclusive cpus 4-7"); empty: Locus may.
+  std::string placed_by;
+};
+
 // A process selected by the policy, with its threads.
 struct Target {
   int32_t pid = 0;
@@ -74,6 +87,9 @@ struct Target {
   std::vector<uint64_t>
       resident_pages;  // per node, indexed like Topology::nodes
   uint64_t page_size = 4096;
+  // Its cgroup's cpuset, shared by the targets of one cgroup; null when
+  // its cgroup is unknown.
+  std::shared_ptr<const CgroupCpuset> cgroup;
 };
 
 // A process a selector matched that the agent leaves alone because it is

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "policy/cpuset.h"
 #include "policy/engine.h"
 
 namespace locus::decide_internal {
@@ -89,22 +90,28 @@ int HistoryNode(const Context& ctx, const Worker& w) {
   return node >= 0 && !ctx.worker_cpus[node].empty() ? node : -1;
 }
 
+// Only nodes its cgroup lets it both run on and keep its memory on
+// (`home`) are claimed, except by a held worker, which stays put.
 Claim Prefer(const Context& ctx, const Worker& w,
-             const std::vector<uint64_t>& run) {
-  const int run_node = Most(ctx.nodes, [&](int n) { return run[n]; });
-  const int mem_node = Most(ctx.nodes, [&](int n) { return w.PagesOn(n); });
-  if (w.held) return {w.pinned >= 0 ? w.pinned : run_node, kHeld};
-  if (int home = HistoryNode(ctx, w); home >= 0) return {home, kOurHome};
-  if (w.pinned >= 0 && !ctx.worker_cpus[w.pinned].empty()) {
-    return {w.pinned, kPinned};
+             const std::vector<uint64_t>& run, const std::vector<char>& home) {
+  auto allowed = [&](int n) { return n >= 0 && home[n]; };
+  if (w.held) {
+    return {w.pinned >= 0 ? w.pinned
+                          : Most(ctx.nodes, [&](int n) { return run[n]; }),
+            kHeld};
   }
+  const int run_node =
+      Most(ctx.nodes, [&](int n) { return allowed(n) ? run[n] : 0; });
+  const int mem_node = Most(ctx.nodes, [&](int n) { return w.PagesOn(n); });
+  if (int node = HistoryNode(ctx, w); allowed(node)) return {node, kOurHome};
+  if (allowed(w.pinned)) return {w.pinned, kPinned};
   // Moving a thread is cheap, moving its memory is not.
-  if (mem_node >= 0 && 2 * w.PagesOn(mem_node) >= w.total_pages) {
+  if (allowed(mem_node) && 2 * w.PagesOn(mem_node) >= w.total_pages) {
     return {mem_node, kWhereItIs};
   }
   if (run_node >= 0) return {run_node, kWhereItIs};
   for (const ThreadSample& thread : w.target->threads) {
-    if (int n = ctx.NodeOfCpu(thread.cpu); n >= 0) return {n, kLastCpu};
+    if (int n = ctx.NodeOfCpu(thread.cpu); allowed(n)) return {n, kLastCpu};
   }
   return {};
 }
@@ -114,13 +121,18 @@ Claim Prefer(const Context& ctx, const Worker& w,
 std::vector<Worker> CollectWorkers(const Context& ctx) {
   std::vector<Worker> workers = SelectTargets(ctx);
   std::vector<uint64_t> run;  // scratch: one worker's runtime per node
+  const Allowed anywhere = AllowedNodes(ctx, Target{});
   for (Worker& w : workers) {
     SumThreads(ctx, w, run);
     FindConfinement(ctx, w);
     const Standing standing = ctx.StandingOf({EntityKind::kTask, w.pid});
     w.held = standing.held;
     w.dwell_node = standing.dwell_node;
-    const Claim claim = Prefer(ctx, w, run);
+    // Most targets share `anywhere`: no vectors built per worker.
+    Allowed own;
+    const bool confined = HasCpuset(*w.target);
+    if (confined) own = AllowedNodes(ctx, *w.target);
+    const Claim claim = Prefer(ctx, w, run, (confined ? own : anywhere).home);
     w.pref = claim.node;
     w.rank = claim.rank;
     if (w.pref >= 0 && ctx.worker_cpus[w.pref].empty() && !w.held) w.pref = -1;

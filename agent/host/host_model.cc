@@ -1,10 +1,35 @@
 #include "agent/host/host_model.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "agent/host/cpu_mask.h"
 #include "agent/host/topology.h"
 #include "common/status_macros.h"
 
 namespace locus {
+namespace {
+
+// A thread runs only within its cgroup's cpuset: when the cpuset changes the
+// kernel moves the thread's affinity with it. A thread list reused from an
+// earlier scan (TargetScanOptions::refresh_every) still shows the old one.
+void KeepWithinCpusets(std::vector<Target>& targets) {
+  for (Target& target : targets) {
+    if (!target.cgroup || target.cgroup->cpus.empty()) continue;
+    const std::vector<int>& cpuset = target.cgroup->cpus;
+    for (ThreadSample& thread : target.threads) {
+      const std::vector<int>& allowed = thread.allowed_cpus;
+      if (std::includes(cpuset.begin(), cpuset.end(), allowed.begin(),
+                        allowed.end())) {
+        continue;
+      }
+      std::vector<int> within = IntersectCpus(allowed, cpuset);
+      thread.allowed_cpus = within.empty() ? cpuset : std::move(within);
+    }
+  }
+}
+
+}  // namespace
 
 absl::Status HostModel::Refresh(Snapshot* snapshot,
                                 std::vector<std::string>* errors) {
@@ -16,6 +41,10 @@ absl::Status HostModel::Refresh(Snapshot* snapshot,
       snapshot->targets,
       ScanTargets(options_.paths, options_.targets, snapshot->topology, errors,
                   &scan_cache_, &snapshot->refused_targets));
+  // Every scan: a pod resized or rebalanced by the kubelet is followed.
+  cpusets_.Fill(options_.paths.procfs_root, snapshot->targets, errors);
+  kubelet_.Fill(snapshot->targets, errors);
+  KeepWithinCpusets(snapshot->targets);
 
   snapshot->irqs.clear();
   if (options_.read_irqs) {

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "agent/host/cgroup_cpuset.h"
+#include "agent/host/file_util.h"
 #include "agent/host/host_paths.h"
 #include "agent/host/irqs.h"
+#include "agent/host/kubelet.h"
 #include "agent/host/targets.h"
 #include "policy/snapshot.h"
 
@@ -21,13 +24,25 @@ struct HostModelOptions {
   HostPaths paths;
   TargetScanOptions targets;
   bool read_irqs = true;
+  // The kubelet's state directory (cpu_manager_state, config.yaml): which
+  // containers it places itself (kubelet.h). Empty: /var/lib/kubelet as
+  // init sees it, <procfs_root>/1/root/var/lib/kubelet, which reaches the
+  // host's from a container with hostPID and no extra mount.
+  std::string kubelet_root;
 };
 
 class HostModel {
  public:
-  explicit HostModel(HostModelOptions options) : options_(std::move(options)) {}
+  explicit HostModel(HostModelOptions options)
+      : options_(std::move(options)),
+        cpusets_(JoinPath(options_.paths.sysfs_root, "fs/cgroup")),
+        kubelet_(!options_.kubelet_root.empty()
+                     ? options_.kubelet_root
+                     : JoinPath(options_.paths.procfs_root,
+                                "1/root/var/lib/kubelet")) {}
 
-  // Fills snapshot->topology, ->targets, ->refused_targets (selected by
+  // Fills snapshot->topology, ->targets (each with its cgroup's cpuset and
+  // whether the kubelet places it), ->refused_targets (selected by
   // name but not trusted, each with why) and ->irqs. What rarely changes is
   // re-read every targets.refresh_every calls: thread lists, numa_maps, and
   // the NICs and IRQs of no NIC (IrqReadCache). Fails only when the
@@ -72,6 +87,8 @@ class HostModel {
   std::set<int> managed_;
   TargetScanCache scan_cache_;
   IrqReadCache irq_cache_;
+  CgroupCpusetReader cpusets_;  // through <sysfs_root>/fs/cgroup
+  KubeletWatch kubelet_;
   std::vector<IrqSample> previous_irqs_;  // totals at the last Refresh
   bool have_previous_ = false;
 };
