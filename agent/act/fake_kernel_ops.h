@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "agent/act/kernel_ops.h"
@@ -100,12 +101,17 @@ class FakePageOps : public PageOps {
   size_t largest_call = 0;
   size_t largest_move = 0;
   std::map<uint64_t, int> move_errors;  // address -> -errno on move
+  // Nodes outside the task's cpuset.mems: a move there fails whole (EACCES).
+  std::set<int> forbidden_nodes;
 
   int MovePages(int32_t pid, size_t count, void** pages, const int* nodes,
                 int* status) override {
     auto it = processes.find(pid);
     if (it == processes.end()) return ESRCH;
     nodes == nullptr ? ++query_calls : ++move_calls;
+    for (size_t i = 0; nodes != nullptr && i < count; ++i) {
+      if (forbidden_nodes.count(nodes[i])) return EACCES;
+    }
     largest_call = std::max(largest_call, count);
     if (nodes != nullptr) largest_move = std::max(largest_move, count);
     if (clock != nullptr) clock->Advance(ns_per_call);

@@ -243,7 +243,7 @@ ActionResult PageMigrator::Run::MoveError(int err) {
   pass_.cursor = batch_cursor_;
   return ResultOfErrno(
       err, absl::StrCat(who_, ": move_pages to node ", move_.to_node),
-      kTaskErrnos);
+      kMoveErrnos);
 }
 
 std::string PageMigrator::Run::Summary() const {

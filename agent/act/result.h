@@ -99,6 +99,9 @@ using ErrnoOutcomes = std::span<const ErrnoOutcome>;
 // Reading a task (start time, cpuset, affinity, /proc/PID/maps) or moving
 // its pages: ESRCH, it exited.
 inline constexpr ErrnoOutcome kTaskErrnos[] = {{ESRCH, Outcome::kGone}};
+// move_pages to a node: EACCES, the node is outside the task's cpuset.mems.
+inline constexpr ErrnoOutcome kMoveErrnos[] = {{ESRCH, Outcome::kGone},
+                                               {EACCES, Outcome::kForbidden}};
 // sched_setaffinity: EINVAL (no CPU of the mask in the cpuset) and EPERM
 // refuse the CPUs.
 inline constexpr ErrnoOutcome kSetAffinityErrnos[] = {

@@ -181,6 +181,9 @@ void Loop::Act(const Action& action, const Snapshot& snap, TickReport& report) {
     result = executor_->Apply(action, false);
   }
   Record(action, snap, *report.policy.policy, result);
+  // The plan keeps to every cpuset it knows: a refusal means the snapshot
+  // missed one (or it changed since), which the count makes visible.
+  if (result.outcome == Outcome::kForbidden) ++forbidden_;
   Tell(action, result, report);
   report.actions.push_back(ActionRecord{action, std::move(result)});
 }
@@ -306,6 +309,7 @@ void Loop::Publish(TickReport& report) {
   report.took = absl::Nanoseconds(clock_->NowNs() - report.now_ns);
   if (report.took > options_.tick) overruns_.fetch_add(1);
   report.overruns = overruns_.load();
+  report.forbidden = forbidden_.load();
   sink_(report);
 }
 

@@ -52,6 +52,8 @@ struct TickReport {
   uint64_t now_ns = 0;
   absl::Duration took;
   uint64_t overruns = 0;  // ticks so far that took longer than the period
+  // Actions so far that a cpuset forbade: a plan that ignored a constraint.
+  uint64_t forbidden = 0;
   absl::Status collect_status;
   std::shared_ptr<const Snapshot> snapshot;  // null when collection failed
   Plan plan;
@@ -86,6 +88,7 @@ class Loop {
   Mode mode() const;
   uint64_t ticks() const { return ticks_.load(); }
   uint64_t overruns() const { return overruns_.load(); }
+  uint64_t forbidden() const { return forbidden_.load(); }
   // The last decisions about a process (by pid or any of its tids) or an
   // IRQ; empty when there are none.
   std::vector<Decision> ExplainTask(int32_t tid) const {
@@ -152,6 +155,7 @@ class Loop {
 
   std::atomic<uint64_t> ticks_{0};
   std::atomic<uint64_t> overruns_{0};
+  std::atomic<uint64_t> forbidden_{0};
   std::atomic<int> mode_override_;
 
   ExplainHistory explain_;

@@ -223,6 +223,11 @@ std::string FormatStatus(const v1::AgentStatus& s) {
   if (!s.journal_error().empty()) {
     absl::StrAppend(&out, "NOT ACTING: ", s.journal_error(), "\n");
   }
+  if (s.actions_forbidden_total() != 0) {
+    absl::StrAppend(&out, s.actions_forbidden_total(),
+                    " action(s) forbidden by a cpuset since start (the plan "
+                    "missed a constraint: see the log)\n");
+  }
   for (const std::string& line : ConnectionLines(s.connections(), true)) {
     absl::StrAppend(&out, line, "\n");
   }

@@ -46,6 +46,7 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
   status.set_tick(loop_->ticks());
   status.set_tick_period_ns(absl::ToInt64Nanoseconds(options_.period));
   status.set_overruns_total(loop_->overruns());
+  status.set_actions_forbidden_total(loop_->forbidden());
   if (hooks_.journal_entries) {
     status.set_journal_entries(hooks_.journal_entries());
   }

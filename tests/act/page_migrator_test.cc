@@ -174,6 +174,17 @@ TEST_F(PageMigratorTest, FailedPagesAreCountedNotFatal) {
   EXPECT_THAT(result.message, HasSubstr("1 failed"));
 }
 
+// move_pages refuses a node outside the task's cpuset.mems as a whole: a
+// defect of the plan, told apart from a failure.
+TEST_F(PageMigratorTest, ANodeOutsideTheCpusetIsForbidden) {
+  ops_.forbidden_nodes = {0};
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  ActionResult result = migrator.Apply(Move(0));
+  EXPECT_EQ(result.outcome, Outcome::kForbidden);
+  EXPECT_THAT(result.message, HasSubstr("move_pages to node 0"));
+  EXPECT_EQ(OnNode(1), 900);
+}
+
 TEST_F(PageMigratorTest, DryRunOnlyQueries) {
   PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, true);
   ActionResult result = migrator.Apply(Move(0));

@@ -207,8 +207,11 @@ TEST(LoopTest, AFailedActionIsNotRetriedEveryTick) {
   EXPECT_THAT(first.actions[0].result.message, HasSubstr("left alone for"));
   size_t tried = h.executor.applied.size();
   h.loop.Tick();
-  h.loop.Tick();
+  TickReport third = h.loop.Tick();
   EXPECT_EQ(h.executor.applied.size(), tried) << "held down after failing";
+  // Counted as the plan's defect, for the stream and status.
+  EXPECT_EQ(third.forbidden, tried);
+  EXPECT_EQ(h.loop.forbidden(), tried);
 }
 
 TEST(LoopTest, BacksOffWhatSomeoneElseChanged) {

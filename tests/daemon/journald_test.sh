@@ -6,8 +6,9 @@
 #    systemd starts a service: its lines must arrive as native entries
 #    (_TRANSPORT=journal, SYSLOG_IDENTIFIER=locusd, PRIORITY), not as text;
 #  - the event entries' MESSAGE_ID and LOCUS_* fields, read back with
-#    journalctl (log_test's JournalSinkTest).
-# Usage: journald_test.sh LOCUSD LOG_TEST. Exit 77: cannot run here.
+#    journalctl (JournalSinkTest, in journal_sink_check).
+# Usage: journald_test.sh LOCUSD JOURNAL_SINK_CHECK (log_test with the
+# journald test built in). Exit 77: cannot run here.
 set -eu
 LOCUSD=$1 LOG_TEST=$2
 if [ "${LOCUS_IN_NAMESPACE:-}" != 1 ]; then
