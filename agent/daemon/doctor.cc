@@ -179,6 +179,34 @@ DoctorCheck Reuseport(const DoctorInputs& in) {
                                absl::StrJoin(with, ", ")));
 }
 
+// A cpuset that keeps nginx on one node leaves Locus nothing to place; one
+// whose memory nodes differ from its CPUs' makes every access remote.
+DoctorCheck Cpusets(const DoctorInputs& in) {
+  const char* name = "cpusets";
+  if (in.numa_nodes < 2) return Ok(name, "one node: no cpuset can narrow it");
+  std::vector<std::string> narrow;
+  for (const NginxListening& n : in.nginx) {
+    if (n.cgroup.empty() || n.cpu_nodes.empty()) continue;
+    if (n.cpu_nodes.size() > 1) continue;
+    std::string what = absl::StrCat("nginx ", n.master_pid, " in ", n.cgroup,
+                                    ": CPUs on node ", n.cpu_nodes[0]);
+    if (n.mems != n.cpu_nodes) {
+      absl::StrAppend(&what, ", memory on node(s) ", absl::StrJoin(n.mems, ","),
+                      " (every access remote)");
+    }
+    narrow.push_back(std::move(what));
+  }
+  if (narrow.empty()) {
+    return Ok(name, "no cpuset keeps nginx's workers on one node");
+  }
+  return Warn(name,
+              absl::StrCat(absl::StrJoin(narrow, "; "),
+                           ": Locus keeps them there, nothing to place"),
+              "widen the cpuset (AllowedCPUs=/AllowedMemoryNodes= of the "
+              "unit, the pod's CPUs) if the workers should use other nodes; "
+              "give it memory on the node of its CPUs");
+}
+
 DoctorCheck PtraceScope(const DoctorInputs& in) {
   const char* name = "ptrace_scope";
   if (!in.ptrace_scope.has_value()) return Ok(name, "no Yama");
@@ -293,7 +321,8 @@ std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in) {
   std::vector<DoctorCheck> checks = {
       Capabilities(in),  Btf(in),       Bpf(in),         NumaNodes(in),
       NumaBalancing(in), Conflicts(in), PtraceScope(in), Reuseport(in),
-      Kubelet(in),       Policy(in),    Journal(in),     Instance(in)};
+      Cpusets(in),       Kubelet(in),   Policy(in),      Journal(in),
+      Instance(in)};
   if (in.agent.has_value()) checks.push_back(Agent(*in.agent));
   return checks;
 }

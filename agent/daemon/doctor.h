@@ -37,6 +37,11 @@ struct NginxListening {
   std::vector<std::string> reuseport;     // "0.0.0.0:80"
   std::vector<std::string> no_reuseport;  // one socket for every worker
   std::string error;                      // its sockets could not be read
+  // Its workers' cgroup cpuset, when one constrains them: the nodes whose
+  // CPUs it allows and the memory nodes it allows.
+  std::string cgroup;
+  std::vector<int> cpu_nodes;
+  std::vector<int> mems;
 };
 
 // Whether an agent answered on the socket (locusctl doctor only).

@@ -6,12 +6,14 @@
 #include <cerrno>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/act/journal.h"
+#include "agent/host/cgroup_cpuset.h"
 #include "agent/host/file_util.h"
 #include "agent/host/listeners.h"
 #include "agent/host/proc_parse.h"
@@ -79,7 +81,37 @@ std::vector<RunningProcess> FindConflicting(const std::string& procfs_root) {
 
 // Each nginx master (an nginx whose parent is not one) with its workers,
 // and how its TCP listeners are grouped.
-std::vector<NginxListening> ReadNginxListening(const std::string& procfs_root) {
+// The nodes whose CPUs `cpus` holds.
+std::vector<int> NodesOfCpus(const Topology& topology,
+                             const std::vector<int>& cpus) {
+  std::set<int> nodes;
+  for (int cpu : cpus) {
+    if (cpu >= 0 && static_cast<size_t>(cpu) < topology.cpu_node.size() &&
+        topology.cpu_node[cpu] >= 0)
+      nodes.insert(topology.cpu_node[cpu]);
+  }
+  return {nodes.begin(), nodes.end()};
+}
+
+// The cgroup cpuset of the instance's first worker (nginx keeps its workers
+// in its master's cgroup).
+void ReadCpuset(const DoctorPaths& paths, const Topology* topology,
+                const NginxInstance& instance, NginxListening& out) {
+  if (topology == nullptr || instance.worker_pids.empty()) return;
+  std::vector<Target> targets(1);
+  targets[0].pid = instance.worker_pids[0];
+  std::vector<std::string> errors;
+  CgroupCpusetReader(JoinPath(paths.sysfs_root, "/fs/cgroup"))
+      .Fill(paths.procfs_root, targets, &errors);
+  if (targets[0].cgroup == nullptr || targets[0].cgroup->cpus.empty()) return;
+  out.cgroup = targets[0].cgroup->path;
+  out.cpu_nodes = NodesOfCpus(*topology, targets[0].cgroup->cpus);
+  out.mems = targets[0].cgroup->mems;
+}
+
+std::vector<NginxListening> ReadNginxListening(const DoctorPaths& paths,
+                                               const Topology* topology) {
+  const std::string& procfs_root = paths.procfs_root;
   std::map<int32_t, ProcStat> nginx;
   absl::StatusOr<std::vector<std::string>> names = ListDirectory(procfs_root);
   if (!names.ok()) return {};
@@ -112,6 +144,7 @@ std::vector<NginxListening> ReadNginxListening(const std::string& procfs_root) {
             .push_back(ListenAddressString(g.key.address));
       }
     }
+    ReadCpuset(paths, topology, instance, listening);
     out.push_back(std::move(listening));
   }
   return out;
@@ -199,7 +232,7 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   in.topology = topology.status();
   if (topology.ok()) in.numa_nodes = static_cast<int>(topology->nodes.size());
   in.conflicting = FindConflicting(paths.procfs_root);
-  in.nginx = ReadNginxListening(paths.procfs_root);
+  in.nginx = ReadNginxListening(paths, topology.ok() ? &*topology : nullptr);
   in.kubelet_state_path = paths.kubelet_state;
   in.kubelet_cpu_policy = ReadKubeletPolicy(paths.kubelet_state);
   in.policy_path = paths.policy_path;

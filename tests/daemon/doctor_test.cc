@@ -40,10 +40,10 @@ DoctorInputs Healthy() {
   in.numa_balancing = 0;
   in.policy_path = "/etc/locus/policy.yaml";
   in.journal_path = "/var/lib/locus/journal";
-  in.nginx.push_back({.master_pid = 40,
-                      .reuseport = {"0.0.0.0:80"},
-                      .no_reuseport = {},
-                      .error = ""});
+  NginxListening nginx;
+  nginx.master_pid = 40;
+  nginx.reuseport = {"0.0.0.0:80"};
+  in.nginx.push_back(nginx);
   return in;
 }
 
@@ -61,7 +61,7 @@ TEST(DoctorChecks, HealthyHostIsAllOkAndExitsZero) {
     EXPECT_EQ(c.verdict, Verdict::kOk) << c.name << ": " << c.detail;
     EXPECT_THAT(c.fix, IsEmpty()) << c.name;
   }
-  EXPECT_EQ(checks.size(), 12u);  // no agent line unless asked
+  EXPECT_EQ(checks.size(), 13u);  // no agent line unless asked
   EXPECT_EQ(DoctorExitCode(checks), 0);
   EXPECT_THAT(FormatDoctor(checks),
               HasSubstr("OK    btf: /sys/kernel/btf/vmlinux present\n"));
@@ -69,10 +69,8 @@ TEST(DoctorChecks, HealthyHostIsAllOkAndExitsZero) {
 
 TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
   DoctorInputs in = Healthy();
-  in.nginx[0] = {.master_pid = 40,
-                 .reuseport = {"127.0.0.1:81"},
-                 .no_reuseport = {"0.0.0.0:80"},
-                 .error = ""};
+  in.nginx[0].reuseport = {"127.0.0.1:81"};
+  in.nginx[0].no_reuseport = {"0.0.0.0:80"};
   DoctorCheck c = Find(in, "reuseport");
   EXPECT_EQ(c.verdict, Verdict::kWarn);
   EXPECT_THAT(c.detail, HasSubstr("without reuseport on nginx 40 0.0.0.0:80"));
@@ -91,6 +89,25 @@ TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
   c = Find(in, "targets");
   EXPECT_EQ(c.verdict, Verdict::kWarn);
   EXPECT_THAT(c.detail, HasSubstr("no nginx running"));
+}
+
+TEST(DoctorChecks, ACpusetOnOneNodeIsSaid) {
+  DoctorInputs in = Healthy();
+  in.nginx[0].cgroup = "/system.slice/nginx.service";
+  in.nginx[0].cpu_nodes = {0, 1};
+  in.nginx[0].mems = {0, 1};
+  EXPECT_EQ(Find(in, "cpusets").verdict, Verdict::kOk);
+  in.nginx[0].cpu_nodes = {1};
+  in.nginx[0].mems = {0};
+  in.numa_nodes = 1;  // a one-node host: nothing to narrow, nothing said
+  EXPECT_EQ(Find(in, "cpusets").verdict, Verdict::kOk);
+  in.numa_nodes = 2;
+  DoctorCheck c = Find(in, "cpusets");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail,
+              HasSubstr("nginx 40 in /system.slice/nginx.service: CPUs on node "
+                        "1, memory on node(s) 0 (every access remote)"));
+  EXPECT_THAT(c.fix, HasSubstr("AllowedCPUs="));
 }
 
 TEST(DoctorChecks, Capabilities) {
