@@ -195,7 +195,11 @@ void Loop::Steer(const Snapshot& snap, TickReport& report) {
   report.connections = executor_->SteerConnections(
       report.plan.connections, snap.topology.cpu_node, dry_run);
   for (const SteeringState& state : report.connections) {
-    if (state.problem != last_steering_[state.group]) {
+    // Groups the plan left out are in its notes already.
+    const bool planned = std::any_of(
+        report.plan.connections.begin(), report.plan.connections.end(),
+        [&](const ListenGroupSteering& g) { return g.group == state.group; });
+    if (planned && state.problem != last_steering_[state.group]) {
       if (!state.problem.empty())
         LogWarning("connections: ", state.group, ": ", state.problem);
       last_steering_[state.group] = state.problem;

@@ -110,7 +110,8 @@ std::vector<SteeringState> ActuatorExecutor::StatesOf(
     SteeringState state;
     state.group = ListenKeyString(group.key);
     state.sockets = group.sockets.size();
-    state.problem = dry_run.empty() ? NotPlanned(group, plan) : dry_run;
+    state.problem = NotPlanned(group, plan);
+    if (state.problem.empty()) state.problem = dry_run;
     if (auto it = status.find(group.key); it != status.end()) {
       state.steered = it->second.attached;
       state.migrates = it->second.migrates;

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
+#include "agent/host/proc_parse.h"
 
 namespace locus {
 
@@ -76,6 +77,20 @@ std::vector<pid_t> ThreadsOf(pid_t pid) {
   }
   std::sort(tids.begin(), tids.end());
   return tids;
+}
+
+std::set<pid_t> ChildrenOf(pid_t parent) {
+  std::set<pid_t> children;
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory("/proc");
+  if (!names.ok()) return children;
+  for (const std::string& name : *names) {
+    absl::StatusOr<std::string> text = ReadTextFile("/proc/" + name + "/stat");
+    if (!text.ok()) continue;
+    absl::StatusOr<ProcStat> stat = ParseProcStat(*text);
+    if (stat.ok() && stat->ppid == parent && stat->state != 'Z')
+      children.insert(stat->pid);
+  }
+  return children;
 }
 
 std::map<pid_t, std::vector<int>> AffinityOfAll(

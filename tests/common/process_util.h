@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ std::vector<int> ThreadAffinity(pid_t tid);
 
 // Thread ids of a process (/proc/PID/task), ascending.
 std::vector<pid_t> ThreadsOf(pid_t pid);
+
+// The live (not zombie) children of `parent`, from /proc/*/stat.
+std::set<pid_t> ChildrenOf(pid_t parent);
 
 // Affinity of every thread of every process in `pids`, by tid.
 std::map<pid_t, std::vector<int>> AffinityOfAll(const std::vector<pid_t>& pids);

@@ -28,16 +28,6 @@ namespace {
 constexpr char kNginx[] = "/usr/sbin/nginx";
 constexpr char kWrk[] = "/usr/bin/wrk";
 
-std::set<pid_t> ChildrenOf(pid_t parent) {
-  std::set<pid_t> children;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    auto text = ReadTextFile(entry.path().string() + "/stat");
-    if (!text.ok()) continue;
-    auto stat = ParseProcStat(*text);
-    if (stat.ok() && stat->ppid == parent) children.insert(stat->pid);
-  }
-  return children;
-}
 
 class LocusdActsTest : public ::testing::Test {
  protected:

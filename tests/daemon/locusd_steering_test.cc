@@ -35,17 +35,6 @@ namespace {
 
 constexpr char kNginx[] = "/usr/sbin/nginx";
 
-std::set<pid_t> ChildrenOf(pid_t parent) {
-  std::set<pid_t> children;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    auto text = ReadTextFile(entry.path().string() + "/stat");
-    if (!text.ok()) continue;
-    auto stat = ParseProcStat(*text);
-    if (stat.ok() && stat->ppid == parent && stat->state != 'Z')
-      children.insert(stat->pid);
-  }
-  return children;
-}
 
 // One HTTP request per connection from a process pinned to `cpu`; each
 // connection's local port goes to `ports_file` as "cpu port", failures as

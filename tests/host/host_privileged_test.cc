@@ -19,6 +19,7 @@
 #include "agent/host/topology.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/process_util.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {
@@ -26,18 +27,6 @@ namespace {
 
 constexpr char kNginx[] = "/usr/sbin/nginx";
 
-std::set<int32_t> ChildrenOf(int32_t parent) {
-  std::set<int32_t> children;
-  auto names = ListDirectory("/proc");
-  if (!names.ok()) return children;
-  for (const std::string& name : *names) {
-    auto text = ReadTextFile("/proc/" + name + "/stat");
-    if (!text.ok()) continue;
-    auto stat = ParseProcStat(*text);
-    if (stat.ok() && stat->ppid == parent) children.insert(stat->pid);
-  }
-  return children;
-}
 
 class NginxTest : public ::testing::Test {
  protected:

@@ -226,6 +226,48 @@ nginx_stop() {
   rm -f "$WORK/nginx.pid"
 }
 
+# nginx_reuseport WORKERS PORT [MAIN_DIRECTIVE]: nginx listening with
+# `reuseport` on 127.0.0.1:PORT, logging each request's worker and client
+# port ($pid $remote_port) to $WORK/access.txt (labtool.py conns joins them).
+nginx_reuseport() {
+  cat >"$WORK/nginx.conf" <<CONF
+worker_processes $1;
+${3:-}
+pid $WORK/nginx.pid;
+error_log $WORK/nginx.err warn;
+events { worker_connections 4096; }
+http {
+  log_format steer '\$pid \$remote_port';
+  access_log $WORK/access.txt steer;
+  server { listen 127.0.0.1:$2 reuseport; location / { return 200 "ok\n"; } }
+}
+CONF
+  "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" || return 1
+  wait_until 30 nginx_has_workers "$1" ||
+    fail "nginx did not start $1 workers: $(tail -n 3 "$WORK/nginx.err")"
+}
+# Every nginx worker confined to one node, as many on each node as it has CPUs.
+workers_one_per_cpu() {
+  local w n per=()
+  for w in $(nginx_workers); do
+    n=$(confined_node "$w") || return 1
+    per[n]=$((${per[n]:-0} + 1))
+  done
+  for n in $(seq 0 $(($(nodes) - 1))); do
+    [ "${per[n]:-0}" -eq "$(cpulist_expand "$(node_cpus "$n")" | wc -l)" ] || return 1
+  done
+}
+# warm_until_placed PORT CPUS: connections from CPUS until the agent has
+# placed the workers one per CPU (placement acts on workers that run).
+warm_until_placed() {
+  local i
+  for i in $(seq 1 30); do
+    tool conns "$1" 20 "$2" "$WORK/access.txt" >/dev/null
+    workers_one_per_cpu && return 0
+  done
+  fail "workers not placed one per CPU: $(for w in $(nginx_workers); do echo -n "$w:$(affinity "$w") "; done)"
+}
+
 # load SECONDS URL [taskset CPUs]: wrk in the background; its pid in $load_pid.
 load() {
   local cpus=${3:-}

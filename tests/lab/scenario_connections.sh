@@ -21,56 +21,15 @@ sysctl -qw kernel.numa_balancing=0
 PORT=81
 ALL_CPUS=$(cpulist_expand "$(</sys/devices/system/cpu/online)" | paste -sd,)
 
-# nginx_reuseport WORKERS: nginx listening with reuseport, logging each
-# request's worker and client port.
-nginx_reuseport() {
-  cat >"$WORK/nginx.conf" <<CONF
-worker_processes $1;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx.err warn;
-events { worker_connections 4096; }
-http {
-  log_format steer '\$pid \$remote_port';
-  access_log $WORK/access.txt steer;
-  server { listen 127.0.0.1:$PORT reuseport; location / { return 200 "ok\n"; } }
-}
-CONF
-  "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" || return 1
-  wait_until 30 nginx_has_workers "$1" ||
-    fail "nginx did not start $1 workers: $(tail -n 3 "$WORK/nginx.err")"
-}
-
 conns() { tool conns "$PORT" "$1" "$2" "$WORK/access.txt"; }
 field() { local w; for w in $2; do [[ "$w" == "$1"=* ]] && echo "${w#*=}"; done; }
 
-# Every worker confined to one node, as many on each node as it has CPUs.
-workers_placed() {
-  local w n per=()
-  for w in $(nginx_workers); do
-    n=$(confined_node "$w") || return 1
-    per[n]=$((${per[n]:-0} + 1))
-  done
-  for n in $(seq 0 $(($(nodes) - 1))); do
-    [ "${per[n]:-0}" -eq "$(cpulist_expand "$(node_cpus "$n")" | wc -l)" ] || return 1
-  done
-}
-# Traffic from every CPU until the workers are placed (placement acts on
-# workers that run).
-warm_until_placed() {
-  local i
-  for i in $(seq 1 30); do
-    conns 20 "$ALL_CPUS" >/dev/null
-    workers_placed && return 0
-  done
-  fail "workers not placed one per CPU: $(for w in $(nginx_workers); do echo -n "$w:$(affinity "$w") "; done)"
-}
-
 steered() {
   policy irqs=false connections=false
-  nginx_reuseport "$(cpulist_expand "$ALL_CPUS" | wc -l)" || return 1
+  nginx_reuseport "$(cpulist_expand "$ALL_CPUS" | wc -l)" "$PORT" || return 1
   locusd_ensure || return 1
   policy_apply irqs=false connections=false || return 1
-  warm_until_placed || return 1
+  warm_until_placed "$PORT" "$ALL_CPUS" || return 1
   local off on share during
   off=$(conns 200 "$ALL_CPUS")
   log "workers placed, steering off: $off"
@@ -96,10 +55,10 @@ steered() {
 
 skew() {
   policy irqs=false connections=true spill=0.1
-  nginx_reuseport "$(cpulist_expand "$ALL_CPUS" | wc -l)" || return 1
+  nginx_reuseport "$(cpulist_expand "$ALL_CPUS" | wc -l)" "$PORT" || return 1
   locusd_ensure || return 1
   policy_apply irqs=false connections=true spill=0.1 || return 1
-  warm_until_placed || return 1
+  warm_until_placed "$PORT" "$ALL_CPUS" || return 1
   local node0 out status spilled
   node0=$(node_cpus 0)
   conns 300 "$node0" >/dev/null # spill follows the load: let it settle

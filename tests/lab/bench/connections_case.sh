@@ -24,43 +24,6 @@ SECONDS_RUN=${BENCH_SECONDS:-10}
 ALL_CPUS=$(cpulist_expand "$(</sys/devices/system/cpu/online)" | paste -sd,)
 WORKERS=$(cpulist_expand "$ALL_CPUS" | wc -l)
 
-nginx_up() { # nginx_up EXTRA_MAIN_DIRECTIVE
-  cat >"$WORK/nginx.conf" <<CONF
-worker_processes $WORKERS;
-$1
-pid $WORK/nginx.pid;
-error_log $WORK/nginx.err warn;
-events { worker_connections 4096; }
-http {
-  log_format steer '\$pid \$remote_port';
-  access_log $WORK/access.txt steer;
-  server { listen 127.0.0.1:$PORT reuseport; location / { return 200 "ok\n"; } }
-}
-CONF
-  "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" || return 1
-  wait_until 30 nginx_has_workers "$WORKERS"
-}
-
-# Every worker on one node, as many on each node as it has CPUs.
-placed() {
-  local w n per=()
-  for w in $(nginx_workers); do
-    n=$(confined_node "$w") || return 1
-    per[n]=$((${per[n]:-0} + 1))
-  done
-  for n in $(seq 0 $(($(nodes) - 1))); do
-    [ "${per[n]:-0}" -eq "$(cpulist_expand "$(node_cpus "$n")" | wc -l)" ] || return 1
-  done
-}
-warm() {
-  local i
-  for i in $(seq 1 30); do
-    tool conns "$PORT" 20 "$ALL_CPUS" "$WORK/access.txt" >/dev/null
-    placed && return 0
-  done
-  return 1
-}
-
 measure() { # measure MODE
   local out share failed n pids=() rps=0 r
   out=$(tool conns "$PORT" "$CONNS" "$ALL_CPUS" "$WORK/access.txt")
@@ -81,17 +44,17 @@ measure() { # measure MODE
 }
 
 none() {
-  nginx_up "worker_cpu_affinity auto;" || return 1
+  nginx_reuseport "$WORKERS" "$PORT" "worker_cpu_affinity auto;" || return 1
   measure none
   nginx_stop
 }
 
 with_locus() { # with_locus MODE CONNECTIONS_BOOL
   policy irqs=false connections="$2"
-  nginx_up "" || return 1
+  nginx_reuseport "$WORKERS" "$PORT" || return 1
   locusd_ensure || return 1
   policy_apply irqs=false connections="$2" || return 1
-  warm || { fail "workers not placed"; return 1; }
+  warm_until_placed "$PORT" "$ALL_CPUS" || return 1
   if [ "$2" = true ]; then
     wait_until 20 bash -c "'$LOCUSCTL' --socket='$SOCK' status | grep -q ': steered'" || return 1
   fi
