@@ -173,13 +173,14 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> AgentServer::BuildServer(
   } else {
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
   }
-  // A client's own keepalive pings are welcome every 10 s, with or without
-  // calls; a third ping sooner than that, without data between, ends the
-  // connection (GOAWAY too_many_pings) instead of costing an ack each.
+  // A client's pings are acked, never punished: in gRPC 1.51 each ping past
+  // the strike limit adds a child error to the delayed close of the
+  // connection (about 2 kB each, kept until the burst is read), so a burst
+  // of 20,000 pings cost 40 MB and quadratic CPU. Acks alone are bounded:
+  // gRPC stops reading a connection with 10,000 frames owed to a peer that
+  // does not read them.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(
-      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              options_.max_streams_per_connection);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 120'000);
