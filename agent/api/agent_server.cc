@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -21,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/api/peer_credentials.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
@@ -111,7 +113,7 @@ absl::Status AgentServer::Init() {
     ASSIGN_OR_RETURN(servers_[kind],
                      BuildServer(services_[kind].get(), kind == kTcp));
   }
-  trimmed_rss_ = ResidentBytes();
+  floor_rss_ = ResidentBytes();
   acceptor_ = std::thread([this] { AcceptLoop(); });
   return absl::OkStatus();
 }
@@ -249,14 +251,18 @@ void AgentServer::AcceptOne(int listen_fd, bool tcp) {
   grpc::AddInsecureChannelFromFd(servers_[kind].get(), fd.release());
 }
 
-// Bursts of client traffic (thousands of streams or pings) leave freed
-// memory in malloc's free lists; give it back once RSS grew noticeably.
+// Bursts of client traffic (thousands of streams) leave freed memory in
+// malloc's free lists; give it back while RSS stands above the lowest seen.
+// A trim while the burst's memory is still in use gives little back, so the
+// next one comes a check later rather than never (or at every accept).
 void AgentServer::TrimIfGrown() {
+  const uint64_t now = MonotonicNs();
+  if (now < next_trim_ns_) return;
   size_t rss = ResidentBytes();
-  if (rss < trimmed_rss_) trimmed_rss_ = rss;
-  if (rss < trimmed_rss_ + options_.trim_growth_bytes) return;
+  floor_rss_ = std::min(floor_rss_, rss);
+  if (rss < floor_rss_ + options_.trim_growth_bytes) return;
   malloc_trim(0);
-  trimmed_rss_ = ResidentBytes();
+  next_trim_ns_ = now + uint64_t{kTrimCheckMs} * 1'000'000;
 }
 
 void AgentServer::Shutdown() {

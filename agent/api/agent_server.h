@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -63,7 +64,8 @@ struct AgentServerOptions {
   // Kernel send buffer of each connection: what sits there is stale for a
   // reader that paused, so it stays small.
   int send_buffer_bytes = 64 * 1024;
-  // Freed memory goes back to the system once RSS grew by this much.
+  // Freed memory goes back to the system while RSS stands this much above
+  // the lowest seen since start.
   size_t trim_growth_bytes = 8 << 20;
 };
 
@@ -117,8 +119,10 @@ class AgentServer {
   ino_t socket_inode_ = 0;
   UniqueFd tcp_listen_fd_;
   ConnectionTable connections_;
-  size_t trimmed_rss_ = 0;  // RSS after the last trim (acceptor thread only)
-  UniqueFd wake_read_;      // readable when Shutdown wants the acceptor to end
+  // The lowest RSS seen, and when a trim may come next (acceptor thread).
+  size_t floor_rss_ = 0;
+  uint64_t next_trim_ns_ = 0;
+  UniqueFd wake_read_;  // readable when Shutdown wants the acceptor to end
   UniqueFd wake_write_;
   int tcp_port_ = 0;
   std::unique_ptr<AgentService> services_[kKinds];

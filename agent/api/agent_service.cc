@@ -99,9 +99,12 @@ grpc::Status AgentService::Subscribe(grpc::ServerContext* context,
   return ToGrpcStatus((*subscription)->dropped_reason());
 }
 
-grpc::Status AgentService::GetStatus(grpc::ServerContext*,
+grpc::Status AgentService::GetStatus(grpc::ServerContext* context,
                                      const v1::GetStatusRequest*,
                                      v1::AgentStatus* response) {
+  // A burst of streams reset as soon as opened (HTTP/2 rapid reset) queues
+  // thousands of calls; building a status for each would only waste time.
+  if (context->IsCancelled()) return grpc::Status::CANCELLED;
   grpc::Status status = Forward(controller_->GetStatus(), response);
   if (status.ok()) {
     response->set_subscribers(static_cast<uint32_t>(hub_->subscriber_count()));
