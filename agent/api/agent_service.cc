@@ -112,9 +112,10 @@ grpc::Status AgentService::GetStatus(grpc::ServerContext* context,
   return status;
 }
 
-grpc::Status AgentService::Explain(grpc::ServerContext*,
+grpc::Status AgentService::Explain(grpc::ServerContext* context,
                                    const v1::ExplainRequest* request,
                                    v1::ExplainResponse* response) {
+  if (context->IsCancelled()) return grpc::Status::CANCELLED;  // as GetStatus
   if (request->subject_case() == v1::ExplainRequest::SUBJECT_NOT_SET) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "Explain needs a tid or an irq");
@@ -164,8 +165,10 @@ grpc::Status AgentService::Restore(grpc::ServerContext*,
   return Forward(controller_->Restore(*request), response);
 }
 
-grpc::Status AgentService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
+grpc::Status AgentService::Probe(grpc::ServerContext* context,
+                                 const v1::ProbeRequest*,
                                  v1::ProbeReport* response) {
+  if (context->IsCancelled()) return grpc::Status::CANCELLED;  // as GetStatus
   return Forward(controller_->Probe(), response);
 }
 
