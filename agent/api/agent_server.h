@@ -13,9 +13,12 @@
 // What no client may take from the agent: connections are capped (in all,
 // per peer, and with a share kept for root and the socket's group) well
 // below RLIMIT_NOFILE, so the control loop always has descriptors; HTTP/2
-// pings are policed and each server's memory is under a quota, and freed
-// memory is given back to the system after a burst; metrics slots are
-// shared as metrics_hub.h says.
+// pings are acked (gRPC bounds the acks a peer may leave unread), each
+// server's memory is under a quota, and freed memory is given back to the
+// system after a burst; metrics slots are shared as metrics_hub.h says.
+// Not yet bounded: a burst of streams reset as soon as opened (HTTP/2 rapid
+// reset) queues a call of about 10 kB per stream in gRPC 1.51, which has no
+// limit on calls waiting for a handler.
 #ifndef LOCUS_AGENT_API_AGENT_SERVER_H_
 #define LOCUS_AGENT_API_AGENT_SERVER_H_
 
