@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -21,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/api/peer_credentials.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
@@ -111,7 +113,7 @@ absl::Status AgentServer::Init() {
     ASSIGN_OR_RETURN(servers_[kind],
                      BuildServer(services_[kind].get(), kind == kTcp));
   }
-  trimmed_rss_ = ResidentBytes();
+  floor_rss_ = ResidentBytes();
   acceptor_ = std::thread([this] { AcceptLoop(); });
   return absl::OkStatus();
 }
@@ -173,13 +175,14 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> AgentServer::BuildServer(
   } else {
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
   }
-  // A client's own keepalive pings are welcome every 10 s, with or without
-  // calls; a third ping sooner than that, without data between, ends the
-  // connection (GOAWAY too_many_pings) instead of costing an ack each.
+  // A client's pings are acked, never punished: in gRPC 1.51 each ping past
+  // the strike limit adds a child error to the delayed close of the
+  // connection (about 2 kB each, kept until the burst is read), so a burst
+  // of 20,000 pings cost 40 MB and quadratic CPU. Acks alone are bounded:
+  // gRPC stops reading a connection with 10,000 frames owed to a peer that
+  // does not read them.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(
-      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              options_.max_streams_per_connection);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 120'000);
@@ -248,14 +251,18 @@ void AgentServer::AcceptOne(int listen_fd, bool tcp) {
   grpc::AddInsecureChannelFromFd(servers_[kind].get(), fd.release());
 }
 
-// Bursts of client traffic (thousands of streams or pings) leave freed
-// memory in malloc's free lists; give it back once RSS grew noticeably.
+// Bursts of client traffic (thousands of streams) leave freed memory in
+// malloc's free lists; give it back while RSS stands above the lowest seen.
+// A trim while the burst's memory is still in use gives little back, so the
+// next one comes a check later rather than never (or at every accept).
 void AgentServer::TrimIfGrown() {
+  const uint64_t now = MonotonicNs();
+  if (now < next_trim_ns_) return;
   size_t rss = ResidentBytes();
-  if (rss < trimmed_rss_) trimmed_rss_ = rss;
-  if (rss < trimmed_rss_ + options_.trim_growth_bytes) return;
+  floor_rss_ = std::min(floor_rss_, rss);
+  if (rss < floor_rss_ + options_.trim_growth_bytes) return;
   malloc_trim(0);
-  trimmed_rss_ = ResidentBytes();
+  next_trim_ns_ = now + uint64_t{kTrimCheckMs} * 1'000'000;
 }
 
 void AgentServer::Shutdown() {

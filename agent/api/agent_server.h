@@ -13,15 +13,19 @@
 // What no client may take from the agent: connections are capped (in all,
 // per peer, and with a share kept for root and the socket's group) well
 // below RLIMIT_NOFILE, so the control loop always has descriptors; HTTP/2
-// pings are policed and each server's memory is under a quota, and freed
-// memory is given back to the system after a burst; metrics slots are
-// shared as metrics_hub.h says.
+// pings are acked (gRPC bounds the acks a peer may leave unread), each
+// server's memory is under a quota, and freed memory is given back to the
+// system after a burst; metrics slots are shared as metrics_hub.h says.
+// Not yet bounded: a burst of streams reset as soon as opened (HTTP/2 rapid
+// reset) queues a call of about 10 kB per stream in gRPC 1.51, which has no
+// limit on calls waiting for a handler.
 #ifndef LOCUS_AGENT_API_AGENT_SERVER_H_
 #define LOCUS_AGENT_API_AGENT_SERVER_H_
 
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -63,7 +67,8 @@ struct AgentServerOptions {
   // Kernel send buffer of each connection: what sits there is stale for a
   // reader that paused, so it stays small.
   int send_buffer_bytes = 64 * 1024;
-  // Freed memory goes back to the system once RSS grew by this much.
+  // Freed memory goes back to the system while RSS stands this much above
+  // the lowest seen since start.
   size_t trim_growth_bytes = 8 << 20;
 };
 
@@ -117,8 +122,10 @@ class AgentServer {
   ino_t socket_inode_ = 0;
   UniqueFd tcp_listen_fd_;
   ConnectionTable connections_;
-  size_t trimmed_rss_ = 0;  // RSS after the last trim (acceptor thread only)
-  UniqueFd wake_read_;      // readable when Shutdown wants the acceptor to end
+  // The lowest RSS seen, and when a trim may come next (acceptor thread).
+  size_t floor_rss_ = 0;
+  uint64_t next_trim_ns_ = 0;
+  UniqueFd wake_read_;  // readable when Shutdown wants the acceptor to end
   UniqueFd wake_write_;
   int tcp_port_ = 0;
   std::unique_ptr<AgentService> services_[kKinds];

@@ -99,9 +99,12 @@ grpc::Status AgentService::Subscribe(grpc::ServerContext* context,
   return ToGrpcStatus((*subscription)->dropped_reason());
 }
 
-grpc::Status AgentService::GetStatus(grpc::ServerContext*,
+grpc::Status AgentService::GetStatus(grpc::ServerContext* context,
                                      const v1::GetStatusRequest*,
                                      v1::AgentStatus* response) {
+  // A burst of streams reset as soon as opened (HTTP/2 rapid reset) queues
+  // thousands of calls; building a status for each would only waste time.
+  if (context->IsCancelled()) return grpc::Status::CANCELLED;
   grpc::Status status = Forward(controller_->GetStatus(), response);
   if (status.ok()) {
     response->set_subscribers(static_cast<uint32_t>(hub_->subscriber_count()));
@@ -109,9 +112,10 @@ grpc::Status AgentService::GetStatus(grpc::ServerContext*,
   return status;
 }
 
-grpc::Status AgentService::Explain(grpc::ServerContext*,
+grpc::Status AgentService::Explain(grpc::ServerContext* context,
                                    const v1::ExplainRequest* request,
                                    v1::ExplainResponse* response) {
+  if (context->IsCancelled()) return grpc::Status::CANCELLED;  // as GetStatus
   if (request->subject_case() == v1::ExplainRequest::SUBJECT_NOT_SET) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "Explain needs a tid or an irq");
@@ -161,8 +165,10 @@ grpc::Status AgentService::Restore(grpc::ServerContext*,
   return Forward(controller_->Restore(*request), response);
 }
 
-grpc::Status AgentService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
+grpc::Status AgentService::Probe(grpc::ServerContext* context,
+                                 const v1::ProbeRequest*,
                                  v1::ProbeReport* response) {
+  if (context->IsCancelled()) return grpc::Status::CANCELLED;  // as GetStatus
   return Forward(controller_->Probe(), response);
 }
 

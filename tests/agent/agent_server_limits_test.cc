@@ -11,10 +11,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/api/agent_server.h"
 #include "agent/ctl/agent_client.h"
+#include "common/unique_fd.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
 
@@ -230,6 +233,77 @@ TEST_F(AgentServerLimitsTest, OverTcpTheRefusalSaysWhatTcpLacks) {
       << s.error_message();
   EXPECT_NE(s.error_message().find(server_->socket_path()), std::string::npos);
   EXPECT_EQ(s.error_message().find("it needs root"), std::string::npos);
+}
+
+// HTTP/2 frames on a raw TCP connection: 9-byte header, then the payload.
+std::string Frame(uint8_t type, uint8_t flags, const std::string& payload) {
+  std::string f(9, '\0');
+  f[0] = static_cast<char>(payload.size() >> 16);
+  f[1] = static_cast<char>(payload.size() >> 8);
+  f[2] = static_cast<char>(payload.size());
+  f[3] = static_cast<char>(type);
+  f[4] = static_cast<char>(flags);
+  return f + payload;
+}
+
+// A burst of 20,000 PINGs in one write. gRPC 1.51 answered the third with
+// GOAWAY and then kept one error per further ping until the burst was read
+// (40 MB a burst); each is now acked, the burst costs nothing lasting, and
+// the connection still serves.
+TEST_F(AgentServerLimitsTest, APingBurstIsAckedWithoutClosingTheConnection) {
+  constexpr int kPings = 20000;
+  constexpr uint8_t kSettings = 4, kPing = 6, kGoaway = 7, kAck = 1;
+  hub_ = std::make_unique<MetricsHub>();
+  StartServer(Options());
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(server_->tcp_port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
+            0);
+  std::string burst =
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + Frame(kSettings, 0, "");
+  for (int i = 0; i < kPings; ++i)
+    burst += Frame(kPing, 0, std::string(8, 'p'));
+  // Written from a thread: the acks come back while the burst goes out.
+  std::thread writer([&] {
+    for (size_t off = 0; off < burst.size();) {
+      ssize_t n = write(fd.get(), burst.data() + off, burst.size() - off);
+      if (n <= 0) return;
+      off += static_cast<size_t>(n);
+    }
+  });
+  timeval timeout = {.tv_sec = 10, .tv_usec = 0};
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string in;
+  int acks = 0, goaways = 0;
+  while (acks < kPings && goaways == 0) {
+    char buf[65536];
+    ssize_t n = read(fd.get(), buf, sizeof(buf));
+    if (n <= 0) break;
+    in.append(buf, static_cast<size_t>(n));
+    size_t at = 0;
+    while (in.size() - at >= 9) {
+      const auto* h = reinterpret_cast<const uint8_t*>(in.data() + at);
+      const size_t length = (h[0] << 16) | (h[1] << 8) | h[2];
+      if (in.size() - at < 9 + length) break;
+      if (h[3] == kPing && (h[4] & kAck) != 0) ++acks;
+      if (h[3] == kGoaway) ++goaways;
+      at += 9 + length;
+    }
+    in.erase(0, at);
+  }
+  shutdown(fd.get(), SHUT_RDWR);
+  writer.join();
+  EXPECT_EQ(goaways, 0);
+  EXPECT_EQ(acks, kPings);
+  auto stub = TcpStub();
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::AgentStatus status;
+  grpc::Status rpc = stub->GetStatus(&c, {}, &status);
+  EXPECT_TRUE(rpc.ok()) << rpc.error_message();
 }
 
 TEST(LimitsForNofile, KeepsThreeQuartersOfTheDescriptorsForTheAgent) {

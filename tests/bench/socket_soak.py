@@ -9,8 +9,9 @@ limit of 1024 descriptors), then for --seconds at once:
     never read), reopening when dropped; they start 2 s ahead;
   - idle connections: --idle TCP connections from 200 addresses that say
     nothing;
-  - PING bursts (20,000 PINGs in one write) and RST bursts (HEADERS then
-    RST_STREAM, 5,000 streams), one connection each, back to back;
+  - PING bursts (20,000 PINGs in one write; the next as soon as all are
+    acked or the server closed) and RST bursts (HEADERS then RST_STREAM,
+    5,000 streams), one connection each, back to back;
 while root's `locusctl watch --json` reads every tick over the Unix socket.
 Prints RSS max, descriptors max against the limit, root's watch (ticks
 seen, longest tick, overruns) and what the hub and server refused.
@@ -33,6 +34,7 @@ import time
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 import h2.settings
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -106,6 +108,25 @@ def slot_hog(port, source, stop, stats):
             time.sleep(0.2)
 
 
+def drain(sock, conn, acks_wanted):
+    """Reads until the server closes, 2 s pass in silence, or every PING is
+    acked (so that a server which acks rather than closes gets the next
+    burst at once, not 2 s later); returns the acks read."""
+    acks = 0
+    sock.settimeout(2)
+    try:
+        while acks_wanted == 0 or acks < acks_wanted:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for ev in conn.receive_data(data):
+                if isinstance(ev, h2.events.PingAckReceived):
+                    acks += 1
+    except (OSError, h2.exceptions.ProtocolError):
+        pass
+    return acks
+
+
 def burst(port, stop, stats, kind):
     """One connection per burst: 20,000 PINGs, or 5,000 HEADERS+RST_STREAM."""
     while not stop.is_set():
@@ -128,12 +149,9 @@ def burst(port, stop, stats, kind):
             except OSError:
                 pass  # closed by the server mid-burst (GOAWAY)
             stats.add(f"{kind} bursts")
-            sock.settimeout(2)
-            try:
-                while sock.recv(65536):
-                    pass
-            except OSError:
-                pass
+            acks = drain(sock, conn, 20000 if kind == "ping" else 0)
+            if kind == "ping":
+                stats.add("ping acks", acks)
             sock.close()
         except OSError:
             stats.add(f"{kind} connect errors")
