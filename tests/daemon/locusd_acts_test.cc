@@ -28,7 +28,6 @@ namespace {
 constexpr char kNginx[] = "/usr/sbin/nginx";
 constexpr char kWrk[] = "/usr/bin/wrk";
 
-
 class LocusdActsTest : public ::testing::Test {
  protected:
   void SetUp() override {

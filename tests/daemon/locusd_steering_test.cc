@@ -35,7 +35,6 @@ namespace {
 
 constexpr char kNginx[] = "/usr/sbin/nginx";
 
-
 // One HTTP request per connection from a process pinned to `cpu`; each
 // connection's local port goes to `ports_file` as "cpu port", failures as
 // "cpu fail". Returns the child's pid.

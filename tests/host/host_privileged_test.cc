@@ -27,7 +27,6 @@ namespace {
 
 constexpr char kNginx[] = "/usr/sbin/nginx";
 
-
 class NginxTest : public ::testing::Test {
  protected:
   void SetUp() override {
