@@ -149,11 +149,14 @@ void Loop::RevertWhatGotWorse(const Snapshot& snap, TickReport& report) {
 void Loop::PlanFor(const Snapshot& snap, TickReport& report) {
   PruneHistory(history_, snap);
   report.plan = Decide(snap, *report.policy.policy, history_);
-  // Why the plan is empty (or what it left out), once, not every tick.
-  if (report.plan.notes != last_notes_) {
-    for (const std::string& note : report.plan.notes) LogInfo("plan: ", note);
-    last_notes_ = report.plan.notes;
+  // Why the plan is empty (or what it left out), once, not every tick: a
+  // note the last tick had too is not logged again.
+  for (const std::string& note : report.plan.notes) {
+    if (std::find(last_notes_.begin(), last_notes_.end(), note) ==
+        last_notes_.end())
+      LogInfo("plan: ", note);
   }
+  last_notes_ = report.plan.notes;
   if (report.mode != v1::Policy::MODE_DRY_RUN) {
     last_dry_run_.clear();
   } else {

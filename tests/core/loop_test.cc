@@ -387,5 +387,23 @@ TEST(LoopTest, DryRunAsksForSteeringToBeLeftOff) {
   EXPECT_THAT(h.executor.steer_dry_runs, ::testing::ElementsAre(true));
 }
 
+// A note that stays is logged once, however the notes beside it change.
+TEST(LoopTest, ANoteThatStaysIsLoggedOnce) {
+  Harness h([](int n) {
+    Snapshot s = WithListeners((n + 1) * kSecond);
+    s.listen_groups[0].sockets.resize(1);  // no reuseport: a note each tick
+    if (n == 1) s.targets.clear();         // the other notes change
+    return s;
+  });
+  ::testing::internal::CaptureStderr();
+  h.loop.Tick();
+  h.loop.Tick();
+  h.loop.Tick();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  const std::string note = "listens without reuseport on netns 1 0.0.0.0:80";
+  ASSERT_THAT(log, HasSubstr(note));
+  EXPECT_EQ(log.find(note), log.rfind(note)) << log;
+}
+
 }  // namespace
 }  // namespace locus
