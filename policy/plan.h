@@ -61,6 +61,15 @@ struct ListenGroupSteering {
                        // spills 14%"
 };
 
+// The steering `plan` states for `group`; null when it leaves the group out.
+inline const ListenGroupSteering* FindSteering(
+    const std::vector<ListenGroupSteering>& plan, const std::string& group) {
+  for (const ListenGroupSteering& steer : plan) {
+    if (steer.group == group) return &steer;
+  }
+  return nullptr;
+}
+
 struct Plan {
   std::vector<Action> actions;
   // Groups to steer; a group of the snapshot absent here is not steered.

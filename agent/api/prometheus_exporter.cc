@@ -148,7 +148,8 @@ void PrometheusExporter::RegisterGauges() {
       NewGauge("locus_dry_run", "1 in dry run (decides, changes nothing)");
   journal_entries_ =
       NewGauge("locus_journal_entries",
-               "Threads and IRQs whose original value the undo journal holds");
+               "Threads, IRQs and steered listening groups the undo journal "
+               "holds");
   held_down_ =
       NewGauge("locus_held_down", "Threads and IRQs left alone after a revert");
   node_local_fault_ratio_ = NewGauge(

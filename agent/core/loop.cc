@@ -197,17 +197,19 @@ void Loop::Steer(const Snapshot& snap, TickReport& report) {
   const bool dry_run = report.mode == v1::Policy::MODE_DRY_RUN;
   report.connections = executor_->SteerConnections(
       report.plan.connections, snap.topology.cpu_node, dry_run);
+  // A planned group's problem is logged when it changes (groups the plan
+  // left out are in its notes already); only this tick's groups are kept.
+  std::map<std::string, std::string> problems;
   for (const SteeringState& state : report.connections) {
-    // Groups the plan left out are in its notes already.
-    const bool planned = std::any_of(
-        report.plan.connections.begin(), report.plan.connections.end(),
-        [&](const ListenGroupSteering& g) { return g.group == state.group; });
-    if (planned && state.problem != last_steering_[state.group]) {
-      if (!state.problem.empty())
-        LogWarning("connections: ", state.group, ": ", state.problem);
-      last_steering_[state.group] = state.problem;
-    }
+    if (FindSteering(report.plan.connections, state.group) == nullptr) continue;
+    auto last = last_steering_.find(state.group);
+    const bool logged =
+        last != last_steering_.end() && last->second == state.problem;
+    if (!logged && !state.problem.empty())
+      LogWarning("connections: ", state.group, ": ", state.problem);
+    problems[state.group] = state.problem;
   }
+  last_steering_ = std::move(problems);
   history_.spill_permille.clear();
   SocketNodes told;
   for (const ListenGroupSteering& steer : report.plan.connections) {

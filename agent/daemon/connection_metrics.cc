@@ -20,14 +20,6 @@ void SetCounts(const ReuseportPathCounts& tick,
   out->set_migrated_total(total.migrated);
 }
 
-const ListenGroupSteering* Find(const std::vector<ListenGroupSteering>& plan,
-                                const std::string& group) {
-  for (const ListenGroupSteering& steer : plan) {
-    if (steer.group == group) return &steer;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 void AddConnectionGroups(const std::vector<SteeringState>& states,
@@ -41,7 +33,7 @@ void AddConnectionGroups(const std::vector<SteeringState>& states,
     group->set_sockets(state.sockets);
     group->set_problem(ValidUtf8(state.problem));
     std::map<int, const NodeSteering*> planned;
-    const ListenGroupSteering* steer = Find(plan, state.group);
+    const ListenGroupSteering* steer = FindSteering(plan, state.group);
     if (steer != nullptr) {
       group->set_reason(steer->reason);
       for (const NodeSteering& node : steer->nodes) planned[node.node] = &node;

@@ -44,10 +44,7 @@ SteeringPlan KeyedPlan(const std::vector<ListenGroupSteering>& plan,
 // Why a listed group is not steered when the actuator has nothing to say.
 std::string NotPlanned(const ListenGroup& group,
                        const std::vector<ListenGroupSteering>& plan) {
-  const std::string name = ListenKeyString(group.key);
-  for (const ListenGroupSteering& steer : plan) {
-    if (steer.group == name) return "";
-  }
+  if (FindSteering(plan, ListenKeyString(group.key)) != nullptr) return "";
   if (!group.reuseport()) return "one socket: nginx listens without reuseport";
   return "not steered by the policy (connections.enabled, connections.ports)";
 }

@@ -45,6 +45,15 @@ struct Harness {
   Loop loop;
 };
 
+// What the loop logs over three ticks.
+std::string LogOfThreeTicks(Harness& h) {
+  ::testing::internal::CaptureStderr();
+  h.loop.Tick();
+  h.loop.Tick();
+  h.loop.Tick();
+  return ::testing::internal::GetCapturedStderr();
+}
+
 // A look-alike the scan refused is logged once, not every tick, and
 // explain answers why it is not a target; the real target is acted on as
 // before.
@@ -56,11 +65,7 @@ TEST(LoopTest, LogsEachRefusedLookAlikeOnceAndExplainsIt) {
                           "/tmp/x/nginx is owned by uid 65534, not root"}};
     return s;
   });
-  ::testing::internal::CaptureStderr();
-  h.loop.Tick();
-  h.loop.Tick();
-  h.loop.Tick();
-  const std::string log = ::testing::internal::GetCapturedStderr();
+  const std::string log = LogOfThreeTicks(h);
   const std::string line =
       "pid 4242 (nginx): not trusted as a target: its executable /tmp/x/nginx "
       "is owned by uid 65534, not root";
@@ -395,11 +400,7 @@ TEST(LoopTest, ANoteThatStaysIsLoggedOnce) {
     if (n == 1) s.targets.clear();         // the other notes change
     return s;
   });
-  ::testing::internal::CaptureStderr();
-  h.loop.Tick();
-  h.loop.Tick();
-  h.loop.Tick();
-  const std::string log = ::testing::internal::GetCapturedStderr();
+  const std::string log = LogOfThreeTicks(h);
   const std::string note = "listens without reuseport on netns 1 0.0.0.0:80";
   ASSERT_THAT(log, HasSubstr(note));
   EXPECT_EQ(log.find(note), log.rfind(note)) << log;
