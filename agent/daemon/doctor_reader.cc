@@ -62,19 +62,27 @@ std::optional<int> ReadInt(const std::string& path) {
   return value;
 }
 
-std::vector<RunningProcess> FindConflicting(const std::string& procfs_root) {
+// Every process by its name (comm), from one walk of /proc; a process that
+// ends between the listing and the read is just gone.
+std::vector<RunningProcess> ListProcesses(const std::string& procfs_root) {
   std::vector<RunningProcess> found;
   absl::StatusOr<std::vector<std::string>> names = ListDirectory(procfs_root);
   if (!names.ok()) return found;
   for (const std::string& name : *names) {
     int pid = 0;
     if (!absl::SimpleAtoi(name, &pid)) continue;
-    // A process that ends between the listing and the read is just gone.
     absl::StatusOr<std::string> comm =
         ReadFirstLine(JoinPath(procfs_root, "/" + name + "/comm"));
-    if (comm.ok() && (*comm == "irqbalance" || *comm == "numad")) {
-      found.push_back({*comm, pid});
-    }
+    if (comm.ok()) found.push_back({*comm, pid});
+  }
+  return found;
+}
+
+std::vector<RunningProcess> FindConflicting(
+    const std::vector<RunningProcess>& processes) {
+  std::vector<RunningProcess> found;
+  for (const RunningProcess& p : processes) {
+    if (p.comm == "irqbalance" || p.comm == "numad") found.push_back(p);
   }
   return found;
 }
@@ -109,20 +117,18 @@ void ReadCpuset(const DoctorPaths& paths, const Topology* topology,
   out.mems = targets[0].cgroup->mems;
 }
 
-std::vector<NginxListening> ReadNginxListening(const DoctorPaths& paths,
-                                               const Topology* topology) {
+std::vector<NginxListening> ReadNginxListening(
+    const DoctorPaths& paths, const std::vector<RunningProcess>& processes,
+    const Topology* topology) {
   const std::string& procfs_root = paths.procfs_root;
   std::map<int32_t, ProcStat> nginx;
-  absl::StatusOr<std::vector<std::string>> names = ListDirectory(procfs_root);
-  if (!names.ok()) return {};
-  for (const std::string& name : *names) {
-    int pid = 0;
-    if (!absl::SimpleAtoi(name, &pid)) continue;
+  for (const RunningProcess& p : processes) {
+    if (p.comm != "nginx") continue;
     absl::StatusOr<std::string> text =
-        ReadTextFile(JoinPath(procfs_root, "/" + name + "/stat"));
+        ReadTextFile(JoinPath(procfs_root, absl::StrCat("/", p.pid, "/stat")));
     if (!text.ok()) continue;
     absl::StatusOr<ProcStat> stat = ParseProcStat(*text);
-    if (stat.ok() && stat->comm == "nginx") nginx[pid] = *stat;
+    if (stat.ok()) nginx[p.pid] = *stat;
   }
   std::vector<NginxListening> out;
   for (const auto& [pid, stat] : nginx) {
@@ -231,8 +237,11 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   absl::StatusOr<Topology> topology = ReadTopology(paths.sysfs_root);
   in.topology = topology.status();
   if (topology.ok()) in.numa_nodes = static_cast<int>(topology->nodes.size());
-  in.conflicting = FindConflicting(paths.procfs_root);
-  in.nginx = ReadNginxListening(paths, topology.ok() ? &*topology : nullptr);
+  const std::vector<RunningProcess> processes =
+      ListProcesses(paths.procfs_root);
+  in.conflicting = FindConflicting(processes);
+  in.nginx = ReadNginxListening(paths, processes,
+                                topology.ok() ? &*topology : nullptr);
   in.kubelet_state_path = paths.kubelet_state;
   in.kubelet_cpu_policy = ReadKubeletPolicy(paths.kubelet_state);
   in.policy_path = paths.policy_path;
