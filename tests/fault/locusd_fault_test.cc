@@ -212,9 +212,16 @@ TEST_F(LocusdFaultTest, SensorMapFillsDropsAreCountedNoCrash) {
   ASSERT_TRUE(family->ok());
   daemon_.Start({"--disable_feature=tp_btf", "--sensor_max_tasks=64"});
   ASSERT_TRUE(daemon_.WaitReady()) << daemon_.log();
-  auto status = daemon_.Status();
-  ASSERT_TRUE(status.ok());
-  ASSERT_GE(status->sensors_size(), 1);
+  // The socket answers before the first tick is published; the sensors are
+  // in the status from then on.
+  absl::StatusOr<v1::AgentStatus> status;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status = daemon_.Status();
+        return status.ok() && status->sensors_size() >= 1;
+      },
+      absl::Seconds(10)))
+      << daemon_.log();
   EXPECT_EQ(status->sensors(0).source(), "raw_tp");
   auto dropped = daemon_.WatchUntil(
       [](const v1::Metrics& m) {
