@@ -113,6 +113,7 @@ absl::Status AgentServer::Init() {
     ASSIGN_OR_RETURN(servers_[kind],
                      BuildServer(services_[kind].get(), kind == kTcp));
   }
+  ASSIGN_OR_RETURN(guard_, FrameGuard::Start(options_.frames));
   floor_rss_ = ResidentBytes();
   acceptor_ = std::thread([this] { AcceptLoop(); });
   return absl::OkStatus();
@@ -243,12 +244,21 @@ void AgentServer::AcceptOne(int listen_fd, bool tcp) {
         has_group() ? MayMutate(*cred, socket_gid_) : cred->uid == 0;
     kind = peer.privileged ? kPrivileged : kReadOnly;
   }
+  absl::StatusOr<FrameGuard::Pair> pair = guard_->NewPair();
+  if (!pair.ok()) {
+    LogWarning("agent socket: dropping a connection: ",
+               pair.status().message());
+    return;
+  }
   // Refused: closed at once, so the client learns it now rather than at
-  // its deadline. Not logged: a flood would only fill the log.
-  if (!connections_.Admit(fd.get(), peer).ok()) return;
+  // its deadline. Not logged: a flood would only fill the log. Admitted by
+  // the descriptor gRPC holds, which is what its peer string names.
+  if (!connections_.Admit(pair->grpc_end.get(), peer).ok()) return;
   setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &options_.send_buffer_bytes,
              sizeof(options_.send_buffer_bytes));
-  grpc::AddInsecureChannelFromFd(servers_[kind].get(), fd.release());
+  guard_->Relay(std::move(fd), std::move(pair->relay_end), peer.key);
+  grpc::AddInsecureChannelFromFd(servers_[kind].get(),
+                                 pair->grpc_end.release());
 }
 
 // Bursts of client traffic (thousands of streams) leave freed memory in
@@ -282,6 +292,7 @@ void AgentServer::Shutdown() {
   for (auto& s : servers_) {
     if (s != nullptr) s->Wait();
   }
+  if (guard_ != nullptr) guard_->Stop();
   tcp_listen_fd_.reset();
   if (listen_fd_) {
     listen_fd_.reset();

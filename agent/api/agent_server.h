@@ -13,12 +13,12 @@
 // What no client may take from the agent: connections are capped (in all,
 // per peer, and with a share kept for root and the socket's group) well
 // below RLIMIT_NOFILE, so the control loop always has descriptors; HTTP/2
-// pings are acked (gRPC bounds the acks a peer may leave unread), each
-// server's memory is under a quota, and freed memory is given back to the
-// system after a burst; metrics slots are shared as metrics_hub.h says.
-// Not yet bounded: a burst of streams reset as soon as opened (HTTP/2 rapid
-// reset) queues a call of about 10 kB per stream in gRPC 1.51, which has no
-// limit on calls waiting for a handler.
+// pings are acked (gRPC bounds the acks a peer may leave unread); streams
+// reset as soon as opened (HTTP/2 rapid reset), which gRPC 1.51 queues
+// without bound, are metered by a relay in front of gRPC (frame_guard.h)
+// that closes a connection resetting too fast; each server's memory is
+// under a quota, and freed memory is given back to the system after a
+// burst; metrics slots are shared as metrics_hub.h says.
 #ifndef LOCUS_AGENT_API_AGENT_SERVER_H_
 #define LOCUS_AGENT_API_AGENT_SERVER_H_
 
@@ -34,6 +34,7 @@
 #include "agent/api/agent_controller.h"
 #include "agent/api/agent_service.h"
 #include "agent/api/connection_table.h"
+#include "agent/api/frame_guard.h"
 #include "agent/api/listen_sockets.h"
 #include "agent/api/metrics_hub.h"
 #include "common/defaults.h"
@@ -60,8 +61,10 @@ struct AgentServerOptions {
   int max_request_bytes = 64 * 1024;  // larger requests: RESOURCE_EXHAUSTED
   int max_response_bytes = 64 * 1024 * 1024;
   int max_threads = 64;  // per gRPC server; streams hold one each
-  // Connections accepted at once; lowered to a quarter of RLIMIT_NOFILE.
+  // Connections accepted at once; lowered so that their descriptors (three
+  // each, with the relay) take at most a quarter of RLIMIT_NOFILE.
   ConnectionLimits connections;
+  FrameGuardOptions frames;
   int max_streams_per_connection = 16;
   size_t memory_quota_bytes = 32 << 20;  // per gRPC server
   // Kernel send buffer of each connection: what sits there is stale for a
@@ -91,6 +94,8 @@ class AgentServer {
   const std::string& socket_group_name() const { return socket_group_name_; }
   bool has_group() const { return !socket_group_name_.empty(); }
   int tcp_port() const { return tcp_port_; }
+  // Connections closed for resetting streams too fast (frame_guard.h).
+  uint64_t cut_off_connections() const { return guard_->cut_off(); }
   // Connections gRPC still holds open, and the limits in force.
   size_t open_connections() { return connections_.open_connections(); }
   const ConnectionLimits& connection_limits() const {
@@ -130,6 +135,7 @@ class AgentServer {
   int tcp_port_ = 0;
   std::unique_ptr<AgentService> services_[kKinds];
   std::unique_ptr<grpc::Server> servers_[kKinds];
+  std::unique_ptr<FrameGuard> guard_;
   std::thread acceptor_;
   std::atomic<bool> stopped_{false};
 };

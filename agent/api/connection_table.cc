@@ -76,8 +76,8 @@ void ConnectionTable::PruneLocked() {
 
 ConnectionLimits LimitsForNofile(ConnectionLimits wanted, size_t nofile) {
   ConnectionLimits limits = wanted;
-  limits.max_connections =
-      std::max<size_t>(1, std::min(wanted.max_connections, nofile / 4));
+  limits.max_connections = std::max<size_t>(
+      1, std::min(wanted.max_connections, nofile / 4 / kFdsPerConnection));
   limits.privileged_reserve =
       std::min(wanted.privileged_reserve, limits.max_connections / 2);
   limits.max_per_peer = std::min(wanted.max_per_peer, limits.max_connections);

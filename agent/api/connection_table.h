@@ -66,8 +66,10 @@ class ConnectionTable {
 };
 
 // What limits to use with `nofile` descriptors allowed: at most a quarter of
-// them for clients, so the control loop always has the rest for /proc, sysfs,
+// them for clients (kFdsPerConnection each: the client's socket and the
+// relay's pair), so the control loop always has the rest for /proc, sysfs,
 // BPF and the journal.
+inline constexpr size_t kFdsPerConnection = 3;
 ConnectionLimits LimitsForNofile(ConnectionLimits wanted, size_t nofile);
 
 }  // namespace locus

@@ -20,6 +20,7 @@
 #include "common/unique_fd.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/http2_frames.h"
 
 namespace locus {
 namespace {
@@ -67,6 +68,19 @@ class AgentServerLimitsTest : public ::testing::Test {
     }
     bool finished = false;
   };
+  UniqueFd ConnectTcp() {
+    UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(server_->tcp_port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) !=
+        0) {
+      ADD_FAILURE() << "connect: " << strerror(errno);
+      return UniqueFd();
+    }
+    return fd;
+  }
   bool WaitFor(const std::function<bool()>& done) {
     for (int i = 0; i < 200 && !done(); ++i) {
       absl::SleepFor(absl::Milliseconds(50));
@@ -171,7 +185,8 @@ TEST_F(AgentServerLimitsTest, IdleConnectionsCannotExhaustDescriptors) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
   hub_ = std::make_unique<MetricsHub>();
   StartServer(Options());
-  EXPECT_EQ(server_->connection_limits().max_connections, 64u);
+  // Three descriptors a connection (the client's and the relay's pair).
+  EXPECT_EQ(server_->connection_limits().max_connections, 21u);
   const int port = server_->tcp_port();
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
@@ -193,10 +208,10 @@ TEST_F(AgentServerLimitsTest, IdleConnectionsCannotExhaustDescriptors) {
   }
   char byte;
   ASSERT_EQ(read(ready[0], &byte, 1), 1);
-  // Half of the 64 is kept for root and the socket's group.
-  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 32; }));
+  // Half of the 21 (10) is kept for root and the socket's group.
+  EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 11; }));
   absl::SleepFor(absl::Milliseconds(500));  // let the acceptor drain the rest
-  EXPECT_EQ(server_->open_connections(), 32u);
+  EXPECT_EQ(server_->open_connections(), 11u);
   std::vector<int> files;
   for (int i = 0; i < 100; ++i) {
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -235,37 +250,19 @@ TEST_F(AgentServerLimitsTest, OverTcpTheRefusalSaysWhatTcpLacks) {
   EXPECT_EQ(s.error_message().find("it needs root"), std::string::npos);
 }
 
-// HTTP/2 frames on a raw TCP connection: 9-byte header, then the payload.
-std::string Frame(uint8_t type, uint8_t flags, const std::string& payload) {
-  std::string f(9, '\0');
-  f[0] = static_cast<char>(payload.size() >> 16);
-  f[1] = static_cast<char>(payload.size() >> 8);
-  f[2] = static_cast<char>(payload.size());
-  f[3] = static_cast<char>(type);
-  f[4] = static_cast<char>(flags);
-  return f + payload;
-}
-
 // A burst of 20,000 PINGs in one write. gRPC 1.51 answered the third with
 // GOAWAY and then kept one error per further ping until the burst was read
 // (40 MB a burst); each is now acked, the burst costs nothing lasting, and
 // the connection still serves.
 TEST_F(AgentServerLimitsTest, APingBurstIsAckedWithoutClosingTheConnection) {
   constexpr int kPings = 20000;
-  constexpr uint8_t kSettings = 4, kPing = 6, kGoaway = 7, kAck = 1;
   hub_ = std::make_unique<MetricsHub>();
   StartServer(Options());
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(server_->tcp_port());
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
-            0);
-  std::string burst =
-      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + Frame(kSettings, 0, "");
+  UniqueFd fd = ConnectTcp();
+  ASSERT_TRUE(fd.valid());
+  std::string burst = std::string(kHttp2Preface) + Frame(kSettings);
   for (int i = 0; i < kPings; ++i)
-    burst += Frame(kPing, 0, std::string(8, 'p'));
+    burst += Frame(kPing, 0, 0, std::string(8, 'p'));
   // Written from a thread: the acks come back while the burst goes out.
   std::thread writer([&] {
     for (size_t off = 0; off < burst.size();) {
@@ -306,15 +303,81 @@ TEST_F(AgentServerLimitsTest, APingBurstIsAckedWithoutClosingTheConnection) {
   EXPECT_TRUE(rpc.ok()) << rpc.error_message();
 }
 
+// HTTP/2 rapid reset: 5,000 streams, each opened and reset at once. gRPC
+// 1.51 queued a call of about 10 kB for each (60-70 MB of RSS a burst); the
+// relay in front of it closes the connection once its resets go over the
+// budget, the rest never reach gRPC, and other clients are served.
+TEST_F(AgentServerLimitsTest, ARapidResetBurstClosesTheConnection) {
+  constexpr uint32_t kStreams = 5000;
+  hub_ = std::make_unique<MetricsHub>();
+  StartServer(Options());
+  UniqueFd fd = ConnectTcp();
+  ASSERT_TRUE(fd.valid());
+  std::string burst = std::string(kHttp2Preface) + Frame(kSettings);
+  for (uint32_t i = 0; i < kStreams; ++i) {
+    burst += Headers(2 * i + 1) + RstStream(2 * i + 1);
+  }
+  std::thread writer([&] {
+    for (size_t off = 0; off < burst.size();) {
+      ssize_t n =
+          send(fd.get(), burst.data() + off, burst.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      off += static_cast<size_t>(n);
+    }
+  });
+  timeval timeout = {.tv_sec = 10, .tv_usec = 0};
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  bool closed = false;
+  for (;;) {
+    char buf[65536];
+    ssize_t n = read(fd.get(), buf, sizeof(buf));
+    if (n > 0) continue;
+    closed = n == 0 || errno == ECONNRESET;
+    break;
+  }
+  shutdown(fd.get(), SHUT_RDWR);
+  writer.join();
+  EXPECT_TRUE(closed) << "still open after 10 s: " << strerror(errno);
+  EXPECT_EQ(server_->cut_off_connections(), 1u);
+  auto stub = TcpStub();
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::AgentStatus status;
+  grpc::Status rpc = stub->GetStatus(&c, {}, &status);
+  EXPECT_TRUE(rpc.ok()) << rpc.error_message();
+}
+
+// What a real client resets (a watch given up, a deadline) stays far below
+// the budget: twenty streams opened and cancelled on one connection, and it
+// still serves.
+TEST_F(AgentServerLimitsTest, CancelledStreamsOfARealClientAreNotCutOff) {
+  hub_ = std::make_unique<MetricsHub>();
+  StartServer(Options());
+  FakePublisher publisher(hub_.get(), absl::Milliseconds(20), 1);
+  auto stub = NewAgentStub(server_->socket_path());
+  for (int i = 0; i < 20; ++i) {
+    Stream stream;
+    ASSERT_TRUE(stream.Open(stub.get()).ok()) << "stream " << i;
+  }
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::AgentStatus status;
+  grpc::Status rpc = stub->GetStatus(&c, {}, &status);
+  EXPECT_TRUE(rpc.ok()) << rpc.error_message();
+  EXPECT_EQ(server_->cut_off_connections(), 0u);
+}
+
 TEST(LimitsForNofile, KeepsThreeQuartersOfTheDescriptorsForTheAgent) {
   ConnectionLimits wanted;
   EXPECT_EQ(LimitsForNofile(wanted, 65536).max_connections, 256u);
+  // 1024 / 4 / 3 descriptors a connection.
   ConnectionLimits low = LimitsForNofile(wanted, 1024);
-  EXPECT_EQ(low.max_connections, 256u);
+  EXPECT_EQ(low.max_connections, 85u);
+  EXPECT_EQ(low.privileged_reserve, 32u);
   low = LimitsForNofile(wanted, 200);
-  EXPECT_EQ(low.max_connections, 50u);
-  EXPECT_EQ(low.privileged_reserve, 25u);
-  EXPECT_EQ(low.max_per_peer, 32u);
+  EXPECT_EQ(low.max_connections, 16u);
+  EXPECT_EQ(low.privileged_reserve, 8u);
+  EXPECT_EQ(low.max_per_peer, 16u);
 }
 
 }  // namespace

@@ -268,8 +268,10 @@ def main():
             t.join(timeout=30)
         with open(f"/proc/{daemon.pid}/limits") as f:
             nofile = [l for l in f if l.startswith("Max open files")][0].split()[3]
+        kinds = " and ".join(k.upper() for k in args.bursts.split(",")
+                             if k in ("ping", "rst")) or "no"
         print(f"attack: {args.seconds} s, {args.hogs} slot hogs, {args.idle} idle "
-              "connections, PING and RST bursts back to back (loopback)")
+              f"connections, {kinds} bursts back to back (loopback)")
         print(f"RSS max {usage['rss_kb'] / 1024:.1f} MiB "
               f"(at the end {usage['rss_last_kb'] / 1024:.1f} MiB; limit 64)")
         print(f"fds max {usage['fds']} of a soft limit of {nofile}")
@@ -282,8 +284,13 @@ def main():
             print(f"  {key}: {stats.counts[key]}")
         print(f"locusd still running: {daemon.poll() is None}")
         with open(os.path.join(tmp, "locusd.log")) as f:
-            print("locusd log lines with EMFILE:",
-                  sum("Too many open files" in l for l in f))
+            lines = f.readlines()
+        print("locusd log lines with EMFILE:",
+              sum("Too many open files" in l for l in lines))
+        # Logged at most once a second, with the count so far.
+        cut = [l for l in lines if "HTTP/2 rapid reset" in l]
+        print("locusd log lines about rapid resets:", len(cut),
+              f"(last: {cut[-1].strip()[-80:]})" if cut else "")
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=30)
