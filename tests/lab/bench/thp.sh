@@ -38,7 +38,8 @@ repo=$(cd "$here/../../.." && pwd)
 run_case() {
   local mode=$1 build=$2 out=$3
   local budget=${BENCH_BUDGET:-200} mb=${BENCH_MB:-600} seconds=${BENCH_SECONDS:-30}
-  local work socket=/run/locus/thp.sock line huge_kib=0 pid
+  local socket=/run/locus/thp.sock line huge_kib=0 pid
+  # Global: the EXIT trap runs after this function has returned.
   work=$(mktemp -d /tmp/thp.XXXXXX)
   die() { echo "thp.sh [$mode]: $*" >&2; exit 1; }
   # shellcheck source=tests/lab/tp_hold.sh
