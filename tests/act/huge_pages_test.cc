@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/act/fake_page_frames.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/host/temp_tree.h"
@@ -227,6 +228,28 @@ TEST_F(HugePagesTest, SaysWhenTheTaskOrTheFlagsAreGone) {
   EXPECT_EQ(
       lookup.Next(kPid + 1, {{kBase, kBase + kHuge}}, 0, 10, &units, &next),
       ENOENT);
+}
+
+TEST(HugePagesScaleTest, SixHundredMiBOfHugePagesAreThreeHundredUnits) {
+  // The benchmark's worker: 600 MiB in huge pages, frames adjacent.
+  FakePageFrames frames(kPage);
+  constexpr uint64_t kCount = 300;
+  for (uint64_t i = 0; i < kCount; ++i) {
+    frames.HugePage(kPid, kBase + i * kHuge, 0x100000 + i * kPagesPerHugePage);
+  }
+  PageUnitLookup lookup(&frames, kPage);  // windows of 4096 pages (16 MiB)
+  std::vector<PageUnit> units;
+  uint64_t next = 1;
+  ASSERT_EQ(lookup.Next(kPid, {{kBase, kBase + kCount * kHuge}}, 0, 100000,
+                        &units, &next),
+            0);
+  EXPECT_EQ(units.size(), kCount);
+  EXPECT_EQ(BatchBytes(units, kPage), kCount * kHuge);
+  EXPECT_EQ(next, 0u);
+  // One pagemap read per 16 MiB, one flags read per 8 huge pages (a window
+  // holds 8, and each window's adjacent ones are read together).
+  EXPECT_EQ(frames.pagemap_reads, static_cast<int>(kCount / 8 + 1));
+  EXPECT_EQ(frames.flag_reads, static_cast<int>(kCount / 8 + 1));
 }
 
 TEST(HugePageBytesTest, ABatchIsChargedWhatTheKernelMoved) {
