@@ -53,6 +53,8 @@ class PageFrameReader {
 std::unique_ptr<PageFrameReader> MakeProcPageFrameReader(
     std::string procfs_root);
 
+// Not thread-safe (it keeps its read buffers): one per mover thread; the
+// reader under it may be shared (its reads are preads).
 class PageUnitLookup {
  public:
   // `reader` is borrowed. `window_pages`: pagemap entries per read, rounded

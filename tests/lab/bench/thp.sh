@@ -48,8 +48,9 @@ run_case() {
   echo "$mode" >/sys/kernel/mm/transparent_hugepage/enabled || die "cannot set THP $mode"
   echo 0 >/proc/sys/kernel/numa_balancing || die "cannot set numa_balancing"
   tracepoints_hold "$build/tests/bench/locus_bench_empty" "$work" || die "tracepoints not held"
-  "$build/tests/act/huge_pages_privileged_test" --gtest_brief=1 >"$out.test.log" 2>&1
-  echo "thp.sh [$mode]: huge_pages_privileged_test: exit $?, $(grep -cE '^\[  (SKIPPED|FAILED)' "$out.test.log") skipped or failed" >&2
+  "$build/tests/act/huge_pages_privileged_test" >"$out.test.log" 2>&1
+  echo "thp.sh [$mode]: huge_pages_privileged_test: exit $?;" \
+    "$(grep -E '^\[ +(OK|SKIPPED|FAILED) +\] [A-Z].* ms\)$' "$out.test.log" | tr -s ' ' | tr '\n' ' ')" >&2
 
   local node1_cpus
   node1_cpus=$(cat /sys/devices/system/node/node1/cpulist) || die "needs 2 nodes"
