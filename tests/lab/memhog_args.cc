@@ -1,6 +1,9 @@
 #include "tests/lab/memhog_args.h"
 
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -12,9 +15,12 @@ namespace locus {
 
 const char kMemhogUsage[] =
     "usage: lab_memhog --mb=N --touch_node=A --run_node=B [--report_ms=200]\n"
+    "                  [--thp]\n"
     "First-touches N MiB on node A's CPUs, prints 'ready', then keeps\n"
     "reading and writing it from node B's CPUs, printing 'passes K' every\n"
-    "report_ms (0: never).\n";
+    "report_ms (0: never). --thp: the memory 2 MiB-aligned and advised\n"
+    "MADV_HUGEPAGE before the touch; 'anon_huge_kib K' follows 'ready'\n"
+    "(AnonHugePages of the memory after the touch, from /proc/self/smaps).\n";
 
 namespace {
 
@@ -55,6 +61,15 @@ absl::StatusOr<MemhogOptions> ParseMemhogArgs(
     std::pair<std::string, std::string> kv =
         absl::StrSplit(arg.substr(2), absl::MaxSplits('=', 1));
     const std::string& name = kv.first;
+    if (name == "thp") {
+      // A switch: --thp, or --thp=true|false for scripts that pass a value.
+      if (arg.find('=') != std::string::npos &&
+          !absl::SimpleAtob(kv.second, &options.thp)) {
+        return Invalid(name, absl::StrCat("not a boolean: '", kv.second, "'"));
+      }
+      if (arg.find('=') == std::string::npos) options.thp = true;
+      continue;
+    }
     if (arg.find('=') == std::string::npos) {
       return Invalid(name, "needs a value (--name=value)");
     }
@@ -79,6 +94,38 @@ absl::StatusOr<MemhogOptions> ParseMemhogArgs(
   if (!have_touch) return Invalid("touch_node", "required");
   if (!have_run) return Invalid("run_node", "required");
   return options;
+}
+
+absl::StatusOr<uint64_t> AnonHugeBytes(absl::string_view smaps, uint64_t start,
+                                       uint64_t end) {
+  uint64_t bytes = 0;
+  bool overlaps = false;  // whether the current mapping overlaps the range
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(smaps, '\n')) {
+    ++line_number;
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.empty()) continue;
+    if (fields[0].back() != ':') {
+      // A mapping's header: "start-end perms offset dev inode [path]".
+      std::pair<absl::string_view, absl::string_view> range =
+          absl::StrSplit(fields[0], absl::MaxSplits('-', 1));
+      uint64_t first = 0, last = 0;
+      overlaps = absl::SimpleHexAtoi(range.first, &first) &&
+                 absl::SimpleHexAtoi(range.second, &last) && first < end &&
+                 last > start;
+      continue;
+    }
+    if (!overlaps || fields[0] != "AnonHugePages:") continue;
+    uint64_t kib = 0;
+    if (fields.size() != 3 || fields[2] != "kB" ||
+        !absl::SimpleAtoi(fields[1], &kib)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "smaps line ", line_number, ": cannot parse '", line, "'"));
+    }
+    bytes += kib << 10;
+  }
+  return bytes;
 }
 
 }  // namespace locus

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace locus {
 
@@ -16,6 +17,10 @@ struct MemhogOptions {
   int touch_node = -1;  // --touch_node: node whose CPUs first-touch it
   int run_node = -1;    // --run_node: node whose CPUs then use it
   int report_ms = 200;  // --report_ms: progress line period; 0: none
+  // --thp: the buffer 2 MiB-aligned and madvise(MADV_HUGEPAGE) before the
+  // first touch, so that the kernel backs it with transparent huge pages
+  // under THP "madvise" as well as "always".
+  bool thp = false;
 };
 
 // `args` excludes argv[0]. Flags are --name=value; INVALID_ARGUMENT names
@@ -24,6 +29,12 @@ absl::StatusOr<MemhogOptions> ParseMemhogArgs(
     const std::vector<std::string>& args);
 
 extern const char kMemhogUsage[];
+
+// Bytes of AnonHugePages that /proc/PID/smaps text `smaps` gives the
+// mappings overlapping [start, end). INVALID_ARGUMENT, naming the line, when
+// an overlapping mapping's AnonHugePages line does not parse.
+absl::StatusOr<uint64_t> AnonHugeBytes(absl::string_view smaps, uint64_t start,
+                                       uint64_t end);
 
 }  // namespace locus
 

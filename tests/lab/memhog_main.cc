@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,58 @@ long PagesOnNode(char* base, size_t pages, size_t page_size, int node) {
   return on_node;
 }
 
+constexpr size_t kHugePageSize = 2u << 20;
+
+// `bytes` of private anonymous memory, untouched; with `thp` its start is
+// 2 MiB-aligned (the unaligned head and tail of a larger mapping are
+// unmapped) and advised MADV_HUGEPAGE, so that every 2 MiB of it can be a
+// huge page at first touch. nullptr after saying why.
+char* MapBuffer(size_t bytes, bool thp) {
+  const size_t slack = thp ? kHugePageSize : 0;
+  void* mapping = mmap(nullptr, bytes + slack, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) {
+    std::fprintf(stderr, "lab_memhog: mmap %zu bytes: %s\n", bytes + slack,
+                 std::strerror(errno));
+    return nullptr;
+  }
+  char* raw = static_cast<char*>(mapping);
+  if (!thp) return raw;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  char* base = raw + (kHugePageSize - start % kHugePageSize) % kHugePageSize;
+  if (base > raw) munmap(raw, base - raw);
+  if (char* tail = base + bytes; tail < raw + bytes + slack) {
+    munmap(tail, raw + bytes + slack - tail);
+  }
+  if (madvise(base, bytes, MADV_HUGEPAGE) != 0) {
+    std::fprintf(stderr, "lab_memhog: madvise(MADV_HUGEPAGE): %s\n",
+                 std::strerror(errno));
+    return nullptr;
+  }
+  return base;
+}
+
+// AnonHugePages of [base, base + bytes) in KiB, from /proc/self/smaps; -1
+// after saying why.
+long long AnonHugeKib(const char* base, size_t bytes) {
+  std::ifstream file("/proc/self/smaps");
+  std::stringstream text;
+  text << file.rdbuf();
+  if (!file) {
+    std::fprintf(stderr, "lab_memhog: cannot read /proc/self/smaps\n");
+    return -1;
+  }
+  const uint64_t start = reinterpret_cast<uintptr_t>(base);
+  absl::StatusOr<uint64_t> huge =
+      locus::AnonHugeBytes(text.str(), start, start + bytes);
+  if (!huge.ok()) {
+    std::fprintf(stderr, "lab_memhog: /proc/self/smaps: %s\n",
+                 std::string(huge.status().message()).c_str());
+    return -1;
+  }
+  return static_cast<long long>(*huge >> 10);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,14 +163,8 @@ int main(int argc, char** argv) {
   numa_bitmask_setbit(touch_mask, options->touch_node);
   numa_set_membind(touch_mask);
   numa_free_nodemask(touch_mask);
-  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapping == MAP_FAILED) {
-    std::fprintf(stderr, "lab_memhog: mmap %zu bytes: %s\n", bytes,
-                 std::strerror(errno));
-    return 1;
-  }
-  char* base = static_cast<char*>(mapping);
+  char* base = MapBuffer(bytes, options->thp);
+  if (base == nullptr) return 1;
   std::memset(base, 1, bytes);
   if (set_mempolicy(MPOL_DEFAULT, nullptr, 0) != 0) {
     std::fprintf(stderr, "lab_memhog: set_mempolicy: %s\n",
@@ -132,9 +180,16 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "lab_memhog: %ld of %zu pages on node %d\n", on_touch,
                pages, options->touch_node);
+  long long huge_kib = options->thp ? AnonHugeKib(base, bytes) : 0;
+  if (huge_kib < 0) return 1;
   if (!RunOnNode(options->run_node)) return 1;
   prctl(PR_SET_NAME, "lab_memhog");
   std::printf("ready\n");
+  if (options->thp) {
+    // Measured right after the touch, before the work passes: what the
+    // kernel gave at first touch, the placement the scenario starts from.
+    std::printf("anon_huge_kib %lld\n", static_cast<long long>(huge_kib));
+  }
   std::fflush(stdout);
 
   // One read-modify-write per page per pass: every page is referenced in

@@ -1,7 +1,8 @@
 // lab_memhog on this machine's real kernel (one node is enough): it reports
 // ready only once its memory is resident on the touch node, and it keeps
 // working on it afterwards. Placement is checked from outside, through
-// /proc/PID/numa_maps, the way the benchmark measures it.
+// /proc/PID/numa_maps, the way the benchmark measures it. With --thp it
+// gets transparent huge pages, seen in its smaps.
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/host/file_util.h"
@@ -17,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/process_util.h"
+#include "tests/lab/memhog_args.h"
 
 namespace locus {
 namespace {
@@ -108,6 +112,46 @@ TEST_F(MemhogTest, ReportsReadyWithItsMemoryResidentOnTheTouchNode) {
       absl::Seconds(10)))
       << ReadAll(memhog.log);
   EXPECT_EQ(memhog.Exit(SIGTERM), -SIGTERM);
+}
+
+// With --thp the kernel backs the buffer with transparent huge pages, where
+// THP is not disabled: "madvise" is enough, since the buffer is advised.
+TEST_F(MemhogTest, ThpBufferGetsHugePages) {
+  auto enabled = ReadFirstLine("/sys/kernel/mm/transparent_hugepage/enabled");
+  if (!enabled.ok()) GTEST_SKIP() << "no THP here: " << enabled.status();
+  if (absl::StrContains(*enabled, "[never]")) {
+    GTEST_SKIP() << "transparent_hugepage/enabled is never: " << *enabled;
+  }
+  constexpr uint64_t kMb = 64;
+  const std::string node = std::to_string(topology_.nodes.front().id);
+  Memhog memhog({LAB_MEMHOG_PATH, "--mb=" + std::to_string(kMb),
+                 "--touch_node=" + node, "--run_node=" + node, "--report_ms=0",
+                 "--thp"});
+  ASSERT_GT(memhog.pid, 0);
+  const std::string kPrefix = "anon_huge_kib ";
+  ASSERT_TRUE(memhog.WaitForLine(
+      [&](const std::string& line) { return line.rfind(kPrefix, 0) == 0; },
+      kStartTimeout))
+      << ReadAll(memhog.log);
+  uint64_t reported_kib = 0;
+  for (const std::string& line : memhog.Lines()) {
+    if (line.rfind(kPrefix, 0) == 0) {
+      ASSERT_TRUE(absl::SimpleAtoi(line.substr(kPrefix.size()), &reported_kib))
+          << line;
+    }
+  }
+  // Whole huge pages, most of the buffer (the kernel may fall back to base
+  // pages for a few where it found no free 2 MiB), and as much seen from
+  // outside, in the process's own smaps.
+  EXPECT_EQ(reported_kib % 2048, 0u);
+  EXPECT_GE(reported_kib, (kMb << 10) / 2) << ReadAll(memhog.log);
+  EXPECT_LE(reported_kib, kMb << 10);
+  auto smaps = ReadTextFile("/proc/" + std::to_string(memhog.pid) + "/smaps");
+  ASSERT_TRUE(smaps.ok()) << smaps.status();
+  auto outside = AnonHugeBytes(*smaps, 0, ~uint64_t{0});
+  ASSERT_TRUE(outside.ok()) << outside.status();
+  EXPECT_GE(*outside >> 10, reported_kib);
+  memhog.Exit(SIGTERM);
 }
 
 TEST_F(MemhogTest, NamesItselfWhenReady) {
