@@ -197,6 +197,8 @@ class MoveLimit {
   explicit MoveLimit(int max) : max_(max) {}
   // Counts one more move; past the limit counts it deferred instead.
   bool Take(Tally& tally);
+  // How many more Take() would grant.
+  int Left() const { return max_ > taken_ ? max_ - taken_ : 0; }
 
  private:
   int max_;
