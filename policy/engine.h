@@ -98,6 +98,9 @@ struct Worker {
   uint64_t remote_faults = 0;  // of which the faulting CPU was elsewhere
   uint64_t page_size = 0;      // the target's, copied: see `on_pref`
   bool held = false;
+  // The target's HasCpuset() and PlacedByOthers(), copied: see `on_pref`.
+  bool has_cpuset = false;
+  bool placed_by_others = false;
   int dwell_node = -1;  // node it must stay on (moved within dwell), or -1
   // Runtime, faults and pages on `pref`, summed while CollectWorkers has the
   // target's samples in cache. Most workers' home is `pref`; the samples are
@@ -194,6 +197,8 @@ class MoveLimit {
   explicit MoveLimit(int max) : max_(max) {}
   // Counts one more move; past the limit counts it deferred instead.
   bool Take(Tally& tally);
+  // How many more Take() would grant.
+  int Left() const { return max_ > taken_ ? max_ - taken_ : 0; }
 
  private:
   int max_;

@@ -123,7 +123,7 @@ void AddMemoryCandidates(const Context& ctx, const std::vector<Worker>& workers,
     const Worker& w = workers[wi];
     if (w.home < 0 || w.total_pages == 0) continue;
     // The kernel refuses a page move to a node outside cpuset.mems.
-    if (!MemAllowed(ctx, *w.target, w.home)) continue;
+    if (w.has_cpuset && !MemAllowed(ctx, *w.target, w.home)) continue;
     const EntityKey key{EntityKind::kMemory, w.pid};
     const Standing standing = ctx.StandingOf(key);
     if (standing.held || w.held) continue;

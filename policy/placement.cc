@@ -263,11 +263,12 @@ std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
   std::map<std::vector<double>, std::vector<int>> groups;
   std::map<std::string, std::pair<int, std::string>> placed, constrained;
   for (size_t wi = 0; wi < workers.size(); ++wi) {
-    const Target& t = *workers[wi].target;
-    if (PlacedByOthers(t)) {
+    const Worker& w = workers[wi];
+    const Target& t = *w.target;  // read only for a worker with a cgroup
+    if (w.placed_by_others) {
       auto& entry = placed[CgroupName(t)];
       entry = {entry.first + 1, t.cgroup->placed_by};
-    } else if (!HasCpuset(t)) {
+    } else if (!w.has_cpuset) {
       free.push_back(static_cast<int>(wi));
     } else {
       const Allowed a = AllowedNodes(ctx, t);

@@ -11,15 +11,17 @@
 namespace locus::decide_internal {
 namespace {
 
-// By gain, then kind and id: (kind, id) is unique, so the order is total
-// and the plan deterministic.
-void SortByGain(std::vector<Candidate>& moves) {
-  std::sort(moves.begin(), moves.end(),
-            [](const Candidate& a, const Candidate& b) {
-              if (a.gain != b.gain) return a.gain > b.gain;
-              if (a.kind != b.kind) return a.kind < b.kind;
-              return a.id < b.id;
-            });
+// The first `count` by gain, then kind and id: (kind, id) is unique, so the
+// order is total and the plan deterministic. Only the moves the limit lets
+// through are put in order (the rest are all deferred): a full sort of a big
+// host's candidates would be the one step that grows faster than the host.
+void SortBestFirst(std::vector<Candidate>& moves, size_t count) {
+  std::partial_sort(moves.begin(), moves.begin() + count, moves.end(),
+                    [](const Candidate& a, const Candidate& b) {
+                      if (a.gain != b.gain) return a.gain > b.gain;
+                      if (a.kind != b.kind) return a.kind < b.kind;
+                      return a.id < b.id;
+                    });
 }
 
 int FromId(const Context& ctx, const Candidate& c) {
@@ -62,7 +64,8 @@ void Select(const Context& ctx, const std::vector<Worker>& workers,
             Candidates& candidates, Tally& tally, Plan& plan) {
   MoveLimit limit(
       static_cast<int>(ctx.policy.stability().max_moves_per_tick()));
-  SortByGain(candidates.moves);
+  SortBestFirst(candidates.moves,
+                std::min<size_t>(candidates.moves.size(), limit.Left()));
   std::vector<bool> pinned_now(workers.size(), false);
   std::vector<Action> pins, irqs;
   for (const Candidate& c : candidates.moves) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 namespace locus {
 
 // Linux softirq vectors, in the kernel's order (include/linux/interrupt.h).
@@ -52,15 +54,22 @@ struct NodeFaults {
   uint64_t remote = 0;  // faulting CPU was on another node
 };
 
+// Per-node figures of a thread or target, kept inline for hosts of up to
+// kInlineNodes nodes (a larger host spills to the heap). Decide() reads
+// every thread's figures once per tick; as separate heap blocks, a 100k-thread
+// snapshot scattered them over ~70 MiB and each block cost a cache miss.
+inline constexpr size_t kInlineNodes = 8;
+template <typename T>
+using PerNode = absl::InlinedVector<T, kInlineNodes>;
+
 struct ThreadSample {
   int32_t tid = 0;
-  int cpu = -1;                      // last CPU it ran on
-  std::vector<int> allowed_cpus;     // current affinity, ascending
-  std::vector<uint64_t> runtime_ns;  // per node, indexed like Topology::nodes
+  int cpu = -1;                   // last CPU it ran on
+  std::vector<int> allowed_cpus;  // current affinity, ascending
+  PerNode<uint64_t> runtime_ns;   // per node, indexed like Topology::nodes
   uint64_t migrations = 0;
   uint64_t cross_node_migrations = 0;
-  std::vector<NodeFaults>
-      faults;  // per memory node, indexed like Topology::nodes
+  PerNode<NodeFaults> faults;  // per memory node, indexed like Topology::nodes
   uint64_t net_rx_softirq_ns = 0;  // NET_RX time spent interrupting this thread
 };
 
@@ -84,8 +93,7 @@ struct Target {
   std::string comm;
   TargetRole role = TargetRole::kOther;
   std::vector<ThreadSample> threads;
-  std::vector<uint64_t>
-      resident_pages;  // per node, indexed like Topology::nodes
+  PerNode<uint64_t> resident_pages;  // per node, indexed like Topology::nodes
   uint64_t page_size = 4096;
   // Its cgroup's cpuset, shared by the targets of one cgroup; null when
   // its cgroup is unknown.

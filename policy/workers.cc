@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/types/span.h"
 #include "policy/cpuset.h"
 #include "policy/engine.h"
 
@@ -16,42 +17,52 @@ struct Claim {
   int rank = kLastCpu;
 };
 
-// The targets the policy selects, in the snapshot's order.
-std::vector<Worker> SelectTargets(const Context& ctx) {
-  const v1::Targets& selected = ctx.policy.targets();
-  const absl::flat_hash_set<std::string> comms(selected.comm().begin(),
-                                               selected.comm().end());
-  std::vector<Worker> workers;
-  workers.reserve(ctx.snapshot.targets.size());
-  for (const Target& target : ctx.snapshot.targets) {
-    if (!comms.contains(target.comm)) continue;
-    if (selected.workers_only() && target.role != TargetRole::kWorker) {
-      continue;
-    }
-    workers.push_back(Worker{
-        .target = &target, .pid = target.pid, .page_size = target.page_size});
+// Which targets the policy selects.
+class Selection {
+ public:
+  explicit Selection(const v1::Targets& selected)
+      : comms_(selected.comm().begin(), selected.comm().end()),
+        workers_only_(selected.workers_only()) {}
+  bool Selects(const Target& target) const {
+    return comms_.contains(target.comm) &&
+           (!workers_only_ || target.role == TargetRole::kWorker);
   }
-  return workers;
-}
 
-// Adds up the worker's threads; its runtime per node goes to `run`.
+ private:
+  const absl::flat_hash_set<std::string> comms_;
+  const bool workers_only_;
+};
+
+// Adds up the worker's threads; its runtime per node goes to `run`. Sums
+// in locals over spans taken once per thread: the figures are inline vectors
+// (a branch per element otherwise) and Worker's fields may alias them.
 void SumThreads(const Context& ctx, Worker& w, std::vector<uint64_t>& run) {
   run.assign(ctx.nodes, 0);
+  uint64_t total_run = 0, faults = 0, remote = 0, net_rx = 0, cross = 0;
   for (const ThreadSample& thread : w.target->threads) {
-    size_t n_max = std::min<size_t>(ctx.nodes, thread.runtime_ns.size());
+    const absl::Span<const uint64_t> runtime = thread.runtime_ns;
+    const size_t n_max = std::min<size_t>(ctx.nodes, runtime.size());
     for (size_t n = 0; n < n_max; ++n) {
-      run[n] += thread.runtime_ns[n];
-      w.total_run += thread.runtime_ns[n];
+      run[n] += runtime[n];
+      total_run += runtime[n];
     }
-    size_t m_max = std::min<size_t>(ctx.nodes, thread.faults.size());
+    const absl::Span<const NodeFaults> node_faults = thread.faults;
+    const size_t m_max = std::min<size_t>(ctx.nodes, node_faults.size());
     for (size_t m = 0; m < m_max; ++m) {
-      w.faults += thread.faults[m].local + thread.faults[m].remote;
-      w.remote_faults += thread.faults[m].remote;
+      faults += node_faults[m].local + node_faults[m].remote;
+      remote += node_faults[m].remote;
     }
-    w.net_rx_ns += thread.net_rx_softirq_ns;
-    w.cross_node_migrations += thread.cross_node_migrations;
+    net_rx += thread.net_rx_softirq_ns;
+    cross += thread.cross_node_migrations;
   }
-  for (int n = 0; n < ctx.nodes; ++n) w.total_pages += w.PagesOn(n);
+  w.total_run += total_run;
+  w.faults += faults;
+  w.remote_faults += remote;
+  w.net_rx_ns += net_rx;
+  w.cross_node_migrations += cross;
+  const absl::Span<const uint64_t> pages = w.target->resident_pages;
+  const size_t p_max = std::min<size_t>(ctx.nodes, pages.size());
+  for (size_t n = 0; n < p_max; ++n) w.total_pages += pages[n];
 }
 
 // Sets the node (and the one CPU) every thread is confined to, if any.
@@ -116,31 +127,45 @@ Claim Prefer(const Context& ctx, const Worker& w,
   return {};
 }
 
+// Fills in what the worker did this tick and where it would rather be.
+void Describe(const Context& ctx, const Allowed& anywhere,
+              std::vector<uint64_t>& run, Worker& w) {
+  SumThreads(ctx, w, run);
+  FindConfinement(ctx, w);
+  const Standing standing = ctx.StandingOf({EntityKind::kTask, w.pid});
+  w.held = standing.held;
+  w.dwell_node = standing.dwell_node;
+  // Most targets share `anywhere`: no vectors built per worker.
+  Allowed own;
+  w.has_cpuset = HasCpuset(*w.target);
+  w.placed_by_others = PlacedByOthers(*w.target);
+  if (w.has_cpuset) own = AllowedNodes(ctx, *w.target);
+  const Claim claim = Prefer(ctx, w, run, (w.has_cpuset ? own : anywhere).home);
+  w.pref = claim.node;
+  w.rank = claim.rank;
+  if (w.pref >= 0 && ctx.worker_cpus[w.pref].empty() && !w.held) w.pref = -1;
+  if (w.pref >= 0) {
+    w.on_pref = {.run = run[w.pref],
+                 .faults = w.SumFaultsOn(w.pref),
+                 .pages = w.SnapshotPagesOn(w.pref)};
+  }
+}
+
 }  // namespace
 
+// One pass over the snapshot's targets, in its order: on a big host every
+// further pass over them misses the cache on each target again.
 std::vector<Worker> CollectWorkers(const Context& ctx) {
-  std::vector<Worker> workers = SelectTargets(ctx);
+  const Selection selection(ctx.policy.targets());
+  std::vector<Worker> workers;
+  workers.reserve(ctx.snapshot.targets.size());
   std::vector<uint64_t> run;  // scratch: one worker's runtime per node
   const Allowed anywhere = AllowedNodes(ctx, Target{});
-  for (Worker& w : workers) {
-    SumThreads(ctx, w, run);
-    FindConfinement(ctx, w);
-    const Standing standing = ctx.StandingOf({EntityKind::kTask, w.pid});
-    w.held = standing.held;
-    w.dwell_node = standing.dwell_node;
-    // Most targets share `anywhere`: no vectors built per worker.
-    Allowed own;
-    const bool confined = HasCpuset(*w.target);
-    if (confined) own = AllowedNodes(ctx, *w.target);
-    const Claim claim = Prefer(ctx, w, run, (confined ? own : anywhere).home);
-    w.pref = claim.node;
-    w.rank = claim.rank;
-    if (w.pref >= 0 && ctx.worker_cpus[w.pref].empty() && !w.held) w.pref = -1;
-    if (w.pref >= 0) {
-      w.on_pref = {.run = run[w.pref],
-                   .faults = w.SumFaultsOn(w.pref),
-                   .pages = w.SnapshotPagesOn(w.pref)};
-    }
+  for (const Target& target : ctx.snapshot.targets) {
+    if (!selection.Selects(target)) continue;
+    Worker& w = workers.emplace_back(Worker{
+        .target = &target, .pid = target.pid, .page_size = target.page_size});
+    Describe(ctx, anywhere, run, w);
   }
   return workers;
 }

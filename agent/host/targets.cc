@@ -141,7 +141,7 @@ void ReadResidentPages(const std::string& dir, const Topology& topology,
     errors->push_back(absl::StrCat(maps_path, ": ", pages.status().message()));
     return;
   }
-  target->resident_pages = *std::move(pages);
+  target->resident_pages.assign(pages->begin(), pages->end());
 }
 
 // What the selection found: the selected processes by pid, and those a comm
@@ -294,11 +294,13 @@ void ReadTargetParts(const std::string& dir, const Candidate& candidate,
   // numa_maps (a walk over every mapped page) is not read at all.
   if (options.read_numa_maps && topology.nodes.size() > 1) {
     if (recent(&TargetScanCache::Entry::numa_scan)) {
-      target->resident_pages = cached->resident_pages;
+      target->resident_pages.assign(cached->resident_pages.begin(),
+                                    cached->resident_pages.end());
     } else {
       ReadResidentPages(dir, topology, target->page_size, target, errors);
       if (cached != nullptr) {
-        cached->resident_pages = target->resident_pages;
+        cached->resident_pages.assign(target->resident_pages.begin(),
+                                      target->resident_pages.end());
         cached->numa_scan = cache->scan;
       }
     }

@@ -169,9 +169,8 @@ TEST(LoopTest, RevertsAnActionThatMadeThingsWorseAndHoldsItDown) {
   Harness h([](int n) {
     Snapshot s = MisplacedWorker((n + 1) * kSecond);
     Target& worker = s.targets[0];
-    worker.threads[0].faults = n == 0
-                                   ? std::vector<NodeFaults>{{500, 0}, {0, 500}}
-                                   : std::vector<NodeFaults>{{0, 0}, {0, 1000}};
+    worker.threads[0].faults = n == 0 ? PerNode<NodeFaults>{{500, 0}, {0, 500}}
+                                      : PerNode<NodeFaults>{{0, 0}, {0, 1000}};
     worker.resident_pages = {25'000, 25'000};
     // The pin to node 0 shows in ticks 1-3; the revert puts it back.
     if (n >= 1 && n <= 3) worker.threads[0].allowed_cpus = {0, 1};

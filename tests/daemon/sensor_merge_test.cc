@@ -58,7 +58,7 @@ TEST(SensorMergeTest, FirstSightingIsABaselineThenDeltas) {
               &first);
   const ThreadSample& t1 = first.targets[0].threads[0];
   EXPECT_EQ(t1.migrations, 0u);
-  EXPECT_EQ(t1.runtime_ns, (std::vector<uint64_t>{0, 0}));
+  EXPECT_EQ(t1.runtime_ns, (PerNode<uint64_t>{0, 0}));
   EXPECT_EQ(t1.cpu, 1) << "the sensor's last CPU wins over /proc's";
 
   Snapshot second = Host();
@@ -68,7 +68,7 @@ TEST(SensorMergeTest, FirstSightingIsABaselineThenDeltas) {
   EXPECT_EQ(t2.migrations, 6u);
   EXPECT_EQ(t2.cross_node_migrations, 3u);
   EXPECT_EQ(t2.net_rx_softirq_ns, 60u);
-  EXPECT_EQ(t2.runtime_ns, (std::vector<uint64_t>{200, 0}));
+  EXPECT_EQ(t2.runtime_ns, (PerNode<uint64_t>{200, 0}));
   ASSERT_EQ(t2.faults.size(), 2u);
   EXPECT_EQ(t2.faults[1].local, 30u - 10u);
   EXPECT_EQ(t2.faults[1].remote, 90u - 30u);

@@ -45,7 +45,7 @@ T PickOf(std::mt19937& rng, std::initializer_list<T> list) {
 }
 
 int RunNode(const Target& t) {
-  const std::vector<uint64_t>& run = t.threads[0].runtime_ns;
+  const PerNode<uint64_t>& run = t.threads[0].runtime_ns;
   return static_cast<int>(std::max_element(run.begin(), run.end()) -
                           run.begin());
 }

@@ -170,7 +170,7 @@ std::vector<Scenario> Scenarios() {
     return [pages] {
       Snapshot s = Balanced(2, 4);
       Target w = MakeWorker(s, 101, 1, 1, 1, 25'600);
-      w.resident_pages = pages;
+      w.resident_pages.assign(pages.begin(), pages.end());
       testing::SetFaultsFromPages(w, 1);
       s.targets[1] = w;
       return s;
