@@ -169,6 +169,32 @@ TEST_F(ActuatorsTest, ApplyThenRestoreAll) {
   EXPECT_TRUE(actuators->CheckExternalChanges().empty());
 }
 
+// A dry run only looks: the page mover gets nothing, no page moves, and what
+// an enforcing tick queued is cancelled.
+TEST_F(ActuatorsTest, DryRunMovesNoPage) {
+  ActuatorOptions options;
+  options.journal.path = tree_.root() + "/dry-journal";
+  auto pages = std::make_unique<FakePageOps>();
+  FakePageOps* fake = pages.get();
+  fake->processes[1].ranges = {{0x10000, 0x12000}};
+  fake->processes[1].page_node[0x10000] = 1;
+  fake->processes[1].page_node[0x11000] = 1;
+  KernelOps ops;
+  ops.threads = std::make_unique<FakeThreadOps>();
+  ops.irqs = std::make_unique<FakeIrqOps>();
+  ops.pages = std::move(pages);
+  ops.clock = std::make_unique<FakeClock>();
+  auto created = Actuators::Create(options, std::move(ops));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const Action move{MigratePages{1, -1, 0, 0}, "test", 0};
+  ActionResult dry = (*created)->Apply(move, true);
+  EXPECT_EQ(dry.outcome, Outcome::kDryRun);
+  EXPECT_THAT(dry.message, HasSubstr("would move 2 of 2 pages"));
+  absl::SleepFor(absl::Milliseconds(50));  // a mover thread would have run
+  EXPECT_EQ(fake->move_calls, 0);
+  EXPECT_EQ(fake->processes[1].page_node[0x10000], 1);
+}
+
 // A journal that cannot be written stops every change, page moves too, and
 // says why until a record is written again.
 TEST_F(ActuatorsTest, UnwritableJournalRefusesEveryKindOfChange) {
