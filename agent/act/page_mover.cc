@@ -193,6 +193,18 @@ void PageMover::WaitIdle() {
   while (!Idle()) idle_.WaitWithTimeout(&mu_, absl::Milliseconds(10));
 }
 
+uint64_t PageMover::NextRefillNs() const {
+  constexpr uint64_t kMinNs = 1'000'000, kMaxNs = 1'000'000'000;
+  const uint64_t now = clock_->NowNs();
+  uint64_t wait = kMaxNs;
+  for (const auto& [pid, job] : jobs_) {
+    if (job->state == State::kRunnable && job->not_before_ns > now) {
+      wait = std::min(wait, job->not_before_ns - now);
+    }
+  }
+  return std::max(wait, kMinNs);
+}
+
 std::shared_ptr<PageMover::Job> PageMover::Pick() {
   if (jobs_.empty()) return nullptr;
   const uint64_t now = clock_->NowNs();
@@ -217,9 +229,9 @@ void PageMover::Work() {
   while (!stop_) {
     std::shared_ptr<Job> job = Pick();
     if (job == nullptr) {
-      // A job waiting for the bucket is looked at again shortly; with
-      // nothing to do the thread sleeps until a Set wakes it.
-      work_.WaitWithTimeout(&mu_, absl::Milliseconds(jobs_.empty() ? 1000 : 2));
+      // A job waiting for the bucket is looked at again when it refills;
+      // with nothing to do the thread sleeps until a Set wakes it.
+      work_.WaitWithTimeout(&mu_, absl::Nanoseconds(NextRefillNs()));
       continue;
     }
     const int32_t pid = job->move.pid;

@@ -79,6 +79,9 @@ class PageMover {
   void Work();
   // The next job a thread may take now, or null.
   std::shared_ptr<Job> Pick() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // How long an idle thread sleeps: until the first job waiting for the
+  // bucket may go on (1 ms to 1 s).
+  uint64_t NextRefillNs() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Slice(Job& job);
   void Check(Job& job);
   void Account(Job& job, const ActionResult& result,
