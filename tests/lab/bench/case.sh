@@ -77,7 +77,10 @@ start_tool() {
     locus | locus_autonuma | locus_1mover)
       local policy=$work/policy.yaml movers=()
       [ "$tool" = locus_1mover ] && movers=(--page_movers=1)
-      sed "s/@NODE1_CPUS@/$node1_cpus/" "$here/policy_${workload%%[0-9]*}.yaml" >"$policy"
+      local name=${workload%%[0-9]*}
+      [ "$workload" = memhog4x150 ] && name=memhog4x
+      sed "s/@NODE1_CPUS@/$node1_cpus/; s/@NODE0_CPUS@/$node0_cpus/" \
+        "$here/policy_$name.yaml" >"$policy"
       "$locusd" --policy="$policy" --socket="$socket" --journal="$work/journal" \
         --mode=enforce --tick="$tick" "${movers[@]}" >"$out.locusd.log" 2>&1 &
       tool_pid=$!
