@@ -137,9 +137,12 @@ ActionResult PageMover::Report(Job& job) {
                      job.last, ")");
     job.told_done = true;
   } else {
-    result.outcome = Outcome::kUnchanged;
-    result.message = absl::StrCat(who, ": nothing moved since the last tick (",
-                                  job.last.empty() ? "queued" : job.last, ")");
+    // Under way (a call in flight, a pass looking for pages, the next pass
+    // due): the move goes on, so it is applied, with nothing to count yet.
+    result.outcome = Outcome::kApplied;
+    result.message =
+        absl::StrCat(who, ": moving, nothing moved since the last tick (",
+                     job.last.empty() ? "queued" : job.last, ")");
   }
   result.pages_moved = job.pages;
   result.bytes_moved = job.bytes;

@@ -146,6 +146,23 @@ TEST_F(PageMoverTest, MovesBetweenSetsWithinEachGrant) {
   EXPECT_TRUE(done.nothing_left);
 }
 
+// A tick that comes while a call is under way: the move goes on.
+TEST_F(PageMoverTest, WorkUnderWayIsReportedAsMoving) {
+  ops_.AddProcess(7, 100, 1);
+  ops_.hold_call = 1;
+  PageMover mover(&ops_, &clock_, Options(2));
+  mover.Set(Move(7, 0));
+  ops_.WaitHeld();
+  ActionResult tick = mover.Set(Move(7, 0));
+  EXPECT_EQ(tick.outcome, Outcome::kApplied);
+  EXPECT_EQ(tick.pages_moved, 0u);
+  EXPECT_THAT(tick.message, HasSubstr("moving"));
+  EXPECT_FALSE(tick.nothing_left);
+  ops_.Release();
+  mover.WaitIdle();
+  EXPECT_EQ(mover.Set(Move(7, 0)).pages_moved, 100u);
+}
+
 // Two processes, four threads, one bucket of 300 pages a second: 300 pages
 // move in all until the clock lets more through, not 300 each.
 TEST_F(PageMoverTest, OneBudgetForAllMovers) {
