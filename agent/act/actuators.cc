@@ -37,11 +37,18 @@ void Actuators::Reset() {
   irqs_ = std::make_unique<IrqSetter>(ops_.irqs.get(), journal_.get(),
                                       options_.dry_run);
   pages_ = std::make_unique<PageMigrator>(ops_.pages.get(), ops_.clock.get(),
-                                          options_.migration, options_.dry_run);
+                                          options_.migration, true);
+  mover_.reset();  // its threads stop before the new one starts
+  mover_ = std::make_unique<PageMover>(
+      ops_.pages.get(), ops_.clock.get(),
+      MoverOptions{.migration = options_.migration,
+                   .threads = options_.page_movers});
 }
 
 ActionResult Actuators::Apply(const Action& action, bool dry_run) {
   dry_run = dry_run || options_.dry_run;
+  // Nothing moves in a dry run, including what an enforcing tick queued.
+  if (dry_run) mover_->CancelAll();
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     return threads_->Apply(*pin, dry_run);
   }
@@ -57,22 +64,27 @@ ActionResult Actuators::Apply(const Action& action, bool dry_run) {
         Outcome::kRefused,
         absl::StrCat("pid ", move.pid, ": ", journal_->last_error().message()));
   }
-  return pages_->Apply(move, dry_run);
+  if (dry_run) return pages_->Apply(move, true);
+  return mover_->Set(move);
 }
 
 absl::Status Actuators::Revert(const Action& action) {
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
+    // Its memory was following the thread home: no longer.
+    mover_->Cancel(pin->pid);
     return threads_->Revert(pin->tid);
   }
   if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {
     return irqs_->Revert(irq->irq);
   }
-  return absl::UnimplementedError(
-      "page migrations are not undone; pages stay where they were moved");
+  mover_->Cancel(std::get<MigratePages>(action.op).pid);
+  return absl::OkStatus();
 }
 
 std::vector<ExternalChange> Actuators::CheckExternalChanges() {
   std::vector<ExternalChange> changes = threads_->CheckExternalChanges();
+  // A worker someone else moved is theirs: its memory stops following.
+  for (const ExternalChange& change : changes) mover_->Cancel(change.pid);
   std::vector<ExternalChange> irq_changes = irqs_->CheckExternalChanges();
   changes.insert(changes.end(), irq_changes.begin(), irq_changes.end());
   return changes;

@@ -1,6 +1,7 @@
 // The actuators the control loop drives: one journal shared by the thread
 // placer and the IRQ setter (so one restore undoes both), plus the page
-// migrator. This is what locusd owns.
+// mover (its own threads; a dry run estimates with the page migrator on the
+// calling thread). This is what locusd owns.
 #ifndef LOCUS_AGENT_ACT_ACTUATORS_H_
 #define LOCUS_AGENT_ACT_ACTUATORS_H_
 
@@ -14,6 +15,7 @@
 #include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/page_migrator.h"
+#include "agent/act/page_mover.h"
 #include "agent/act/restore.h"
 #include "agent/act/result.h"
 #include "agent/act/thread_placer.h"
@@ -27,6 +29,7 @@ struct ActuatorOptions {
   JournalOptions journal;
   bool dry_run = false;  // report what would be done, change nothing
   MigrationOptions migration;
+  int page_movers = 2;  // threads moving pages (DefaultPageMovers)
   std::string procfs_root = kDefaultProcfsRoot;
   std::string sysfs_root = kDefaultSysfsRoot;
   std::string cgroup_root = "/sys/fs/cgroup";
@@ -36,7 +39,7 @@ struct KernelOps {
   std::unique_ptr<ThreadOps> threads;
   std::unique_ptr<IrqOps> irqs;
   std::unique_ptr<PageOps> pages;
-  std::unique_ptr<Clock> clock;  // times the page migrator's budgets
+  std::unique_ptr<Clock> clock;  // times the page movers' budgets
 };
 
 // The real kernel, through the roots in `options`.
@@ -56,12 +59,14 @@ class Actuators {
 
   // Undoes one applied action from the journal (the closed loop found it
   // made things worse): the thread or IRQ gets its original mask back and
-  // its entry is forgotten. Page migrations are not undone (no per-page
-  // journal; moving pages back is a new decision): Unimplemented.
+  // its entry is forgotten. A reverted pin or migration also cancels the
+  // process's queued page moves; pages already moved stay (no per-page
+  // journal; moving them back is a new decision).
   absl::Status Revert(const Action& action);
 
   // Call once per tick: threads/IRQs someone else moved after Locus did
-  // (now backed off, journal entries forgotten). Gone ones are dropped.
+  // (now backed off, journal entries forgotten, their process's page moves
+  // cancelled). Gone ones are dropped.
   std::vector<ExternalChange> CheckExternalChanges();
 
   // Restores every journaled entity, clears the journal and forgets all
@@ -86,7 +91,8 @@ class Actuators {
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<ThreadPlacer> threads_;
   std::unique_ptr<IrqSetter> irqs_;
-  std::unique_ptr<PageMigrator> pages_;
+  std::unique_ptr<PageMigrator> pages_;  // dry-run estimates
+  std::unique_ptr<PageMover> mover_;
 };
 
 }  // namespace locus

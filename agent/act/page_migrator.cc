@@ -12,26 +12,6 @@
 #include "common/os_error.h"
 
 namespace locus {
-namespace {
-
-// Collects up to `max` page addresses from `cursor` on; returns the address
-// after the last one taken, or 0 when the ranges are exhausted.
-uint64_t NextChunk(const std::vector<MemRange>& ranges, uint64_t cursor,
-                   uint64_t page_size, size_t max, std::vector<void*>* pages) {
-  pages->clear();
-  for (const MemRange& range : ranges) {
-    if (range.end <= cursor) continue;
-    uint64_t addr = std::max(range.start, cursor);
-    addr -= addr % page_size;
-    for (; addr < range.end; addr += page_size) {
-      if (pages->size() == max) return addr;
-      pages->push_back(reinterpret_cast<void*>(addr));
-    }
-  }
-  return 0;
-}
-
-}  // namespace
 
 MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
                                      uint64_t tick_ns) {
@@ -42,20 +22,19 @@ MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
 }
 
 PageMigrator::PageMigrator(PageOps* ops, Clock* clock, MigrationOptions options,
-                           bool dry_run)
-    : ops_(ops), clock_(clock), options_(options), dry_run_(dry_run) {
-  if (options_.chunk_pages == 0) options_.chunk_pages = 1;
+                           bool dry_run, TokenBucket* bucket)
+    : ops_(ops),
+      clock_(clock),
+      options_(options),
+      dry_run_(dry_run),
+      lookup_(ops, options.chunk_pages),
+      bucket_(bucket) {
   if (options_.move_batch_pages == 0) options_.move_batch_pages = 1;
-  tokens_ = static_cast<double>(options_.max_bytes_per_sec);
-  last_refill_ns_ = clock_->NowNs();
-}
-
-void PageMigrator::Refill() {
-  uint64_t now = clock_->NowNs();
-  double seconds = static_cast<double>(now - last_refill_ns_) / 1e9;
-  last_refill_ns_ = now;
-  tokens_ = std::min(tokens_ + seconds * options_.max_bytes_per_sec,
-                     static_cast<double>(options_.max_bytes_per_sec));
+  if (bucket_ == nullptr) {
+    own_bucket_ =
+        std::make_unique<TokenBucket>(clock, options_.max_bytes_per_sec);
+    bucket_ = own_bucket_.get();
+  }
 }
 
 // One Apply: from the pass's cursor, queries a chunk of pages per call and
@@ -63,16 +42,26 @@ void PageMigrator::Refill() {
 // token bucket, max_bytes or the time budget stops it or the pass completes.
 class PageMigrator::Run {
  public:
+  // `granted`: the bytes taken from the bucket for this walk.
   Run(PageMigrator* migrator, const MigratePages& move, bool dry_run,
-      const std::string& who, Pass* pass);
+      const std::string& who, Pass* pass, uint64_t granted,
+      const std::atomic<bool>* cancel);
 
   // Walks and leaves the pass where it stopped; a result only when a
   // move_pages call failed as a whole.
   std::optional<ActionResult> Walk();
   // What the walk did, once it is over.
   ActionResult Result() const;
+  void Report(PassProgress* progress) const;
+  uint64_t moved_bytes() const { return moved_ * page_size_; }
+  bool cancelled() const { return cancelled_; }
 
  private:
+  bool Cancelled() {
+    if (cancel_ == nullptr || !cancel_->load()) return false;
+    cancelled_ = true;
+    return true;
+  }
   // Whether the batch plus what was moved fills the byte budget.
   bool RateSpent() const { return moved_ + to_move_.size() >= budget_pages_; }
   // Whether a budget ends the walk before the next chunk (says which).
@@ -99,6 +88,8 @@ class PageMigrator::Run {
   const uint64_t start_ns_;
   uint64_t cursor_;
   const bool from_start_;
+  const std::atomic<bool>* cancel_;
+  bool cancelled_ = false;
   uint64_t batch_cursor_;  // where the batch's first chunk started
   uint64_t scanned_ = 0, candidates_ = 0, moved_ = 0, failed_ = 0, shared_ = 0,
            busy_ = 0;
@@ -112,28 +103,31 @@ class PageMigrator::Run {
 };
 
 PageMigrator::Run::Run(PageMigrator* migrator, const MigratePages& move,
-                       bool dry_run, const std::string& who, Pass* pass)
+                       bool dry_run, const std::string& who, Pass* pass,
+                       uint64_t granted, const std::atomic<bool>* cancel)
     : migrator_(*migrator),
       move_(move),
       dry_run_(dry_run),
       who_(who),
       pass_(*pass),
-      page_size_(migrator->ops_->PageSize()),
-      budget_(move.max_bytes > 0
-                  ? std::min(static_cast<uint64_t>(migrator->tokens_),
-                             move.max_bytes)
-                  : static_cast<uint64_t>(migrator->tokens_)),
+      page_size_(migrator->lookup_.page_size()),
+      budget_(granted),
       budget_pages_(budget_ / page_size_),
       start_ns_(migrator->clock_->NowNs()),
       cursor_(pass->cursor),
       from_start_(cursor_ == 0),
+      cancel_(cancel),
       batch_cursor_(cursor_) {}
 
 bool PageMigrator::Run::BudgetSpent() {
   const MigrationOptions& options = migrator_.options_;
+  if (Cancelled()) {
+    stop_ = "cancelled";
+    return true;
+  }
   if (!dry_run_ && RateSpent()) {
     stop_ =
-        absl::StrCat("rate limit ", options.max_bytes_per_sec >> 20, " MiB/s");
+        absl::StrCat("rate limit ", migrator_.bucket_->rate() >> 20, " MiB/s");
     if (move_.max_bytes > 0 && budget_ == move_.max_bytes) stop_ = "max_bytes";
     return true;
   }
@@ -147,15 +141,12 @@ bool PageMigrator::Run::BudgetSpent() {
 
 std::optional<ActionResult> PageMigrator::Run::Walk() {
   while (!BudgetSpent()) {
-    uint64_t next = NextChunk(pass_.ranges, cursor_, page_size_,
-                              migrator_.options_.chunk_pages, &pages_);
+    uint64_t next = migrator_.lookup_.Chunk(pass_.ranges, cursor_, &pages_);
     if (pages_.empty()) {
       EndPass();
       break;
     }
-    status_.assign(pages_.size(), 0);
-    if (int err = migrator_.ops_->MovePages(
-            move_.pid, pages_.size(), pages_.data(), nullptr, status_.data());
+    if (int err = migrator_.lookup_.Query(move_.pid, pages_, &status_);
         err != 0) {
       pass_.cursor = batch_cursor_;  // the unmoved batch is found again
       return ResultOfErrno(err, absl::StrCat(who_, ": move_pages"),
@@ -171,10 +162,9 @@ std::optional<ActionResult> PageMigrator::Run::Walk() {
     }
     cursor_ = resume;
   }
+  if (cancelled_) return std::nullopt;  // the pass is forgotten
   if (int err = Flush(); err != 0) return MoveError(err);
   pass_.cursor = cursor_;
-  if (cursor_ == 0) pass_.ranges.clear();  // read afresh for the next pass
-  if (!dry_run_) migrator_.tokens_ -= static_cast<double>(moved_ * page_size_);
   elapsed_ns_ = migrator_.clock_->NowNs() - start_ns_;
   return std::nullopt;
 }
@@ -206,7 +196,7 @@ int PageMigrator::Run::Pick(uint64_t* resume) {
 }
 
 int PageMigrator::Run::Flush() {
-  if (dry_run_ || to_move_.empty()) return 0;
+  if (dry_run_ || to_move_.empty() || Cancelled()) return 0;
   nodes_.assign(to_move_.size(), move_.to_node);
   moved_status_.assign(to_move_.size(), 0);
   if (int err =
@@ -300,44 +290,68 @@ ActionResult PageMigrator::Run::Result() const {
   return result;
 }
 
+void PageMigrator::Run::Report(PassProgress* progress) const {
+  progress->pass_started = from_start_;
+  progress->pass_complete = wrapped_ && !cancelled_;
+  progress->found = candidates_;
+  progress->left = busy_ + failed_;
+  progress->rate_limited = !dry_run_ && budget_pages_ == 0;
+  progress->cancelled = cancelled_;
+  if (progress->pass_complete) progress->ranges = pass_.ranges;
+}
+
 ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run) {
+  return Apply(move, dry_run, nullptr, nullptr);
+}
+
+ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run,
+                                 const std::atomic<bool>* cancel,
+                                 PassProgress* progress) {
   const std::string who = absl::StrCat("pid ", move.pid);
   if (move.to_node < 0) {
     return MakeResult(Outcome::kError, absl::StrCat(who, ": no target node"));
   }
   Pass& pass = passes_[move.pid];
   if (pass.cursor == 0 || pass.ranges.empty()) {
-    if (int err = ops_->Ranges(move.pid, &pass.ranges); err != 0) {
+    if (int err = lookup_.Ranges(move.pid, &pass.ranges); err != 0) {
       passes_.erase(move.pid);
       return ResultOfErrno(err, absl::StrCat(who, ": maps"), kTaskErrnos);
     }
   }
-  Refill();
-  Run run(this, move, dry_run, who, &pass);
-  if (std::optional<ActionResult> failed = run.Walk()) return *failed;
+  // A dry run moves nothing, so it takes nothing from the bucket.
+  const uint64_t want = move.max_bytes > 0 ? move.max_bytes : UINT64_MAX;
+  const uint64_t granted = dry_run ? 0 : bucket_->Take(want);
+  Run run(this, move, dry_run, who, &pass, granted, cancel);
+  std::optional<ActionResult> failed = run.Walk();
+  bucket_->Return(granted - std::min(granted, run.moved_bytes()));
+  if (progress != nullptr) run.Report(progress);
+  if (run.cancelled()) {
+    passes_.erase(move.pid);
+    ActionResult result = run.Result();
+    result.outcome = Outcome::kUnchanged;
+    result.message = absl::StrCat(who, ": cancelled; ", result.message);
+    return result;
+  }
+  if (pass.cursor == 0) pass.ranges.clear();  // read afresh for the next pass
+  if (failed) return *failed;
   return run.Result();
 }
 
 absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
     int32_t pid, uint64_t max_pages) {
   std::vector<MemRange> ranges;
-  if (int err = ops_->Ranges(pid, &ranges); err != 0) {
+  if (int err = lookup_.Ranges(pid, &ranges); err != 0) {
     return absl::NotFoundError(
         ErrnoMessage(absl::StrCat("pid ", pid, ": maps"), err));
   }
-  const uint64_t page_size = ops_->PageSize();
   std::map<int, uint64_t> per_node;
   std::vector<void*> pages;
   std::vector<int> status;
   uint64_t cursor = 0, seen = 0;
   while (max_pages == 0 || seen < max_pages) {
-    uint64_t next =
-        NextChunk(ranges, cursor, page_size, options_.chunk_pages, &pages);
+    uint64_t next = lookup_.Chunk(ranges, cursor, &pages);
     if (pages.empty()) break;
-    status.assign(pages.size(), 0);
-    if (int err = ops_->MovePages(pid, pages.size(), pages.data(), nullptr,
-                                  status.data());
-        err != 0) {
+    if (int err = lookup_.Query(pid, pages, &status); err != 0) {
       return absl::UnknownError(
           ErrnoMessage(absl::StrCat("pid ", pid, ": move_pages"), err));
     }

@@ -1,18 +1,24 @@
-// Page migration with move_pages(2), a bounded amount per tick: pages are
+// Page migration with move_pages(2), a bounded amount per call: pages are
 // looked up a chunk per call and moved a batch per call, within a time
-// budget per Apply and a MB/s token bucket, resuming where the last tick
+// budget per Apply and a MB/s token bucket, resuming where the last Apply
 // stopped. numad's whole-process migrate_pages(2) can stall a large worker
-// for seconds; this never holds one for more than a batch at a time.
+// for seconds; this never holds one for more than a batch at a time. The
+// daemon moves pages through the page mover's threads (page_mover.h), each
+// job driving one of these; a dry run estimates here, on the loop thread.
 #ifndef LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 #define LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/act/kernel_ops.h"
+#include "agent/act/page_lookup.h"
 #include "agent/act/result.h"
+#include "agent/act/token_bucket.h"
 #include "common/clock.h"
 #include "policy/plan.h"
 
@@ -39,11 +45,24 @@ struct MigrationOptions {
 MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
                                      uint64_t tick_ns);
 
+// What one Apply saw of its process's pass, for the page mover.
+struct PassProgress {
+  bool pass_started = false;   // this Apply began a pass at the first page
+  bool pass_complete = false;  // ... and this one reached the last page
+  uint64_t found = 0;          // pages found off the target
+  uint64_t left = 0;           // of those, busy or failed (not shared)
+  bool rate_limited = false;   // the bucket granted less than a page
+  bool cancelled = false;
+  std::vector<MemRange> ranges;  // the pass's ranges, when it completed
+};
+
 class PageMigrator {
  public:
-  // `ops` and `clock` are borrowed and must outlive the migrator.
+  // `ops` and `clock` are borrowed and must outlive the migrator. With
+  // `bucket` (borrowed, shared by several migrators) the MB/s budget comes
+  // from it and options.max_bytes_per_sec is ignored.
   PageMigrator(PageOps* ops, Clock* clock, MigrationOptions options,
-               bool dry_run);
+               bool dry_run, TokenBucket* bucket = nullptr);
 
   // Moves up to min(move.max_bytes (0: no cap), bucket, time budget) of the
   // process's private writable pages that are not on move.to_node (and are
@@ -53,6 +72,11 @@ class PageMigrator {
   // could be moved.
   ActionResult Apply(const MigratePages& move) { return Apply(move, dry_run_); }
   ActionResult Apply(const MigratePages& move, bool dry_run);
+  // The same, stopping before the next move_pages call once `cancel` is
+  // set (the batch found is dropped, the pass forgotten), and saying in
+  // `progress` where the pass stands.
+  ActionResult Apply(const MigratePages& move, bool dry_run,
+                     const std::atomic<bool>* cancel, PassProgress* progress);
 
   // Resident pages per node of a process, by move_pages queries (no
   // moves). Stops after max_pages pages (0: all).
@@ -63,14 +87,13 @@ class PageMigrator {
   // One Apply's walk over a process's pass (page_migrator.cc).
   class Run;
 
-  void Refill();
-
   PageOps* ops_;
   Clock* clock_;
   MigrationOptions options_;
   bool dry_run_;
-  double tokens_ = 0;  // bytes
-  uint64_t last_refill_ns_ = 0;
+  PageLookup lookup_;
+  std::unique_ptr<TokenBucket> own_bucket_;
+  TokenBucket* bucket_;
   // Where a process's pass stands: the next address to look at, and the
   // ranges it walks. The ranges are read when a pass starts and kept until
   // it completes: reading them costs a page-table walk (numa_maps), as much

@@ -123,7 +123,7 @@ absl::Status Daemon::Start() {
   RETURN_IF_ERROR(StartPolicyWatcher(*topology));
   OpenSensors(*topology);
   MakeCollector();
-  RETURN_IF_ERROR(MakeExecutor());
+  RETURN_IF_ERROR(MakeExecutor(static_cast<int>(topology->nodes.size())));
   MakeLoop();
   RETURN_IF_ERROR(StartServer());
   Run();
@@ -221,7 +221,7 @@ void Daemon::MakeCollector() {
       std::make_unique<HostModel>(model_options), sensors_.get(), RealClock());
 }
 
-absl::Status Daemon::MakeExecutor() {
+absl::Status Daemon::MakeExecutor(int nodes) {
   ActuatorOptions actuator_options;
   actuator_options.journal.path = options_.journal_path;
   actuator_options.sysfs_root = options_.sysfs_root;
@@ -229,6 +229,9 @@ absl::Status Daemon::MakeExecutor() {
   actuator_options.migration =
       MigrationOptionsFor(watcher_->policy()->memory().budget_mb_per_s(),
                           absl::ToInt64Nanoseconds(options_.tick));
+  actuator_options.page_movers = options_.page_movers > 0
+                                     ? options_.page_movers
+                                     : DefaultPageMovers(nodes);
   absl::StatusOr<std::unique_ptr<Actuators>> actuators =
       Actuators::Create(actuator_options, MakeKernelOps(actuator_options));
   if (!actuators.ok()) {

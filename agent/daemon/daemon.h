@@ -30,6 +30,8 @@ struct DaemonOptions {
   // Overrides the policy's mode; MODE_UNSPECIFIED keeps it.
   Mode mode = v1::Policy::MODE_UNSPECIFIED;
   absl::Duration tick = absl::Seconds(1);
+  // Threads moving pages; 0: one per NUMA node, 2 to 8 (DefaultPageMovers).
+  int page_movers = 0;
   std::string sysfs_root = kDefaultSysfsRoot;
   std::string procfs_root = kDefaultProcfsRoot;
   std::set<Feature> disabled_features;
@@ -89,7 +91,7 @@ class Daemon {
   void OpenSensors(const Topology& topology);
   TargetScanOptions ScanOptions() const;
   void MakeCollector();
-  absl::Status MakeExecutor();
+  absl::Status MakeExecutor(int nodes);  // NUMA nodes: page movers
   void MakeLoop();
   absl::Status StartServer();
   void Run();

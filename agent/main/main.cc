@@ -59,6 +59,10 @@ ABSL_FLAG(locus::Mode, mode, locus::DaemonOptions{}.mode,
           "policy's.");
 ABSL_FLAG(absl::Duration, tick, locus::DaemonOptions{}.tick,
           "Control loop period.");
+ABSL_FLAG(int, page_movers, 0,
+          "Threads moving pages, each taking one process at a time; 0: one "
+          "per NUMA node, at least 2, at most 8. 1 moves one process at a "
+          "time.");
 ABSL_FLAG(bool, restore, false,
           "Restore everything the journal holds (after a crash), delete it, "
           "and exit.");
@@ -235,6 +239,10 @@ absl::StatusOr<locus::DaemonOptions> DaemonOptionsFrom(
   daemon.tick = absl::GetFlag(FLAGS_tick);
   if (daemon.tick < absl::Milliseconds(10) || daemon.tick > absl::Minutes(10)) {
     return absl::InvalidArgumentError("--tick must be between 10ms and 10m");
+  }
+  daemon.page_movers = absl::GetFlag(FLAGS_page_movers);
+  if (daemon.page_movers < 0 || daemon.page_movers > 64) {
+    return absl::InvalidArgumentError("--page_movers must be between 0 and 64");
   }
   daemon.sysfs_root = common.sysfs_root;
   daemon.procfs_root = common.procfs_root;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
 #include "agent/act/actuators.h"
 #include "agent/host/file_util.h"
 #include "gmock/gmock.h"
@@ -185,6 +186,47 @@ TEST_F(ActPrivilegedTest, PagesQueriedWithMovePages) {
   EXPECT_THAT(result.message, HasSubstr("pass complete"));
   // A node without memory is refused by the kernel: an outcome, no crash.
   result = migrator.Apply(MigratePages{worker.pid(), -1, 1, 0});
+  EXPECT_EQ(result.outcome, Outcome::kError) << result.message;
+  EXPECT_THAT(result.message, HasSubstr("move_pages"));
+}
+
+// Asks for `move` every 50 ms, as ticks would, until the page mover says
+// it is over (nothing left, or an outcome that ends the job); 30 s at most.
+ActionResult MoveUntilOver(Actuators& actuators, const Action& move) {
+  ActionResult result = actuators.Apply(move);
+  for (int i = 0; i < 600; ++i) {
+    if (result.nothing_left || (result.outcome != Outcome::kApplied &&
+                                result.outcome != Outcome::kUnchanged)) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+    result = actuators.Apply(move);
+  }
+  return result;
+}
+
+// The page mover on the real kernel, through the actuators: a live
+// process's pages go to the node asked (the second node where there is one,
+// else the one they are on) and the job says when nothing is left; a node
+// without memory ends the job with the kernel's refusal.
+TEST_F(ActPrivilegedTest, PageMoverMovesRealPages) {
+  Worker worker;
+  std::unique_ptr<Actuators> actuators = Make();
+  auto ops = MakeKernelOps(options_);
+  const bool two_nodes =
+      std::filesystem::exists("/sys/devices/system/node/node1/meminfo");
+  const int target = two_nodes ? 1 : 0;
+  Action move{MigratePages{worker.pid(), -1, target, 0}, "test", 0};
+  ActionResult result = MoveUntilOver(*actuators, move);
+  EXPECT_TRUE(result.nothing_left) << result.message;
+  PageMigrator query(ops.pages.get(), ops.clock.get(), MigrationOptions{},
+                     true);
+  auto nodes = query.QueryNodes(worker.pid(), 0);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_GE((*nodes)[target], (8u << 20) / ops.pages->PageSize());
+  if (two_nodes) return;
+  Action away{MigratePages{worker.pid(), -1, 1, 0}, "test", 0};
+  result = MoveUntilOver(*actuators, away);
   EXPECT_EQ(result.outcome, Outcome::kError) << result.message;
   EXPECT_THAT(result.message, HasSubstr("move_pages"));
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/time/clock.h"
 #include "agent/act/actuators.h"
 #include "agent/act/fake_kernel_ops.h"
 #include "gmock/gmock.h"
@@ -146,7 +147,15 @@ TEST_F(ActuatorsTest, ApplyThenRestoreAll) {
   Action pages{MigratePages{99, -1, 0, 0}, "test", 0};
   EXPECT_EQ(actuators->Apply(pin).outcome, Outcome::kApplied);
   EXPECT_EQ(actuators->Apply(irq).outcome, Outcome::kApplied);
-  EXPECT_EQ(actuators->Apply(pages).outcome, Outcome::kGone);
+  // The page mover takes the move on its own thread; a later Apply of the
+  // same move says what it found: the process is gone.
+  EXPECT_EQ(actuators->Apply(pages).outcome, Outcome::kApplied);
+  Outcome later = Outcome::kApplied;
+  for (int i = 0; i < 200 && later != Outcome::kGone; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    later = actuators->Apply(pages).outcome;
+  }
+  EXPECT_EQ(later, Outcome::kGone);
   EXPECT_THAT(t->threads[5].affinity, ElementsAre(1));
   EXPECT_TRUE(actuators->CheckExternalChanges().empty());
   auto report = actuators->RestoreAll();
@@ -158,6 +167,32 @@ TEST_F(ActuatorsTest, ApplyThenRestoreAll) {
   EXPECT_FALSE(actuators->journal().HasThread(5));
   // After the restore nothing is tracked: no spurious external changes.
   EXPECT_TRUE(actuators->CheckExternalChanges().empty());
+}
+
+// A dry run only looks: the page mover gets nothing, no page moves, and what
+// an enforcing tick queued is cancelled.
+TEST_F(ActuatorsTest, DryRunMovesNoPage) {
+  ActuatorOptions options;
+  options.journal.path = tree_.root() + "/dry-journal";
+  auto pages = std::make_unique<FakePageOps>();
+  FakePageOps* fake = pages.get();
+  fake->processes[1].ranges = {{0x10000, 0x12000}};
+  fake->processes[1].page_node[0x10000] = 1;
+  fake->processes[1].page_node[0x11000] = 1;
+  KernelOps ops;
+  ops.threads = std::make_unique<FakeThreadOps>();
+  ops.irqs = std::make_unique<FakeIrqOps>();
+  ops.pages = std::move(pages);
+  ops.clock = std::make_unique<FakeClock>();
+  auto created = Actuators::Create(options, std::move(ops));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const Action move{MigratePages{1, -1, 0, 0}, "test", 0};
+  ActionResult dry = (*created)->Apply(move, true);
+  EXPECT_EQ(dry.outcome, Outcome::kDryRun);
+  EXPECT_THAT(dry.message, HasSubstr("would move 2 of 2 pages"));
+  absl::SleepFor(absl::Milliseconds(50));  // a mover thread would have run
+  EXPECT_EQ(fake->move_calls, 0);
+  EXPECT_EQ(fake->processes[1].page_node[0x10000], 1);
 }
 
 // A journal that cannot be written stops every change, page moves too, and
@@ -228,8 +263,9 @@ TEST_F(ActuatorsTest, RevertOneActionAndPerCallDryRun) {
   t->threads.erase(6);
   EXPECT_TRUE(actuators->Revert(pin6).ok());
   EXPECT_FALSE(actuators->journal().HasThread(6));
+  // A migration's revert cancels its queued moves (pages moved stay).
   Action pages{MigratePages{4, -1, 0, 0}, "test", 0};
-  EXPECT_EQ(actuators->Revert(pages).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(actuators->Revert(pages).ok());
   // The external-change report carries the thread's process.
   ASSERT_EQ(actuators->Apply(pin5).outcome, Outcome::kApplied);
   t->threads[5].affinity = {0};

@@ -10,8 +10,12 @@
 #           irqbalance      numa_balancing=0, irqbalance --foreground
 #           locus           numa_balancing=0, locusd (enforce, tick BENCH_TICK)
 #           locus_autonuma  numa_balancing=1, locusd
+#           locus_1mover    numa_balancing=0, locusd --page_movers=1 (one
+#                           process moved at a time, for the comparison)
 # WORKLOAD  memhog200, memhog600  lab_memhog --mb=200|600, first-touched on
 #             node 1, then running on node 0
+#           memhog4x150  four lab_memhog --mb=150, the same way (local share
+#             over all four)
 #           nginx  2 nginx workers and wrk on node 1 (taskset), wrk going
 #             through the NIC (10.0.2.2:LAB_FWD_80, forwarded back into the
 #             guest); the NIC's queue IRQs (virtio input and output) set
@@ -25,7 +29,11 @@
 # and writes OUT_PREFIX.csv (columns in tests/lab/bench/sampler_main.cc):
 # local share = the memhog's pages on the node it runs on, or NET_RX
 # softirqs on the nginx workers' node over the last second. Tool logs go to
-# OUT_PREFIX.TOOL.log.
+# OUT_PREFIX.TOOL.log. Under locusd, its metrics stream (locusctl watch
+# --json: each tick's duration and pages moved) goes to OUT_PREFIX.stream.json;
+# after the memhog600 run under locusd alone, the same guest measures the
+# single-threaded move_pages ceiling for 600 MiB (move_ceiling.py --ceiling)
+# into OUT_PREFIX.ceiling.txt.
 set -uo pipefail
 
 [ $# -eq 4 ] || { echo "usage: $0 TOOL WORKLOAD BUILD_DIR OUT_PREFIX" >&2; exit 2; }
@@ -66,16 +74,24 @@ start_tool() {
       irqbalance --foreground >"$out.irqbalance.log" 2>&1 &
       tool_pid=$!
       ;;
-    locus | locus_autonuma)
-      local policy=$work/policy.yaml
-      sed "s/@NODE1_CPUS@/$node1_cpus/" "$here/policy_${workload%%[0-9]*}.yaml" >"$policy"
+    locus | locus_autonuma | locus_1mover)
+      local policy=$work/policy.yaml movers=()
+      [ "$tool" = locus_1mover ] && movers=(--page_movers=1)
+      local name=${workload%%[0-9]*}
+      [ "$workload" = memhog4x150 ] && name=memhog4x
+      sed "s/@NODE1_CPUS@/$node1_cpus/; s/@NODE0_CPUS@/$node0_cpus/" \
+        "$here/policy_$name.yaml" >"$policy"
       "$locusd" --policy="$policy" --socket="$socket" --journal="$work/journal" \
-        --mode=enforce --tick="$tick" >"$out.locusd.log" 2>&1 &
+        --mode=enforce --tick="$tick" "${movers[@]}" >"$out.locusd.log" 2>&1 &
       tool_pid=$!
       # Bounded in seconds, not tries: each exec costs up to a second here.
       local deadline=$((SECONDS + 90))
       while ((SECONDS < deadline)); do
-        "$locusctl" --socket="$socket" status >/dev/null 2>&1 && return 0
+        if "$locusctl" --socket="$socket" status >/dev/null 2>&1; then
+          "$locusctl" --socket="$socket" watch --json >"$out.stream.json" 2>/dev/null &
+          watch_pid=$!
+          return 0
+        fi
         kill -0 "$tool_pid" 2>/dev/null || die "locusd exited: $(tail -n 5 "$out.locusd.log")"
         sleep 0.1
       done
@@ -85,7 +101,9 @@ start_tool() {
   esac
 }
 
+watch_pid=
 stop_tool() {
+  [ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
   case $tool in
     numad) numad -i 0 >/dev/null 2>&1; cp /var/log/numad.log "$out.numad.log" 2>/dev/null ;;
     *) [ -n "$tool_pid" ] && kill "$tool_pid" 2>/dev/null && wait "$tool_pid" 2>/dev/null ;;
@@ -99,6 +117,7 @@ workload_pids=()
 wrk_pid=
 start_workload() {
   case $workload in
+    memhog4x150) start_memhogs 4 150 ;;
     memhog*)
       local mb=${workload#memhog} line
       # Confined to node 1 from exec, and started under another name (it
@@ -152,6 +171,29 @@ CONF
       ;;
     *) die "unknown workload $workload" ;;
   esac
+}
+
+# N lab_memhog of MB MiB each, as memhog* above but with their output in
+# files (bash has one coprocess at a time); the clock starts when all four
+# are ready.
+start_memhogs() {
+  local n=$1 mb=$2 i pids=()
+  ln -s "$memhog" "$work/lab_memhog_prep"
+  for ((i = 0; i < n; i++)); do
+    taskset -c "$node1_cpus" "$work/lab_memhog_prep" --mb="$mb" --touch_node=1 \
+      --run_node=0 --report_ms=0 >"$work/hog$i.out" &
+    pids+=($!)
+  done
+  workload_pids+=("${pids[@]}")
+  start_sampler --pids="$(IFS=,; echo "${pids[*]}")"
+  local deadline=$((SECONDS + 600))
+  for ((i = 0; i < n; i++)); do
+    until grep -qx ready "$work/hog$i.out" 2>/dev/null; do
+      ((SECONDS < deadline)) || die "lab_memhog $i did not report ready"
+      sleep 0.1
+    done
+  done
+  echo go >&"$sampler_in"
 }
 
 # lab_sampler, started and ready before the workload is in place (a process
@@ -211,5 +253,12 @@ wait "$sampler_pid" || die "lab_sampler failed"
 if [ -n "$wrk_pid" ]; then
   wait "$wrk_pid"
   note "wrk: $(grep -h 'Requests/sec' "$out.wrk.log")"
+fi
+if [ "$tool $workload" = "locus memhog600" ]; then
+  stop_workload
+  stop_tool
+  note "the move_pages ceiling in this guest"
+  "$here/move_ceiling.py" "$build" 600 --ceiling >"$out.ceiling.txt" ||
+    die "move_ceiling.py failed"
 fi
 exit 0

@@ -30,12 +30,28 @@
 #              changed in number; entities: the memhog process, or the 2
 #              nginx workers and the NIC's queue IRQs
 #
+# ratios.txt (printed too, ratios.py): the page mover's ratios (Locus's
+# t95 for 600 MiB over the move_pages ceiling measured in the same guest and
+# over AutoNUMA's; memhog4x150 with one mover over the default pool; the
+# control loop's tick duration while pages move).
+#
 # Env: BENCH_KERNELS ("6.1"; e.g. "6.1 6.12"), BENCH_WORKLOADS
-# ("memhog200 memhog600 nginx"), BENCH_TOOLS ("none autonuma numad irqbalance
-# locus locus_autonuma"), BENCH_SECONDS (30), BENCH_PERIOD_MS (150),
-# BENCH_TICK (locusd --tick, 250ms).
+# ("memhog200 memhog600 nginx"; also memhog4x150), BENCH_TOOLS ("none
+# autonuma numad irqbalance locus locus_autonuma"; also locus_1mover),
+# BENCH_SECONDS (30), BENCH_PERIOD_MS (150), BENCH_TICK (locusd --tick,
+# 250ms).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
+
+# BENCH_TICK (250ms, 1s, ...) in milliseconds, for ratios.py.
+tick_ms() {
+  local tick=${BENCH_TICK:-250ms}
+  case $tick in
+    *ms) echo "${tick%ms}" ;;
+    *s) echo "$((${tick%s} * 1000))" ;;
+    *) echo 250 ;;
+  esac
+}
 
 summarize() {
   local out=$1 kernel_dir kernel csv
@@ -77,6 +93,7 @@ summarize() {
       done
     done
   } | tee "$out/table.txt"
+  "$repo/tests/lab/bench/ratios.py" "$out" "$(tick_ms)" | tee "$out/ratios.txt"
   plot "$out"
 }
 
@@ -86,12 +103,12 @@ plot() {
   for kernel_dir in "$out"/*/; do
     kernel=$(basename "$kernel_dir")
     {
-      echo "set terminal pngcairo size 1500,480 font ',10'"
+      echo "set terminal pngcairo size 2000,480 font ',10'"
       echo "set output '$out/converge-$kernel.png'"
       echo "set datafile separator ','"
-      echo "set multiplot layout 1,3 title 'Local share over time, 2 nodes x 2 CPUs, kernel $kernel (TCG guest)'"
+      echo "set multiplot layout 1,4 title 'Local share over time, 2 nodes x 2 CPUs, kernel $kernel (TCG guest)'"
       echo "set xlabel 'seconds since the workload started'; set yrange [0:105]; set key bottom right"
-      for workload in memhog200 memhog600 nginx; do
+      for workload in memhog200 memhog600 memhog4x150 nginx; do
         spec=
         for csv in "$kernel_dir$workload".*.csv; do
           [ -e "$csv" ] || continue

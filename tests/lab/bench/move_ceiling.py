@@ -3,7 +3,7 @@
 
 Run inside a lab guest with 2 nodes, as root, e.g.:
 
-  tests/lab/guest.sh --build build -- tests/lab/bench/move_ceiling.py build [MIB]
+  tests/lab/guest.sh --build build -- tests/lab/bench/move_ceiling.py build [MIB] [--ceiling]
 
 For each way of moving, a fresh lab_memhog first-touches MIB (600) MiB on
 node 1 and then keeps using it from node 0, as in converge.sh; printed: the
@@ -18,6 +18,10 @@ afterwards, and MB/s:
                   pass, as in Locus)
   migratepages    numactl's migratepages (migrate_pages(2), numad's way;
                   its exec is timed too)
+
+With --ceiling only "move_pages 4096" runs (the single-threaded bare
+ceiling Locus's moves of 4096 pages are held to), followed by a line
+"ceiling_s SECONDS" for the convergence benchmark (case.sh).
 
 The lookups are also shown apart; the process start is not timed. NUMA balancing
 is off. Only the standard library: the guests run this machine's python3.
@@ -87,8 +91,10 @@ def migratepages(pid, addrs):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    memhog = os.path.join(sys.argv[1], "tests/bench/lab_memhog")
-    mib = int(sys.argv[2]) if len(sys.argv) > 2 else 600
+    ceiling_only = "--ceiling" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--ceiling"]
+    memhog = os.path.join(args[0], "tests/bench/lab_memhog")
+    mib = int(args[1]) if len(args) > 1 else 600
     with open("/sys/devices/system/node/node1/cpulist") as f:
         node1_cpus = f.read().strip()
     with open("/proc/sys/kernel/numa_balancing", "w") as f:
@@ -97,6 +103,8 @@ def main():
             ("move_pages 8192", lambda p, a: by_batches(p, a, 8192)),
             ("lookup+move", lookup_and_move),
             ("migratepages", migratepages)]
+    if ceiling_only:
+        ways = ways[:1]
     for name, way in ways:
         hog = subprocess.Popen(
             ["taskset", "-c", node1_cpus, memhog, f"--mb={mib}",
@@ -114,6 +122,8 @@ def main():
         print(f"{name:16} {moved * page_size >> 20:5} MiB to node 0 in "
               f"{seconds:5.2f} s ({moved * page_size / seconds / 1e6:4.0f} "
               f"MB/s; lookups {lookups:.2f} s)", flush=True)
+        if ceiling_only:
+            print(f"ceiling_s {seconds:.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@
 //   t_s,local,total,run_node,migrated,numa_migrated,thread_changes,irq_changes,irq_cpus
 //
 // run_node: the node most of the processes last ran on. Without --irqs,
-// local/total are resident pages of the first process (/proc/PID/numa_maps)
-// on run_node / on all nodes. With --irqs (the NIC's queue IRQs), they are
-// NET_RX softirqs (receive and, with virtio-net's NAPI, transmit
+// local/total are resident pages of the processes (/proc/PID/numa_maps,
+// summed) on run_node / on all nodes. With --irqs (the NIC's queue IRQs), they
+// are NET_RX softirqs (receive and, with virtio-net's NAPI, transmit
 // completions) on run_node's CPUs / on all CPUs over the last second
 // (/proc/softirqs). migrated and numa_migrated: pages migrated since start
 // (/proc/vmstat pgmigrate_success, numa_pages_migrated; the whole machine).
@@ -149,14 +149,15 @@ class Sampler {
   // balancing has just made PROT_NONE (6.1 reports them absent) and so
   // overstate the share while AutoNUMA works.
   void CountPages(int run_node, uint64_t* local, uint64_t* total) const {
-    if (pids_.empty()) return;
-    auto text = ReadTextFile(Proc(pids_.front(), "numa_maps"));
-    if (!text.ok()) return;
-    auto pages = ParseNumaMaps(*text, topology_, sysconf(_SC_PAGESIZE));
-    if (!pages.ok()) return;
-    for (size_t i = 0; i < pages->size(); ++i) {
-      *total += (*pages)[i];
-      if (topology_.nodes[i].id == run_node) *local += (*pages)[i];
+    for (int pid : pids_) {
+      auto text = ReadTextFile(Proc(pid, "numa_maps"));
+      if (!text.ok()) continue;
+      auto pages = ParseNumaMaps(*text, topology_, sysconf(_SC_PAGESIZE));
+      if (!pages.ok()) continue;
+      for (size_t i = 0; i < pages->size(); ++i) {
+        *total += (*pages)[i];
+        if (topology_.nodes[i].id == run_node) *local += (*pages)[i];
+      }
     }
   }
 
