@@ -48,7 +48,7 @@ void Actuators::Reset() {
 ActionResult Actuators::Apply(const Action& action, bool dry_run) {
   dry_run = dry_run || options_.dry_run;
   // Nothing moves in a dry run, including what an enforcing tick queued.
-  if (dry_run) mover_->CancelAll();
+  if (dry_run) StopPageMoves();
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     return threads_->Apply(*pin, dry_run);
   }
@@ -67,6 +67,8 @@ ActionResult Actuators::Apply(const Action& action, bool dry_run) {
   if (dry_run) return pages_->Apply(move, true);
   return mover_->Set(move);
 }
+
+void Actuators::StopPageMoves() { mover_->CancelAll(); }
 
 absl::Status Actuators::Revert(const Action& action) {
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {

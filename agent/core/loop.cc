@@ -72,6 +72,7 @@ Mode Loop::EffectiveMode(const v1::Policy& policy) const {
 
 TickReport Loop::Tick() {
   TickReport report = Begin();
+  if (report.mode == v1::Policy::MODE_DRY_RUN) executor_->StopPageMoves();
   BackOffExternalChanges(report);
   if (CollectSnapshot(report)) {
     // Shared with the report, which outlives this tick on the stream.

@@ -130,6 +130,8 @@ std::vector<SteeringState> ActuatorExecutor::StatesOf(
   return states;
 }
 
+void ActuatorExecutor::StopPageMoves() { actuators_->StopPageMoves(); }
+
 absl::StatusOr<RestoreReport> ActuatorExecutor::RestoreAllWithReport() {
   absl::MutexLock lock(&mu_);
   if (absl::Status detached = steering_.DetachAll(); !detached.ok()) {

@@ -41,6 +41,7 @@ class ActuatorExecutor : public Executor {
       const std::vector<int>& node_of_cpu, bool dry_run) override;
   // Detaches every steering program, then restores the rest.
   absl::Status RestoreAll() override;
+  void StopPageMoves() override;
 
   // The same restore, with its per-entry report (for the Restore RPC).
   absl::StatusOr<RestoreReport> RestoreAllWithReport();

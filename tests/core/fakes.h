@@ -67,6 +67,7 @@ class FakeExecutor : public Executor {
     reverted.push_back(action);
     return absl::OkStatus();
   }
+  void StopPageMoves() override { ++page_move_stops; }
   std::vector<ExternalEvent> TakeExternalChanges() override {
     return std::exchange(external, {});
   }
@@ -82,6 +83,7 @@ class FakeExecutor : public Executor {
 
   std::vector<std::vector<ListenGroupSteering>> steered;
   std::vector<bool> steer_dry_runs;
+  int page_move_stops = 0;
   std::vector<SteeringState> steering_states;
   Outcome outcome = Outcome::kApplied;
   Outcome dry_run_outcome = Outcome::kDryRun;

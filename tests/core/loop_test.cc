@@ -100,6 +100,18 @@ TEST(LoopTest, DryRunPlansButAsksForNothingToChange) {
   EXPECT_EQ(report.actions[0].result.outcome, Outcome::kDryRun);
 }
 
+// Page moves go on between ticks: a switch to dry run stops them at the
+// next tick, whether or not that tick plans anything.
+TEST(LoopTest, EveryDryRunTickStopsThePageMoves) {
+  Harness h([](int n) { return MisplacedWorker((n + 1) * kSecond); });
+  h.loop.Tick();
+  EXPECT_EQ(h.executor.page_move_stops, 0);
+  h.loop.SetMode(v1::Policy::MODE_DRY_RUN);
+  h.loop.Tick();
+  h.loop.Tick();
+  EXPECT_EQ(h.executor.page_move_stops, 2);
+}
+
 // Dry run changes nothing, so the same plan comes back every tick: it is
 // reported each tick but looked up (and logged, and noted) once, until it
 // changes or enforce mode ends the series.
