@@ -51,13 +51,24 @@ uint64_t PageLookup::BasePages(const std::vector<MemRange>& ranges,
 
 int PageLookup::Query(int32_t pid, const std::vector<PageUnit>& units,
                       std::vector<int>* status) {
+  return Call(pid, units, -1, status);
+}
+
+int PageLookup::Move(int32_t pid, const std::vector<PageUnit>& units, int node,
+                     std::vector<int>* status) {
+  return Call(pid, units, node, status);
+}
+
+int PageLookup::Call(int32_t pid, const std::vector<PageUnit>& units, int node,
+                     std::vector<int>* status) {
   addrs_.clear();
   for (const PageUnit& unit : units) {
     addrs_.push_back(reinterpret_cast<void*>(unit.addr));
   }
+  nodes_.assign(units.size(), node);
   status->assign(units.size(), 0);
-  return ops_->MovePages(pid, addrs_.size(), addrs_.data(), nullptr,
-                         status->data());
+  return ops_->MovePages(pid, addrs_.size(), addrs_.data(),
+                         node < 0 ? nullptr : nodes_.data(), status->data());
 }
 
 }  // namespace locus

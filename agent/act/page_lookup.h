@@ -33,11 +33,18 @@ class PageLookup {
   // Where each unit is: status[i] = node or -errno; 0 or the call's errno.
   int Query(int32_t pid, const std::vector<PageUnit>& units,
             std::vector<int>* status);
+  // Moves each unit (a THP whole, by its one address) to `node`: status[i]
+  // = its node now or -errno; 0 or the call's errno.
+  int Move(int32_t pid, const std::vector<PageUnit>& units, int node,
+           std::vector<int>* status);
   uint64_t page_size() const { return page_size_; }
   // Whether units are looked up from the page frames (THPs whole).
   bool sees_huge_pages() const { return frames_ != nullptr; }
 
  private:
+  // move_pages over the units' addresses, querying when `node` < 0.
+  int Call(int32_t pid, const std::vector<PageUnit>& units, int node,
+           std::vector<int>* status);
   // Every base page of the ranges from `cursor`, present or not.
   uint64_t BasePages(const std::vector<MemRange>& ranges, uint64_t cursor,
                      std::vector<PageUnit>* units) const;
@@ -46,7 +53,8 @@ class PageLookup {
   size_t chunk_pages_;
   uint64_t page_size_;
   std::unique_ptr<PageUnitLookup> frames_;  // null: base pages only
-  std::vector<void*> addrs_;                // the query's addresses
+  std::vector<void*> addrs_;                // the call's addresses
+  std::vector<int> nodes_;
 };
 
 }  // namespace locus

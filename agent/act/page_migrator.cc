@@ -23,8 +23,7 @@ MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
 
 PageMigrator::PageMigrator(PageOps* ops, Clock* clock, MigrationOptions options,
                            bool dry_run, TokenBucket* bucket)
-    : ops_(ops),
-      clock_(clock),
+    : clock_(clock),
       options_(options),
       dry_run_(dry_run),
       lookup_(ops, options.chunk_pages),
@@ -104,8 +103,7 @@ class PageMigrator::Run {
   std::vector<int> status_;
   std::vector<PageUnit> batch_;  // found, not moved yet
   uint64_t batch_pages_ = 0;
-  std::vector<void*> to_move_;  // the batch's addresses
-  std::vector<int> nodes_, moved_status_;
+  std::vector<int> moved_status_;
 };
 
 PageMigrator::Run::Run(PageMigrator* migrator, const MigratePages& move,
@@ -207,15 +205,8 @@ int PageMigrator::Run::Pick(uint64_t* resume) {
 
 int PageMigrator::Run::Flush() {
   if (dry_run_ || batch_.empty() || Cancelled()) return 0;
-  to_move_.clear();
-  for (const PageUnit& unit : batch_) {
-    to_move_.push_back(reinterpret_cast<void*>(unit.addr));
-  }
-  nodes_.assign(to_move_.size(), move_.to_node);
-  moved_status_.assign(to_move_.size(), 0);
-  if (int err =
-          migrator_.ops_->MovePages(move_.pid, to_move_.size(), to_move_.data(),
-                                    nodes_.data(), moved_status_.data());
+  if (int err = migrator_.lookup_.Move(move_.pid, batch_, move_.to_node,
+                                       &moved_status_);
       err != 0 && err != ENOENT) {
     return err;
   }

@@ -5,6 +5,8 @@
 // for seconds; this never holds one for more than a batch at a time. The
 // daemon moves pages through the page mover's threads (page_mover.h), each
 // job driving one of these; a dry run estimates here, on the loop thread.
+// A transparent huge page is one entry in both calls where the page frames
+// can be read (page_lookup.h), and is charged the 2 MiB the kernel moves.
 #ifndef LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 #define LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 
@@ -95,7 +97,6 @@ class PageMigrator {
   // Returns what a walk left of its grant, or charges what it moved beyond.
   void Settle(uint64_t granted, uint64_t moved);
 
-  PageOps* ops_;
   Clock* clock_;
   MigrationOptions options_;
   bool dry_run_;
