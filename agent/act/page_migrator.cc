@@ -73,7 +73,7 @@ class PageMigrator::Run {
   int Pick(uint64_t* resume);
   // Moves the batch; 0 or the errno of the call.
   int Flush();
-  void Tally(int unit_status, uint32_t pages);
+  void Tally(int page_status, uint32_t pages);
   ActionResult MoveError(int err);
   void EndPass();
   std::string Summary() const;
@@ -221,10 +221,10 @@ int PageMigrator::Run::Flush() {
   return 0;
 }
 
+// What did not move, in base pages (what moved is in moved_bytes_).
 void PageMigrator::Run::Tally(int page_status, uint32_t pages) {
-  if (page_status == move_.to_node) {
-    return;  // counted in moved_bytes_
-  } else if (page_status == -EACCES) {
+  if (page_status == move_.to_node) return;
+  if (page_status == -EACCES) {
     // Mapped by other processes too (pages a worker still shares with its
     // master since fork): MPOL_MF_MOVE leaves them, by design. Not this
     // process's to move, so not a failure.
