@@ -85,6 +85,8 @@ class FakeIrqOps : public IrqOps {
 
 // A process's pages, each on a node (or absent: -ENOENT). Every move_pages
 // call advances `clock` by `ns_per_call`, so time budgets can be tested.
+// Addresses in `huge` are the first pages of THPs: moving that address moves
+// all 512 base pages, as the kernel moves a THP whole.
 class FakePageOps : public PageOps {
  public:
   struct Process {
@@ -103,6 +105,9 @@ class FakePageOps : public PageOps {
   std::map<uint64_t, int> move_errors;  // address -> -errno on move
   // Nodes outside the task's cpuset.mems: a move there fails whole (EACCES).
   std::set<int> forbidden_nodes;
+  std::set<uint64_t> huge;
+  size_t entries_queried = 0, entries_moved = 0;  // over all calls
+  PageFrameReader* frames = nullptr;              // borrowed; Frames()
 
   int MovePages(int32_t pid, size_t count, void** pages, const int* nodes,
                 int* status) override {
@@ -114,6 +119,7 @@ class FakePageOps : public PageOps {
     }
     largest_call = std::max(largest_call, count);
     if (nodes != nullptr) largest_move = std::max(largest_move, count);
+    (nodes == nullptr ? entries_queried : entries_moved) += count;
     if (clock != nullptr) clock->Advance(ns_per_call);
     for (size_t i = 0; i < count; ++i) {
       uint64_t addr = reinterpret_cast<uint64_t>(pages[i]);
@@ -128,6 +134,7 @@ class FakePageOps : public PageOps {
           continue;
         }
         page->second = nodes[i];
+        if (huge.count(addr)) MoveRest(it->second, addr, nodes[i]);
       }
       status[i] = page->second;
     }
@@ -141,6 +148,15 @@ class FakePageOps : public PageOps {
     return 0;
   }
   uint64_t PageSize() override { return page_size; }
+  PageFrameReader* Frames() override { return frames; }
+
+ private:
+  void MoveRest(Process& process, uint64_t head, int node) {
+    for (uint64_t k = 1; k < kPagesPerHugePage; ++k) {
+      auto page = process.page_node.find(head + k * page_size);
+      if (page != process.page_node.end()) page->second = node;
+    }
+  }
 };
 
 }  // namespace locus

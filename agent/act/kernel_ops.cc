@@ -1,6 +1,7 @@
 #include "agent/act/kernel_ops.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -175,12 +176,26 @@ class ProcIrqOps : public IrqOps {
   std::string procfs_root_;
 };
 
+// Whether this process has CAP_SYS_ADMIN in its effective set: without it
+// the kernel writes 0 for every PFN in /proc/PID/pagemap, so huge pages
+// cannot be told apart and the walk goes by base page.
+bool HasSysAdmin() {
+  __user_cap_header_struct header{.version = _LINUX_CAPABILITY_VERSION_3,
+                                  .pid = 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) !=
+         0;
+}
+
 class KernelPageOps : public PageOps {
  public:
   static constexpr uint64_t kMaxRangeBytes = 64ull << 30;
 
   explicit KernelPageOps(std::string procfs_root)
-      : procfs_root_(std::move(procfs_root)) {}
+      : procfs_root_(std::move(procfs_root)),
+        frames_(HasSysAdmin() ? MakeProcPageFrameReader(procfs_root_)
+                              : nullptr) {}
 
   int MovePages(int32_t pid, size_t count, void** pages, const int* nodes,
                 int* status) override {
@@ -212,8 +227,11 @@ class KernelPageOps : public PageOps {
     return static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   }
 
+  PageFrameReader* Frames() override { return frames_.get(); }
+
  private:
   std::string procfs_root_;
+  std::unique_ptr<PageFrameReader> frames_;  // null: no PFNs to read
 };
 
 }  // namespace

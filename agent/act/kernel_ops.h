@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/act/huge_pages.h"   // PageFrameReader
 #include "agent/host/proc_parse.h"  // MemRange
 
 namespace locus {
@@ -51,6 +52,10 @@ class PageOps {
   // ones are sparse reservations: sanitizer shadow, JVM heap reserve).
   virtual int Ranges(int32_t pid, std::vector<MemRange>* ranges) = 0;
   virtual uint64_t PageSize() = 0;
+  // The page-frame files that tell huge pages apart (huge_pages.h), or null
+  // where they say nothing (no CAP_SYS_ADMIN: the pagemap has no PFNs): the
+  // walk then goes by base page. Borrowed; lives as long as these ops.
+  virtual PageFrameReader* Frames() { return nullptr; }
 };
 
 // The real implementations. Roots are "/proc" and "/sys/fs/cgroup" on a

@@ -23,8 +23,7 @@ MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
 
 PageMigrator::PageMigrator(PageOps* ops, Clock* clock, MigrationOptions options,
                            bool dry_run, TokenBucket* bucket)
-    : ops_(ops),
-      clock_(clock),
+    : clock_(clock),
       options_(options),
       dry_run_(dry_run),
       lookup_(ops, options.chunk_pages),
@@ -53,7 +52,7 @@ class PageMigrator::Run {
   // What the walk did, once it is over.
   ActionResult Result() const;
   void Report(PassProgress* progress) const;
-  uint64_t moved_bytes() const { return moved_ * page_size_; }
+  uint64_t moved_bytes() const { return moved_bytes_; }
   bool cancelled() const { return cancelled_; }
 
  private:
@@ -63,16 +62,18 @@ class PageMigrator::Run {
     return true;
   }
   // Whether the batch plus what was moved fills the byte budget.
-  bool RateSpent() const { return moved_ + to_move_.size() >= budget_pages_; }
+  bool RateSpent() const { return moved_ + batch_pages_ >= budget_pages_; }
   // Whether a budget ends the walk before the next chunk (says which).
   bool BudgetSpent();
-  // Takes the queried chunk's pages that are to move into the batch, moving
-  // it whenever it fills; at the byte budget sets *resume to the first page
-  // not taken. 0 or the errno of a move.
+  // Takes the queried chunk's units that are to move into the batch, moving
+  // it whenever it fills; at the byte budget sets *resume to the first unit
+  // not taken. A unit goes whole while any of the budget is left, so a THP
+  // moves on a grant under 2 MiB (the overshoot is repaid: debt_). 0 or the
+  // errno of a move.
   int Pick(uint64_t* resume);
   // Moves the batch; 0 or the errno of the call.
   int Flush();
-  void Tally(int page_status);
+  void Tally(int page_status, uint32_t pages);
   ActionResult MoveError(int err);
   void EndPass();
   std::string Summary() const;
@@ -91,15 +92,18 @@ class PageMigrator::Run {
   const std::atomic<bool>* cancel_;
   bool cancelled_ = false;
   uint64_t batch_cursor_;  // where the batch's first chunk started
+  // In base pages (a THP counts 512), as the metrics count them.
   uint64_t scanned_ = 0, candidates_ = 0, moved_ = 0, failed_ = 0, shared_ = 0,
            busy_ = 0;
+  uint64_t moved_bytes_ = 0;  // what the kernel moved (MovedBytes)
   bool wrapped_ = false;
   std::string stop_ = "budget";
   uint64_t elapsed_ns_ = 0;
-  std::vector<void*> pages_;  // the chunk queried
+  std::vector<PageUnit> units_;  // the chunk queried
   std::vector<int> status_;
-  std::vector<void*> to_move_;  // the batch: found, not moved yet
-  std::vector<int> nodes_, moved_status_;
+  std::vector<PageUnit> batch_;  // found, not moved yet
+  uint64_t batch_pages_ = 0;
+  std::vector<int> moved_status_;
 };
 
 PageMigrator::Run::Run(PageMigrator* migrator, const MigratePages& move,
@@ -141,19 +145,21 @@ bool PageMigrator::Run::BudgetSpent() {
 
 std::optional<ActionResult> PageMigrator::Run::Walk() {
   while (!BudgetSpent()) {
-    uint64_t next = migrator_.lookup_.Chunk(pass_.ranges, cursor_, &pages_);
-    if (pages_.empty()) {
+    uint64_t next = 0;
+    int err = migrator_.lookup_.Chunk(move_.pid, pass_.ranges, cursor_, &units_,
+                                      &next);
+    if (err == 0 && units_.empty()) {
       EndPass();
       break;
     }
-    if (int err = migrator_.lookup_.Query(move_.pid, pages_, &status_);
-        err != 0) {
+    if (err == 0) err = migrator_.lookup_.Query(move_.pid, units_, &status_);
+    if (err != 0) {
       pass_.cursor = batch_cursor_;  // the unmoved batch is found again
       return ResultOfErrno(err, absl::StrCat(who_, ": move_pages"),
                            kPageQueryErrnos);
     }
-    scanned_ += pages_.size();
-    if (to_move_.empty()) batch_cursor_ = cursor_;
+    for (const PageUnit& unit : units_) scanned_ += unit.pages;
+    if (batch_.empty()) batch_cursor_ = cursor_;
     uint64_t resume = next;  // where the next chunk starts
     if (int err = Pick(&resume); err != 0) return MoveError(err);
     if (next == 0 && resume == 0) {
@@ -176,56 +182,61 @@ void PageMigrator::Run::EndPass() {
 }
 
 int PageMigrator::Run::Pick(uint64_t* resume) {
-  for (size_t i = 0; i < pages_.size(); ++i) {
+  for (size_t i = 0; i < units_.size(); ++i) {
+    const PageUnit& unit = units_[i];
     int node = status_[i];
     if (node < 0 || node == move_.to_node) continue;  // absent or there
     if (move_.from_node >= 0 && node != move_.from_node) continue;
     if (!dry_run_ && RateSpent()) {
-      *resume = reinterpret_cast<uint64_t>(pages_[i]);
+      *resume = unit.addr;
       break;
     }
-    ++candidates_;
+    candidates_ += unit.pages;
     if (dry_run_) continue;
-    to_move_.push_back(pages_[i]);
-    if (to_move_.size() >= migrator_.options_.move_batch_pages) {
+    batch_.push_back(unit);
+    batch_pages_ += unit.pages;
+    if (batch_pages_ >= migrator_.options_.move_batch_pages) {
       if (int err = Flush(); err != 0) return err;
-      batch_cursor_ = reinterpret_cast<uint64_t>(pages_[i]) + page_size_;
+      batch_cursor_ = unit.addr + UnitBytes(unit, page_size_);
     }
   }
   return 0;
 }
 
 int PageMigrator::Run::Flush() {
-  if (dry_run_ || to_move_.empty() || Cancelled()) return 0;
-  nodes_.assign(to_move_.size(), move_.to_node);
-  moved_status_.assign(to_move_.size(), 0);
-  if (int err =
-          migrator_.ops_->MovePages(move_.pid, to_move_.size(), to_move_.data(),
-                                    nodes_.data(), moved_status_.data());
+  if (dry_run_ || batch_.empty() || Cancelled()) return 0;
+  if (int err = migrator_.lookup_.Move(move_.pid, batch_, move_.to_node,
+                                       &moved_status_);
       err != 0 && err != ENOENT) {
     return err;
   }
-  for (int s : moved_status_) Tally(s);
-  to_move_.clear();
+  moved_bytes_ +=
+      MovedBytes(batch_, moved_status_.data(), move_.to_node, page_size_);
+  moved_ = moved_bytes_ / page_size_;
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    Tally(moved_status_[i], batch_[i].pages);
+  }
+  batch_.clear();
+  batch_pages_ = 0;
   return 0;
 }
 
-void PageMigrator::Run::Tally(int page_status) {
-  if (page_status == move_.to_node) {
-    ++moved_;
-  } else if (page_status == -EACCES) {
+// What did not move, in base pages (what moved is in moved_bytes_).
+void PageMigrator::Run::Tally(int page_status, uint32_t pages) {
+  if (page_status == move_.to_node) return;
+  if (page_status == -EACCES) {
     // Mapped by other processes too (pages a worker still shares with its
     // master since fork): MPOL_MF_MOVE leaves them, by design. Not this
     // process's to move, so not a failure.
-    ++shared_;
+    shared_ += pages;
   } else if (page_status == -EBUSY || page_status == -EAGAIN ||
              page_status == -ENOENT) {
     // Taken by someone else meanwhile (NUMA balancing migrating the same
     // pages, off the LRU, or a migration entry in place of the page):
     // retried on a later pass, and not a failure of ours.
-    ++busy_;
+    busy_ += pages;
   } else {
-    ++failed_;  // -ENOMEM, ...: retried on a later pass
+    failed_ += pages;  // -ENOMEM, ...: retried on a later pass
   }
 }
 
@@ -253,7 +264,7 @@ std::string PageMigrator::Run::Summary() const {
 ActionResult PageMigrator::Run::Result() const {
   ActionResult result;
   result.pages_moved = moved_;
-  result.bytes_moved = moved_ * page_size_;
+  result.bytes_moved = moved_bytes_;
   if (dry_run_) {
     result.outcome = Outcome::kDryRun;
     result.message = absl::StrCat(who_, ": would move ", Summary());
@@ -320,10 +331,10 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run,
   }
   // A dry run moves nothing, so it takes nothing from the bucket.
   const uint64_t want = move.max_bytes > 0 ? move.max_bytes : UINT64_MAX;
-  const uint64_t granted = dry_run ? 0 : bucket_->Take(want);
+  const uint64_t granted = dry_run ? 0 : Grant(want);
   Run run(this, move, dry_run, who, &pass, granted, cancel);
   std::optional<ActionResult> failed = run.Walk();
-  bucket_->Return(granted - std::min(granted, run.moved_bytes()));
+  Settle(granted, run.moved_bytes());
   if (progress != nullptr) run.Report(progress);
   if (run.cancelled()) {
     passes_.erase(move.pid);
@@ -337,6 +348,22 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run,
   return run.Result();
 }
 
+uint64_t PageMigrator::Grant(uint64_t want) {
+  uint64_t granted = bucket_->Take(want);
+  const uint64_t repaid = std::min(granted, debt_);
+  debt_ -= repaid;
+  return granted - repaid;
+}
+
+void PageMigrator::Settle(uint64_t granted, uint64_t moved) {
+  if (moved <= granted) {
+    bucket_->Return(granted - moved);
+    return;
+  }
+  const uint64_t over = moved - granted;
+  debt_ += over - bucket_->Take(over);
+}
+
 absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
     int32_t pid, uint64_t max_pages) {
   std::vector<MemRange> ranges;
@@ -345,20 +372,22 @@ absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
         ErrnoMessage(absl::StrCat("pid ", pid, ": maps"), err));
   }
   std::map<int, uint64_t> per_node;
-  std::vector<void*> pages;
+  std::vector<PageUnit> units;
   std::vector<int> status;
   uint64_t cursor = 0, seen = 0;
   while (max_pages == 0 || seen < max_pages) {
-    uint64_t next = lookup_.Chunk(ranges, cursor, &pages);
-    if (pages.empty()) break;
-    if (int err = lookup_.Query(pid, pages, &status); err != 0) {
+    uint64_t next = 0;
+    int err = lookup_.Chunk(pid, ranges, cursor, &units, &next);
+    if (err == 0 && units.empty()) break;
+    if (err == 0) err = lookup_.Query(pid, units, &status);
+    if (err != 0) {
       return absl::UnknownError(
           ErrnoMessage(absl::StrCat("pid ", pid, ": move_pages"), err));
     }
-    for (int s : status) {
-      if (s >= 0) ++per_node[s];
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (status[i] >= 0) per_node[status[i]] += units[i].pages;
+      seen += units[i].pages;
     }
-    seen += pages.size();
     if (next == 0) break;
     cursor = next;
   }

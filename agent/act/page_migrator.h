@@ -5,6 +5,8 @@
 // for seconds; this never holds one for more than a batch at a time. The
 // daemon moves pages through the page mover's threads (page_mover.h), each
 // job driving one of these; a dry run estimates here, on the loop thread.
+// A transparent huge page is one entry in both calls where the page frames
+// can be read (page_lookup.h), and is charged the 2 MiB the kernel moves.
 #ifndef LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 #define LOCUS_AGENT_ACT_PAGE_MIGRATOR_H_
 
@@ -29,13 +31,16 @@ struct MigrationOptions {
   // Per Apply call, checked between move_pages calls. The daemon gives half
   // its tick (MigrationOptionsFor).
   uint64_t time_budget_ns = 20'000'000;
-  size_t chunk_pages = 256;  // pages per query (move_pages without nodes)
+  // Units per query (move_pages without nodes): a base page, or a whole THP
+  // where the lookup sees huge pages (page_lookup.h).
+  size_t chunk_pages = 256;
   // Pages per moving move_pages call, gathered over several queries. Each
   // moving call has a fixed cost on top of its pages (the kernel drains the
   // LRU caches of every CPU and waits for an expedited RCU grace period), so
   // moving a query's worth at a time spends most of the budget on that; the
   // kernel still migrates a batch page by page (or 2 MiB at a time), so the
-  // worker never waits on more than those.
+  // worker never waits on more than those. Counted in base pages: a THP's
+  // one entry counts 512.
   size_t move_batch_pages = 4096;
 };
 
@@ -87,13 +92,22 @@ class PageMigrator {
   // One Apply's walk over a process's pass (page_migrator.cc).
   class Run;
 
-  PageOps* ops_;
+  // Takes up to `want` bytes from the bucket, less what repays debt_.
+  uint64_t Grant(uint64_t want);
+  // Returns what a walk left of its grant, or charges what it moved beyond.
+  void Settle(uint64_t granted, uint64_t moved);
+
   Clock* clock_;
   MigrationOptions options_;
   bool dry_run_;
   PageLookup lookup_;
   std::unique_ptr<TokenBucket> own_bucket_;
   TokenBucket* bucket_;
+  // Bytes moved beyond a grant that the bucket could not give when the walk
+  // ended: a THP goes whole when any of a grant is left, so a walk may move
+  // up to 2 MiB more than granted. Repaid from the next grants, before they
+  // move anything; forgotten with the migrator.
+  uint64_t debt_ = 0;
   // Where a process's pass stands: the next address to look at, and the
   // ranges it walks. The ranges are read when a pass starts and kept until
   // it completes: reading them costs a page-table walk (numa_maps), as much

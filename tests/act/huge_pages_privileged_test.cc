@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "agent/act/huge_pages.h"
 #include "agent/act/kernel_ops.h"
+#include "agent/act/page_migrator.h"
 #include "agent/host/file_util.h"
 #include "agent/host/topology.h"
 #include "gtest/gtest.h"
@@ -171,6 +172,44 @@ TEST_F(HugePagesPrivilegedTest, MovingAUnitMovesItsWholeHugePage) {
   }
   for (int node : Move(every, nullptr)) EXPECT_EQ(node, to);
   EXPECT_EQ(child_.HugeBytes(), huge_bytes_);
+}
+
+// The kernel's page ops over the child's region only, counting the entries
+// move_pages is given.
+class RegionPageOps : public PageOps {
+ public:
+  RegionPageOps(PageOps* real, MemRange region)
+      : real_(real), region_(region) {}
+  int MovePages(int32_t pid, size_t count, void** pages, const int* nodes,
+                int* status) override {
+    entries += count;
+    return real_->MovePages(pid, count, pages, nodes, status);
+  }
+  int Ranges(int32_t, std::vector<MemRange>* ranges) override {
+    *ranges = {region_};
+    return 0;
+  }
+  uint64_t PageSize() override { return real_->PageSize(); }
+  PageFrameReader* Frames() override { return real_->Frames(); }
+  uint64_t entries = 0;
+
+ private:
+  PageOps* real_;
+  MemRange region_;
+};
+
+TEST_F(HugePagesPrivilegedTest, MigrationPassQueriesOneEntryPerHugePage) {
+  ASSERT_NE(page_ops_->Frames(), nullptr) << "root has CAP_SYS_ADMIN";
+  RegionPageOps ops(page_ops_.get(), {child_.base(), child_.base() + kRegion});
+  MonotonicClock clock;
+  PageMigrator migrator(&ops, &clock, MigrationOptions{}, true);
+  auto nodes = migrator.QueryNodes(child_.pid(), 0);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  uint64_t pages = 0;
+  for (const auto& [node, count] : *nodes) pages += count;
+  EXPECT_EQ(pages * page_size_, kRegion);  // counted in base pages
+  EXPECT_EQ(ops.entries,
+            huge_bytes_ / kHuge + (kRegion - huge_bytes_) / page_size_);
 }
 
 }  // namespace

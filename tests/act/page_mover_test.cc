@@ -8,6 +8,7 @@
 
 #include "absl/time/clock.h"
 #include "agent/act/fake_kernel_ops.h"
+#include "agent/act/fake_page_frames.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -61,6 +62,7 @@ class SharedPageOps : public PageOps {
     return fake.Ranges(pid, ranges);
   }
   uint64_t PageSize() override { return kPage; }
+  PageFrameReader* Frames() override { return fake.frames; }
 
   void WaitHeld() {
     std::unique_lock lock(mu);
@@ -144,6 +146,31 @@ TEST_F(PageMoverTest, MovesBetweenSetsWithinEachGrant) {
   ActionResult done = mover.Set(Move(7, 0, 1000));
   EXPECT_EQ(done.outcome, Outcome::kUnchanged);
   EXPECT_TRUE(done.nothing_left);
+}
+
+// A grant under 2 MiB still moves a THP, whole and with one entry, and the
+// tick is told the base pages and bytes the kernel moved.
+TEST_F(PageMoverTest, HugePageMovesWholeOnSmallerGrant) {
+  FakePageFrames frames;
+  const uint64_t base = kBase + (9ull << 30);
+  ops_.AddProcess(9, 2 * kPagesPerHugePage, 1);
+  for (uint64_t k = 0; k < 2; ++k) {
+    const uint64_t head = base + k * kPagesPerHugePage * kPage;
+    frames.HugePage(9, head, (k + 1) * kPagesPerHugePage);
+    ops_.fake.huge.insert(head);
+  }
+  ops_.fake.frames = &frames;
+  PageMover mover(&ops_, &clock_, Options(1));
+  mover.Set(Move(9, 0, 100));
+  mover.WaitIdle();
+  EXPECT_EQ(ops_.OnNode(9, 0), static_cast<int>(kPagesPerHugePage));
+  ActionResult next = mover.Set(Move(9, 0, 100));
+  EXPECT_EQ(next.pages_moved, kPagesPerHugePage) << next.message;
+  EXPECT_EQ(next.bytes_moved, kPagesPerHugePage * kPage);
+  mover.WaitIdle();
+  EXPECT_EQ(ops_.OnNode(9, 0), static_cast<int>(2 * kPagesPerHugePage));
+  std::lock_guard lock(ops_.mu);
+  EXPECT_EQ(ops_.fake.entries_moved, 2u);
 }
 
 // A tick that comes while a call is under way: the move goes on.
