@@ -81,6 +81,27 @@ class AgentServerLimitsTest : public ::testing::Test {
     }
     return fd;
   }
+  // Writes `bytes` to `fd` from a thread, so that what the server sends
+  // back is read while the burst goes out; stops when the server closes.
+  static std::thread WriteInBackground(int fd, const std::string& bytes) {
+    return std::thread([fd, &bytes] {
+      for (size_t off = 0; off < bytes.size();) {
+        ssize_t n =
+            send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) return;
+        off += static_cast<size_t>(n);
+      }
+    });
+  }
+  // Another client over TCP is still served.
+  void ExpectTcpStatusServed() {
+    auto stub = TcpStub();
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::AgentStatus status;
+    grpc::Status rpc = stub->GetStatus(&c, {}, &status);
+    EXPECT_TRUE(rpc.ok()) << rpc.error_message();
+  }
   bool WaitFor(const std::function<bool()>& done) {
     for (int i = 0; i < 200 && !done(); ++i) {
       absl::SleepFor(absl::Milliseconds(50));
@@ -263,14 +284,7 @@ TEST_F(AgentServerLimitsTest, APingBurstIsAckedWithoutClosingTheConnection) {
   std::string burst = std::string(kHttp2Preface) + Frame(kSettings);
   for (int i = 0; i < kPings; ++i)
     burst += Frame(kPing, 0, 0, std::string(8, 'p'));
-  // Written from a thread: the acks come back while the burst goes out.
-  std::thread writer([&] {
-    for (size_t off = 0; off < burst.size();) {
-      ssize_t n = write(fd.get(), burst.data() + off, burst.size() - off);
-      if (n <= 0) return;
-      off += static_cast<size_t>(n);
-    }
-  });
+  std::thread writer = WriteInBackground(fd.get(), burst);
   timeval timeout = {.tv_sec = 10, .tv_usec = 0};
   setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   std::string in;
@@ -295,12 +309,7 @@ TEST_F(AgentServerLimitsTest, APingBurstIsAckedWithoutClosingTheConnection) {
   writer.join();
   EXPECT_EQ(goaways, 0);
   EXPECT_EQ(acks, kPings);
-  auto stub = TcpStub();
-  grpc::ClientContext c;
-  Deadline(&c);
-  v1::AgentStatus status;
-  grpc::Status rpc = stub->GetStatus(&c, {}, &status);
-  EXPECT_TRUE(rpc.ok()) << rpc.error_message();
+  ExpectTcpStatusServed();
 }
 
 // HTTP/2 rapid reset: 5,000 streams, each opened and reset at once. gRPC
@@ -317,14 +326,7 @@ TEST_F(AgentServerLimitsTest, ARapidResetBurstClosesTheConnection) {
   for (uint32_t i = 0; i < kStreams; ++i) {
     burst += Headers(2 * i + 1) + RstStream(2 * i + 1);
   }
-  std::thread writer([&] {
-    for (size_t off = 0; off < burst.size();) {
-      ssize_t n =
-          send(fd.get(), burst.data() + off, burst.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      off += static_cast<size_t>(n);
-    }
-  });
+  std::thread writer = WriteInBackground(fd.get(), burst);
   timeval timeout = {.tv_sec = 10, .tv_usec = 0};
   setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   bool closed = false;
@@ -339,12 +341,7 @@ TEST_F(AgentServerLimitsTest, ARapidResetBurstClosesTheConnection) {
   writer.join();
   EXPECT_TRUE(closed) << "still open after 10 s: " << strerror(errno);
   EXPECT_EQ(server_->cut_off_connections(), 1u);
-  auto stub = TcpStub();
-  grpc::ClientContext c;
-  Deadline(&c);
-  v1::AgentStatus status;
-  grpc::Status rpc = stub->GetStatus(&c, {}, &status);
-  EXPECT_TRUE(rpc.ok()) << rpc.error_message();
+  ExpectTcpStatusServed();
 }
 
 // What a real client resets (a watch given up, a deadline) stays far below
