@@ -15,12 +15,14 @@ namespace locus {
 
 const char kMemhogUsage[] =
     "usage: lab_memhog --mb=N --touch_node=A --run_node=B [--report_ms=200]\n"
-    "                  [--thp]\n"
+    "                  [--thp] [--wait_for=PATH]\n"
     "First-touches N MiB on node A's CPUs, prints 'ready', then keeps\n"
     "reading and writing it from node B's CPUs, printing 'passes K' every\n"
     "report_ms (0: never). --thp: the memory 2 MiB-aligned and advised\n"
     "MADV_HUGEPAGE before the touch; 'anon_huge_kib K' follows 'ready'\n"
-    "(AnonHugePages of the memory after the touch, from /proc/self/smaps).\n";
+    "(AnonHugePages of the memory after the touch, from /proc/self/smaps).\n"
+    "--wait_for: after the touch, prints 'touched' and waits until PATH\n"
+    "exists before moving to node B (and naming itself lab_memhog).\n";
 
 namespace {
 
@@ -83,6 +85,9 @@ absl::StatusOr<MemhogOptions> ParseMemhogArgs(
       (name == "touch_node" ? options.touch_node : options.run_node) =
           static_cast<int>(value);
       (name == "touch_node" ? have_touch : have_run) = true;
+    } else if (name == "wait_for") {
+      if (kv.second.empty()) return Invalid(name, "needs a path");
+      options.wait_for = kv.second;
     } else if (name == "report_ms") {
       RETURN_IF_ERROR(ParseInt(name, kv.second, 0, kIntMax, &value));
       options.report_ms = static_cast<int>(value);

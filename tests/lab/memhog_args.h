@@ -21,6 +21,10 @@ struct MemhogOptions {
   // first touch, so that the kernel backs it with transparent huge pages
   // under THP "madvise" as well as "always".
   bool thp = false;
+  // --wait_for: after the touch, print "touched" and wait until this file
+  // exists before moving to run_node and taking the name lab_memhog, so
+  // that several workers become targets at the same moment.
+  std::string wait_for;
 };
 
 // `args` excludes argv[0]. Flags are --name=value; INVALID_ARGUMENT names

@@ -47,6 +47,20 @@ TEST(MemhogArgsTest, ThpIsASwitchOffByDefault) {
               HasSubstr("--thp: not a boolean: 'sometimes'"));
 }
 
+TEST(MemhogArgsTest, WaitForTakesAPath) {
+  auto options = ParseMemhogArgs(
+      {"--mb=1", "--touch_node=0", "--run_node=0", "--wait_for=/tmp/go"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->wait_for, "/tmp/go");
+  EXPECT_TRUE(ParseMemhogArgs({"--mb=1", "--touch_node=0", "--run_node=0"})
+                  ->wait_for.empty());
+  EXPECT_THAT(ParseMemhogArgs(
+                  {"--mb=1", "--touch_node=0", "--run_node=0", "--wait_for="})
+                  .status()
+                  .message(),
+              HasSubstr("--wait_for: needs a path"));
+}
+
 TEST(MemhogArgsTest, NamesTheMissingFlag) {
   EXPECT_THAT(
       ParseMemhogArgs({"--touch_node=1", "--run_node=0"}).status().message(),

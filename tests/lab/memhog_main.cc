@@ -22,6 +22,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/lab/memhog_args.h"
@@ -182,6 +183,13 @@ int main(int argc, char** argv) {
                pages, options->touch_node);
   long long huge_kib = options->thp ? AnonHugeKib(base, bytes) : 0;
   if (huge_kib < 0) return 1;
+  if (!options->wait_for.empty()) {
+    std::printf("touched\n");
+    std::fflush(stdout);
+    while (access(options->wait_for.c_str(), F_OK) != 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   if (!RunOnNode(options->run_node)) return 1;
   prctl(PR_SET_NAME, "lab_memhog");
   std::printf("ready\n");

@@ -181,19 +181,29 @@ start_memhogs() {
   ln -s "$memhog" "$work/lab_memhog_prep"
   for ((i = 0; i < n; i++)); do
     taskset -c "$node1_cpus" "$work/lab_memhog_prep" --mb="$mb" --touch_node=1 \
-      --run_node=0 --report_ms=0 >"$work/hog$i.out" &
+      --run_node=0 --report_ms=0 --wait_for="$work/go" >"$work/hog$i.out" &
     pids+=($!)
   done
   workload_pids+=("${pids[@]}")
   start_sampler --pids="$(IFS=,; echo "${pids[*]}")"
-  local deadline=$((SECONDS + 600))
+  # All touched, then all go to node 0 and take their name together: a tool
+  # sees the four misplaced at once, not the first ready while the others
+  # still touch (the runs would not start alike).
+  wait_lines touched "$n"
+  touch "$work/go"
+  wait_lines ready "$n"
+  echo go >&"$sampler_in"
+}
+
+# wait_lines LINE N: until each of hog0..hogN-1's output has LINE.
+wait_lines() {
+  local line=$1 n=$2 i deadline=$((SECONDS + 600))
   for ((i = 0; i < n; i++)); do
-    until grep -qx ready "$work/hog$i.out" 2>/dev/null; do
-      ((SECONDS < deadline)) || die "lab_memhog $i did not report ready"
+    until grep -qx "$line" "$work/hog$i.out" 2>/dev/null; do
+      ((SECONDS < deadline)) || die "lab_memhog $i did not report $line"
       sleep 0.1
     done
   done
-  echo go >&"$sampler_in"
 }
 
 # lab_sampler, started and ready before the workload is in place (a process
