@@ -135,7 +135,11 @@ void FrameGuard::Loop() {
         (void)!eventfd_read(wake_.get(), &unused);
         AdoptPending();
       } else if (!c->dead) {
-        c->dead = !Pump(*c);
+        // A hang-up or error on either side ends the connection, after
+        // what can still move has been offered once: the client is gone,
+        // or gRPC closed its end (whose last bytes may still be waiting).
+        const bool hung_up = events[i].events & (EPOLLHUP | EPOLLERR);
+        c->dead = !Pump(*c) || hung_up;
         if (!c->dead) Watch(*c);
       }
     }
@@ -227,9 +231,10 @@ bool FrameGuard::Pump(Conn& c) {
 }
 
 // Asks epoll for what each side can do next: read while there is room and
-// the side has not ended, write while bytes wait for it. A side with
-// nothing to do leaves the set, or its hang-up would wake the loop again
-// and again until the other side finishes.
+// the side has not ended, write while bytes wait for it. A side with nothing
+// to do stays in the set with no events, so that its hang-up (always
+// reported) still ends the connection: gRPC closing its end while the
+// client reads nothing must not leave the client's descriptors here.
 void FrameGuard::Watch(Conn& c) {
   const size_t cap = options_.buffer_bytes;
   auto set = [&](int fd, Interest& have, bool read, bool write) {
@@ -238,11 +243,9 @@ void FrameGuard::Watch(Conn& c) {
     epoll_event ev = {};
     ev.events = want;
     ev.data.ptr = &c;
-    int op = want == 0 ? EPOLL_CTL_DEL
-                       : (have.added ? EPOLL_CTL_MOD : EPOLL_CTL_ADD);
-    if (want == 0 && !have.added) return;
-    if (epoll_ctl(epoll_.get(), op, fd, &ev) == 0) {
-      have.added = want != 0;
+    if (epoll_ctl(epoll_.get(), have.added ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd,
+                  &ev) == 0) {
+      have.added = true;
       have.events = want;
     }
   };
