@@ -68,8 +68,8 @@ class PageMigrator::Run {
   // Takes the queried chunk's units that are to move into the batch, moving
   // it whenever it fills; at the byte budget sets *resume to the first unit
   // not taken. A unit goes whole while any of the budget is left, so a THP
-  // moves on a grant under 2 MiB (the overshoot is repaid: debt_). 0 or the
-  // errno of a move.
+  // moves on a grant under 2 MiB (the bucket is charged the overshoot). 0 or
+  // the errno of a move.
   int Pick(uint64_t* resume);
   // Moves the batch; 0 or the errno of the call.
   int Flush();
@@ -331,7 +331,7 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run,
   }
   // A dry run moves nothing, so it takes nothing from the bucket.
   const uint64_t want = move.max_bytes > 0 ? move.max_bytes : UINT64_MAX;
-  const uint64_t granted = dry_run ? 0 : Grant(want);
+  const uint64_t granted = dry_run ? 0 : bucket_->Take(want);
   Run run(this, move, dry_run, who, &pass, granted, cancel);
   std::optional<ActionResult> failed = run.Walk();
   Settle(granted, run.moved_bytes());
@@ -348,20 +348,12 @@ ActionResult PageMigrator::Apply(const MigratePages& move, bool dry_run,
   return run.Result();
 }
 
-uint64_t PageMigrator::Grant(uint64_t want) {
-  uint64_t granted = bucket_->Take(want);
-  const uint64_t repaid = std::min(granted, debt_);
-  debt_ -= repaid;
-  return granted - repaid;
-}
-
 void PageMigrator::Settle(uint64_t granted, uint64_t moved) {
   if (moved <= granted) {
     bucket_->Return(granted - moved);
-    return;
+  } else {
+    bucket_->Charge(moved - granted);
   }
-  const uint64_t over = moved - granted;
-  debt_ += over - bucket_->Take(over);
 }
 
 absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(

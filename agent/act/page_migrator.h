@@ -92,8 +92,6 @@ class PageMigrator {
   // One Apply's walk over a process's pass (page_migrator.cc).
   class Run;
 
-  // Takes up to `want` bytes from the bucket, less what repays debt_.
-  uint64_t Grant(uint64_t want);
   // Returns what a walk left of its grant, or charges what it moved beyond.
   void Settle(uint64_t granted, uint64_t moved);
 
@@ -103,11 +101,6 @@ class PageMigrator {
   PageLookup lookup_;
   std::unique_ptr<TokenBucket> own_bucket_;
   TokenBucket* bucket_;
-  // Bytes moved beyond a grant that the bucket could not give when the walk
-  // ended: a THP goes whole when any of a grant is left, so a walk may move
-  // up to 2 MiB more than granted. Repaid from the next grants, before they
-  // move anything; forgotten with the migrator.
-  uint64_t debt_ = 0;
   // Where a process's pass stands: the next address to look at, and the
   // ranges it walks. The ranges are read when a pass starts and kept until
   // it completes: reading them costs a page-table walk (numa_maps), as much

@@ -1,5 +1,6 @@
 // A byte-rate token bucket shared by every page mover thread: the policy's
-// MiB/s budget holds for all of them together, not per thread.
+// MiB/s budget holds for all of them together, not per thread. A RateBucket
+// (common/rate_bucket.h) under a lock, on the mover's clock.
 #ifndef LOCUS_AGENT_ACT_TOKEN_BUCKET_H_
 #define LOCUS_AGENT_ACT_TOKEN_BUCKET_H_
 
@@ -8,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/rate_bucket.h"
 
 namespace locus {
 
@@ -21,18 +23,19 @@ class TokenBucket {
   uint64_t Take(uint64_t want);
   // Gives back what a grant did not use.
   void Return(uint64_t bytes);
+  // Charges bytes moved beyond a grant (a huge page goes whole when any of
+  // a grant is left), even below zero: later refills repay them before
+  // anything is granted again.
+  void Charge(uint64_t bytes);
   // Nanoseconds until `bytes` could be granted (0: now).
   uint64_t WaitNs(uint64_t bytes);
   uint64_t rate() const { return rate_; }
 
  private:
-  void Refill() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
   Clock* clock_;
   const uint64_t rate_;
   absl::Mutex mu_;
-  double tokens_ ABSL_GUARDED_BY(mu_);
-  uint64_t last_ns_ ABSL_GUARDED_BY(mu_);
+  RateBucket bucket_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace locus

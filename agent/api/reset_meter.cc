@@ -4,18 +4,6 @@
 
 namespace locus {
 
-bool RateBucket::Take(uint64_t now_ns) {
-  if (now_ns > last_ns_) {
-    tokens_ = std::min(
-        burst_,
-        tokens_ + per_second_ * static_cast<double>(now_ns - last_ns_) / 1e9);
-    last_ns_ = now_ns;
-  }
-  if (tokens_ < 1) return false;
-  tokens_ -= 1;
-  return true;
-}
-
 bool ResetMeter::Feed(std::string_view bytes, uint64_t now_ns,
                       RateBucket& shared) {
   if (tripped_) return false;

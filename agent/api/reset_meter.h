@@ -15,22 +15,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/rate_bucket.h"
+
 namespace locus {
-
-// Tokens refilled at `per_second`, holding at most `burst`; starts full.
-class RateBucket {
- public:
-  RateBucket(double per_second, double burst)
-      : per_second_(per_second), burst_(burst), tokens_(burst) {}
-  // Takes one token at time `now_ns` if there is one.
-  bool Take(uint64_t now_ns);
-
- private:
-  double per_second_;
-  double burst_;
-  double tokens_;
-  uint64_t last_ns_ = 0;
-};
 
 class ResetMeter {
  public:

@@ -12,20 +12,6 @@ constexpr uint64_t kSecond = 1'000'000'000;
 
 std::string Preface() { return std::string(kHttp2Preface) + Frame(kSettings); }
 
-TEST(RateBucket, StartsFullAndRefillsAtItsRate) {
-  RateBucket bucket(/*per_second=*/2, /*burst=*/3);
-  EXPECT_TRUE(bucket.Take(0));
-  EXPECT_TRUE(bucket.Take(0));
-  EXPECT_TRUE(bucket.Take(0));
-  EXPECT_FALSE(bucket.Take(0));
-  EXPECT_TRUE(bucket.Take(kSecond / 2));  // one token back
-  EXPECT_FALSE(bucket.Take(kSecond / 2));
-  EXPECT_TRUE(bucket.Take(10 * kSecond));  // refilled to the burst, no more
-  EXPECT_TRUE(bucket.Take(10 * kSecond));
-  EXPECT_TRUE(bucket.Take(10 * kSecond));
-  EXPECT_FALSE(bucket.Take(10 * kSecond));
-}
-
 TEST(ResetMeter, ResetsWithinTheBurstPassAndTheNextTrips) {
   ResetMeter meter(/*per_second=*/1, /*burst=*/4);
   RateBucket shared(100, 100);
