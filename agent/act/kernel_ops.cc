@@ -17,6 +17,7 @@
 #include "agent/host/cpu_mask.h"
 #include "agent/host/file_util.h"
 #include "agent/host/proc_parse.h"
+#include "common/capabilities.h"
 #include "common/os_error.h"
 #include "common/unique_fd.h"
 
@@ -180,12 +181,8 @@ class ProcIrqOps : public IrqOps {
 // the kernel writes 0 for every PFN in /proc/PID/pagemap, so huge pages
 // cannot be told apart and the walk goes by base page.
 bool HasSysAdmin() {
-  __user_cap_header_struct header{.version = _LINUX_CAPABILITY_VERSION_3,
-                                  .pid = 0};
-  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-  if (syscall(SYS_capget, &header, data) != 0) return false;
-  return (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) !=
-         0;
+  absl::StatusOr<uint64_t> effective = EffectiveCapabilities();
+  return effective.ok() && HasCapability(*effective, CAP_SYS_ADMIN);
 }
 
 class KernelPageOps : public PageOps {

@@ -1,12 +1,10 @@
 #include "agent/sensors/capabilities.h"
 
 #include <linux/capability.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <initializer_list>
 
-#include "common/os_error.h"
+#include "common/capabilities.h"
 
 namespace locus {
 namespace {
@@ -24,15 +22,11 @@ constexpr Cap kSysPtrace = {CAP_SYS_PTRACE, "CAP_SYS_PTRACE"};
 
 absl::StatusOr<std::vector<std::string>> Missing(
     std::initializer_list<Cap> needed) {
-  // Two 32-bit words per set in the v3 ABI.
-  __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3,
-                                     .pid = 0};
-  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-  if (syscall(SYS_capget, &header, data) != 0) return LastErrnoStatus("capget");
+  absl::StatusOr<uint64_t> effective = EffectiveCapabilities();
+  if (!effective.ok()) return effective.status();
   std::vector<std::string> missing;
   for (const Cap& c : needed) {
-    uint32_t word = data[c.bit / 32].effective;
-    if (!(word & (1u << (c.bit % 32)))) missing.push_back(c.name);
+    if (!HasCapability(*effective, c.bit)) missing.push_back(c.name);
   }
   return missing;
 }
