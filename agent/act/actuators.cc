@@ -47,8 +47,6 @@ void Actuators::Reset() {
 
 ActionResult Actuators::Apply(const Action& action, bool dry_run) {
   dry_run = dry_run || options_.dry_run;
-  // Nothing moves in a dry run, including what an enforcing tick queued.
-  if (dry_run) StopPageMoves();
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     return threads_->Apply(*pin, dry_run);
   }

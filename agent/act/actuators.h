@@ -63,7 +63,8 @@ class Actuators {
   // process's queued page moves; pages already moved stay (no per-page
   // journal; moving them back is a new decision).
   absl::Status Revert(const Action& action);
-  // Drops every queued page move (a dry-run tick); the call under way ends.
+  // Drops every queued page move: each dry-run tick calls it, so that what
+  // an enforcing tick queued stops; the call under way ends.
   void StopPageMoves();
 
   // Call once per tick: threads/IRQs someone else moved after Locus did

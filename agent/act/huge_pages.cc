@@ -218,12 +218,6 @@ int PageUnitLookup::ConfirmHuge(const std::vector<size_t>& candidates) {
   return 0;
 }
 
-uint64_t BatchBytes(const std::vector<PageUnit>& units, uint64_t page_size) {
-  uint64_t bytes = 0;
-  for (const PageUnit& unit : units) bytes += UnitBytes(unit, page_size);
-  return bytes;
-}
-
 uint64_t MovedBytes(const std::vector<PageUnit>& units, const int* status,
                     int to_node, uint64_t page_size) {
   uint64_t bytes = 0;

@@ -95,9 +95,6 @@ inline uint64_t UnitBytes(const PageUnit& unit, uint64_t page_size) {
   return uint64_t{unit.pages} * page_size;
 }
 
-// Bytes of a batch: what a moving move_pages call over `units` would move.
-uint64_t BatchBytes(const std::vector<PageUnit>& units, uint64_t page_size);
-
 // Bytes the kernel moved in a moving move_pages call over `units` whose
 // status array (one entry per unit) came back as `status`: every unit that
 // now is on `to_node` counts whole, a THP its 2 MiB. This is what the MiB/s

@@ -38,8 +38,6 @@ class PageLookup {
   int Move(int32_t pid, const std::vector<PageUnit>& units, int node,
            std::vector<int>* status);
   uint64_t page_size() const { return page_size_; }
-  // Whether units are looked up from the page frames (THPs whole).
-  bool sees_huge_pages() const { return frames_ != nullptr; }
 
  private:
   // move_pages over the units' addresses, querying when `node` < 0.

@@ -304,10 +304,8 @@ ActionResult PageMigrator::Run::Result() const {
 void PageMigrator::Run::Report(PassProgress* progress) const {
   progress->pass_started = from_start_;
   progress->pass_complete = wrapped_ && !cancelled_;
-  progress->found = candidates_;
   progress->left = busy_ + failed_;
   progress->rate_limited = !dry_run_ && budget_pages_ == 0;
-  progress->cancelled = cancelled_;
   if (progress->pass_complete) progress->ranges = pass_.ranges;
 }
 

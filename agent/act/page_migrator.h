@@ -28,8 +28,9 @@ namespace locus {
 
 struct MigrationOptions {
   uint64_t max_bytes_per_sec = 256ull << 20;  // token bucket rate and burst
-  // Per Apply call, checked between move_pages calls. The daemon gives half
-  // its tick (MigrationOptionsFor).
+  // Per Apply call, checked between move_pages calls. The page mover gives
+  // each job its slice (MoverOptions::slice_ns); the daemon's dry-run
+  // estimates, on the loop thread, half a tick (MigrationOptionsFor).
   uint64_t time_budget_ns = 20'000'000;
   // Units per query (move_pages without nodes): a base page, or a whole THP
   // where the lookup sees huge pages (page_lookup.h).
@@ -45,8 +46,9 @@ struct MigrationOptions {
 };
 
 // The options the daemon runs with: the policy's migration budget as the
-// token bucket, and half of each tick as the time budget, so that a tick
-// that migrates still leaves time for the rest of the loop.
+// token bucket, and half of each tick as the time budget of a dry run's
+// estimate, so that a tick that estimates still leaves time for the rest of
+// the loop.
 MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
                                      uint64_t tick_ns);
 
@@ -54,10 +56,8 @@ MigrationOptions MigrationOptionsFor(uint32_t budget_mb_per_s,
 struct PassProgress {
   bool pass_started = false;   // this Apply began a pass at the first page
   bool pass_complete = false;  // ... and this one reached the last page
-  uint64_t found = 0;          // pages found off the target
-  uint64_t left = 0;           // of those, busy or failed (not shared)
+  uint64_t left = 0;           // pages found off the target but busy or failed
   bool rate_limited = false;   // the bucket granted less than a page
-  bool cancelled = false;
   std::vector<MemRange> ranges;  // the pass's ranges, when it completed
 };
 

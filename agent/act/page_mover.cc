@@ -46,7 +46,7 @@ struct PageMover::Job {
   uint64_t pages = 0, bytes = 0;
   std::string last;  // the last slice's message
   // Over the pass under way.
-  uint64_t pass_found = 0, pass_left = 0;
+  uint64_t pass_left = 0;  // busy or failed: retried by the next pass
   std::vector<MemRange> done_ranges;  // the done pass walked these
   bool told_done = false;             // a Set has reported nothing left
   ActionResult final;                 // kEnded: why
@@ -292,8 +292,7 @@ void PageMover::Account(Job& job, const ActionResult& result,
   job.bytes += result.bytes_moved;
   job.allowance -= std::min(job.allowance, result.bytes_moved);
   job.last = result.message;
-  if (progress.pass_started) job.pass_found = job.pass_left = 0;
-  job.pass_found += progress.found;
+  if (progress.pass_started) job.pass_left = 0;
   job.pass_left += progress.left;
   if (job.cancel) return;
   switch (result.outcome) {

@@ -169,8 +169,8 @@ TEST_F(ActuatorsTest, ApplyThenRestoreAll) {
   EXPECT_TRUE(actuators->CheckExternalChanges().empty());
 }
 
-// A dry run only looks: the page mover gets nothing, no page moves, and what
-// an enforcing tick queued is cancelled.
+// A dry run only looks: the page mover gets nothing and no page moves (what
+// an enforcing tick queued is stopped by the loop: Executor::StopPageMoves).
 TEST_F(ActuatorsTest, DryRunMovesNoPage) {
   ActuatorOptions options;
   options.journal.path = tree_.root() + "/dry-journal";
