@@ -79,6 +79,9 @@ class AgentServerLimitsTest : public ::testing::Test {
       ADD_FAILURE() << "connect: " << strerror(errno);
       return UniqueFd();
     }
+    // A read that waits longer has its answer: the server is not coming.
+    timeval timeout = {.tv_sec = 10, .tv_usec = 0};
+    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     return fd;
   }
   // Writes `bytes` to `fd` from a thread, so that what the server sends
@@ -285,8 +288,6 @@ TEST_F(AgentServerLimitsTest, APingBurstIsAckedWithoutClosingTheConnection) {
   for (int i = 0; i < kPings; ++i)
     burst += Frame(kPing, 0, 0, std::string(8, 'p'));
   std::thread writer = WriteInBackground(fd.get(), burst);
-  timeval timeout = {.tv_sec = 10, .tv_usec = 0};
-  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   std::string in;
   int acks = 0, goaways = 0;
   while (acks < kPings && goaways == 0) {
@@ -327,8 +328,6 @@ TEST_F(AgentServerLimitsTest, ARapidResetBurstClosesTheConnection) {
     burst += Headers(2 * i + 1) + RstStream(2 * i + 1);
   }
   std::thread writer = WriteInBackground(fd.get(), burst);
-  timeval timeout = {.tv_sec = 10, .tv_usec = 0};
-  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   bool closed = false;
   for (;;) {
     char buf[65536];
