@@ -3,17 +3,17 @@
 # moving a worker whose memory is in huge pages, once with THP "madvise" and
 # once "always", in the same guest shape as the convergence benchmark
 # (2 nodes x 2 CPUs, 2 GiB, TCG). Run as root after building locusd,
-# locusctl, lab_memhog, lab_sampler, locus_bench_empty and
-# huge_pages_privileged_test:
+# locusctl, lab_memhog, lab_sampler and locus_bench_empty:
 #
 #   tests/lab/bench/thp.sh [BUILD_DIR] [OUT_DIR]    (build, BUILD_DIR/lab-thp)
 #
 # In each guest: THP set to the mode, numa_balancing=0, the sensors'
-# tracepoints held (tp_hold.sh); first huge_pages_privileged_test (a move of
-# huge-page units between the two nodes), then locusd (enforce, the memhog
+# tracepoints held (tp_hold.sh); then locusd (enforce, the memhog
 # policy with budget_mb_per_s BENCH_BUDGET, 200) and `lab_memhog --thp
 # --mb=BENCH_MB (600)` first-touched on node 1, running on node 0, watched by
-# lab_sampler every 200 ms for BENCH_SECONDS (30). Figures, from the kernel:
+# lab_sampler every 200 ms for BENCH_SECONDS (30). (The move of huge-page
+# units between two nodes is tested by the lab label: lab_privileged.)
+# Figures, from the kernel:
 #   huge before/after  AnonHugePages of the memhog (smaps_rollup), MiB, at
 #                      "ready" and at the end
 #   moved              MiB migrated in the run (pgmigrate_success counts a
@@ -48,9 +48,6 @@ run_case() {
   echo "$mode" >/sys/kernel/mm/transparent_hugepage/enabled || die "cannot set THP $mode"
   echo 0 >/proc/sys/kernel/numa_balancing || die "cannot set numa_balancing"
   tracepoints_hold "$build/tests/bench/locus_bench_empty" "$work" || die "tracepoints not held"
-  "$build/tests/act/huge_pages_privileged_test" >"$out.test.log" 2>&1
-  echo "thp.sh [$mode]: huge_pages_privileged_test: exit $?;" \
-    "$(grep -E '^\[ +(OK|SKIPPED|FAILED) +\] [A-Z].* ms\)$' "$out.test.log" | tr -s ' ' | tr '\n' ' ')" >&2
 
   local node1_cpus
   node1_cpus=$(cat /sys/devices/system/node/node1/cpulist) || die "needs 2 nodes"
@@ -133,7 +130,7 @@ fi
 build=$(realpath "${1:-${LOCUS_BUILD_DIR:-$repo/build}}")
 out=${2:-$build/lab-thp}
 for bin in agent/main/locusd agent/ctl/locusctl tests/bench/lab_memhog tests/bench/lab_sampler \
-  tests/bench/locus_bench_empty tests/act/huge_pages_privileged_test; do
+  tests/bench/locus_bench_empty; do
   [ -x "$build/$bin" ] || { echo "thp.sh: missing $build/$bin (build it first)" >&2; exit 1; }
 done
 mkdir -p "$out" && out=$(realpath "$out")
