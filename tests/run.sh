@@ -19,7 +19,7 @@ failed=0
 # build with (Ninja, and Unix Makefiles as Debian's packaging does), so a rule
 # that works under one only fails here. A tree configured before keeps its own.
 build_and_test() {
-  local dir=$1 generator=$2 label jobs pattern unlabeled
+  local dir=$1 generator=$2 label jobs pattern unlabeled repeat
   shift 2
   [ -f "$dir/CMakeCache.txt" ] && generator=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$dir/CMakeCache.txt")
   cmake -S . -B "$dir" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
@@ -27,9 +27,15 @@ build_and_test() {
   for label in "${run_labels[@]}"; do
     echo "=== ${dir}: ctest -L ${label}"
     jobs=1
+    repeat=()
     # Unit tests are independent; each fuzz target is one single-threaded process.
     case "$label" in unit | fuzz) jobs=$(nproc) ;; esac
-    ctest --test-dir "$dir" -L "^${label}\$" -j"$jobs" --output-on-failure --no-tests=ignore || failed=1
+    # A lab guest is emulated (TCG) on a shared machine: a scenario that
+    # misses a tick-count or share bound once runs again in a fresh guest,
+    # and passes only if that run meets every bound (the first run's output
+    # stays in the log above it).
+    [ "$label" = lab ] && repeat=(--repeat until-pass:2)
+    ctest --test-dir "$dir" -L "^${label}\$" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore || failed=1
   done
   pattern=$(IFS='|'; echo "^(${labels[*]})\$")
   unlabeled=$(ctest --test-dir "$dir" -N -LE "$pattern" | sed -n 's/^Total Tests: //p')

@@ -16,7 +16,9 @@
                               process pinned to each CPU of CPUS (a cpulist),
                               joined with nginx's access log ($pid
                               $remote_port): how many reached a worker
-                              confined to the client CPU's node
+                              confined to the client CPU's node; the
+                              others by client CPU and worker, with
+                              where they fell in that CPU's sequence
 
 Each prints `key=value` words a shell can read. Only the standard library:
 the guests run this machine's Debian python3.
@@ -311,10 +313,17 @@ def conns(port, n, cpus, access_log):
             served[int(f[1])] = int(f[0])
     local = remote = failed = unmatched = 0
     node_of = {}
+    nth = defaultdict(int)  # connections of each client CPU so far
+    # (client CPU, worker) -> the remote connections' places in the CPU's
+    # sequence: all at the start is a stale steering map, spread out a SYN
+    # handled on another CPU.
+    remote_at = defaultdict(list)
     for line in read(out).split("\n"):
         f = line.split()
         if len(f) != 2:
             continue
+        cpu = int(f[0])
+        nth[cpu] += 1
         if f[1] == "fail":
             failed += 1
             continue
@@ -324,13 +333,18 @@ def conns(port, n, cpus, access_log):
             continue
         if worker not in node_of:
             node_of[worker] = worker_node(worker, nodes)
-        if node_of[worker] == nodes.get(int(f[0])):
+        if node_of[worker] == nodes.get(cpu):
             local += 1
         else:
             remote += 1
+            remote_at[(cpu, worker)].append(nth[cpu] - 1)
     seen = local + remote
-    print("local=%d remote=%d failed=%d unmatched=%d share=%.4f"
-          % (local, remote, failed, unmatched, local / seen if seen else 0))
+    by = ",".join("cpu%d>%d@node%d:%d[%d-%d]" % (cpu, w, node_of[w], len(at),
+                                                 at[0], at[-1])
+                  for (cpu, w), at in sorted(remote_at.items()))
+    print("local=%d remote=%d failed=%d unmatched=%d share=%.4f remote_by=%s"
+          % (local, remote, failed, unmatched, local / seen if seen else 0,
+             by or "-"))
 
 
 def main(argv):

@@ -30,13 +30,15 @@ steered() {
   locusd_ensure || return 1
   policy_apply irqs=false connections=false || return 1
   warm_until_placed "$PORT" "$ALL_CPUS" || return 1
-  local off on share during
+  local off on during
   off=$(conns 200 "$ALL_CPUS")
   log "workers placed, steering off: $off"
   policy_apply irqs=false connections=true || return 1
   wait_until 20 bash -c "'$LOCUSCTL' --socket='$SOCK' status | grep -q ': steered'" ||
     fail "the group was not steered: $(ctl status | grep connections)" || return 1
-  sleep 2 # a tick after the attach: the maps as the next scan sees the group
+  # Ticks after the attach (counted, not slept: a loaded guest ticks late):
+  # the maps as the next scans see the group.
+  ctl watch --count=3 >/dev/null || fail "no ticks from locusctl watch" || return 1
   on=$(conns 200 "$ALL_CPUS")
   log "steering on: $on"
   ctl status | grep -A"$(nodes)" '^connections' | sed 's/^/    /'
