@@ -116,10 +116,14 @@ PageUnitLookup::PageUnitLookup(PageFrameReader* reader, uint64_t page_size,
                                  kPagesPerHugePage * kPagesPerHugePage)) {}
 
 int PageUnitLookup::Next(int32_t pid, const std::vector<MemRange>& ranges,
-                         uint64_t cursor, size_t max_units,
+                         uint64_t cursor, size_t max_units, uint64_t max_pages,
                          std::vector<PageUnit>* units, uint64_t* next) {
   units->clear();
   *next = 0;
+  uint64_t pages = 0;
+  auto full = [&] {
+    return units->size() == max_units || (max_pages > 0 && pages >= max_pages);
+  };
   const uint64_t window_bytes = window_pages_ * page_size_;
   const uint64_t huge_bytes = kPagesPerHugePage * page_size_;
   for (const MemRange& range : ranges) {
@@ -127,36 +131,47 @@ int PageUnitLookup::Next(int32_t pid, const std::vector<MemRange>& ranges,
     uint64_t start = std::max(range.start, cursor);
     start -= start % page_size_;
     while (start < range.end) {
-      // A window ends on a huge-page boundary where it can, so that no
-      // huge page straddles two windows.
-      uint64_t end = std::min(range.end, start + window_bytes);
-      if (uint64_t aligned = end - end % huge_bytes;
-          end < range.end && aligned > start) {
-        end = aligned;
-      }
-      uint64_t stop = 0;
-      if (int err =
-              Window(pid, start, end, max_units - units->size(), units, &stop);
-          err != 0) {
-        return err;
-      }
-      if (stop != 0) {
-        *next = stop;
+      if (full()) {
+        *next = start;
         return 0;
       }
-      start = end;
+      if (!Holds(pid, range, start)) {
+        // A window ends on a huge-page boundary where it can, so that no
+        // huge page straddles two windows.
+        uint64_t end = std::min(range.end, start + window_bytes);
+        if (uint64_t aligned = end - end % huge_bytes;
+            end < range.end && aligned > start) {
+          end = aligned;
+        }
+        if (int err = Read(pid, start, end); err != 0) return err;
+      }
+      auto unit = std::lower_bound(
+          window_units_.begin(), window_units_.end(), start,
+          [](const PageUnit& u, uint64_t addr) { return u.addr < addr; });
+      for (; unit != window_units_.end(); ++unit) {
+        if (full()) {
+          *next = units->back().addr + UnitBytes(units->back(), page_size_);
+          return 0;
+        }
+        units->push_back(*unit);
+        pages += unit->pages;
+      }
+      start = window_end_;
     }
   }
   return 0;
 }
 
-int PageUnitLookup::Window(int32_t pid, uint64_t start, uint64_t end,
-                           size_t max_units, std::vector<PageUnit>* units,
-                           uint64_t* stop) {
-  if (max_units == 0) {
-    *stop = start;
-    return 0;
-  }
+bool PageUnitLookup::Holds(int32_t pid, const MemRange& range,
+                           uint64_t start) const {
+  return window_pid_ != 0 && window_pid_ == pid && window_start_ <= start &&
+         start < window_end_ && range.start <= window_start_ &&
+         window_end_ <= range.end;
+}
+
+int PageUnitLookup::Read(int32_t pid, uint64_t start, uint64_t end) {
+  window_pid_ = 0;
+  window_units_.clear();
   const uint64_t first = start / page_size_;
   const size_t n = (end - start) / page_size_;
   entries_.assign(n, 0);
@@ -171,26 +186,21 @@ int PageUnitLookup::Window(int32_t pid, uint64_t start, uint64_t end,
     if (MapsOneBlock(&entries_[i])) candidates.push_back(i);
   }
   if (int err = ConfirmHuge(candidates); err != 0) return err;
-  size_t next_candidate = 0, taken = 0;
+  size_t next_candidate = 0;
   for (size_t i = 0; i < n;) {
     const uint64_t addr = start + i * page_size_;
-    if (taken == max_units) {
-      *stop = addr;
-      return 0;
-    }
     if (next_candidate < candidates.size() && candidates[next_candidate] == i &&
         huge_[next_candidate++]) {
-      units->push_back({addr, kPagesPerHugePage});
-      ++taken;
+      window_units_.push_back({addr, kPagesPerHugePage});
       i += kPagesPerHugePage;
       continue;
     }
-    if (Present(entries_[i])) {
-      units->push_back({addr, 1});
-      ++taken;
-    }
+    if (Present(entries_[i])) window_units_.push_back({addr, 1});
     ++i;
   }
+  window_pid_ = pid;
+  window_start_ = start;
+  window_end_ = end;
   return 0;
 }
 

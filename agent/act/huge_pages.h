@@ -64,19 +64,26 @@ class PageUnitLookup {
 
   // Like the migrator's chunk walk: the units of the present pages of
   // `ranges` (ascending) from `cursor` on, in address order, at most
-  // `max_units` (> 0) of them, into *units; *next is the address after the
-  // last unit taken, or 0 when the ranges are exhausted. Absent and swapped
-  // pages make no unit (move_pages would say ENOENT). 0 or the reader's
-  // errno; on error *units holds what was found before it.
+  // `max_units` (> 0) of them and, when `max_pages` > 0, no more once they
+  // span max_pages base pages (the first unit is always taken), into *units;
+  // *next is the address after the last unit taken, or 0 when the ranges
+  // are exhausted. Absent and swapped pages make no unit (move_pages would
+  // say ENOENT). 0 or the reader's errno; on error *units holds what was
+  // found before it.
   int Next(int32_t pid, const std::vector<MemRange>& ranges, uint64_t cursor,
-           size_t max_units, std::vector<PageUnit>* units, uint64_t* next);
+           size_t max_units, uint64_t max_pages, std::vector<PageUnit>* units,
+           uint64_t* next);
+
+  // Drops the window kept from the last read: the next Next reads afresh.
+  // Called when a pass starts (its mappings were read again).
+  void Forget() { window_pid_ = 0; }
 
  private:
-  // The units of [start, end) (within one range, at most one window) into
-  // *units, up to max_units; sets *stop to the address after the last unit
-  // taken when max_units stopped it. 0 or errno.
-  int Window(int32_t pid, uint64_t start, uint64_t end, size_t max_units,
-             std::vector<PageUnit>* units, uint64_t* stop);
+  // Whether the kept window covers `start` of `range` for `pid`.
+  bool Holds(int32_t pid, const MemRange& range, uint64_t start) const;
+  // Reads [start, end) (within one range, at most one window) and keeps its
+  // units as the window. 0 or errno (nothing kept).
+  int Read(int32_t pid, uint64_t start, uint64_t end);
   // Of the candidates (indexes into entries_ of blocks whose pagemap maps
   // 512 consecutive frames from an aligned one), keeps in huge_ those whose
   // frames kpageflags says are one THP. 0 or errno.
@@ -88,6 +95,12 @@ class PageUnitLookup {
   std::vector<uint64_t> entries_;  // the window's pagemap
   std::vector<uint64_t> flags_;
   std::vector<bool> huge_;  // per candidate of the window: a THP
+  // The last window read, decoded. The migrator asks for a chunk (256
+  // units) at a time, far fewer than a window's pages: without it each
+  // window would be read once per chunk in it (16 times for base pages).
+  int32_t window_pid_ = 0;  // 0: none kept
+  uint64_t window_start_ = 0, window_end_ = 0;
+  std::vector<PageUnit> window_units_;
 };
 
 // Bytes a unit spans.

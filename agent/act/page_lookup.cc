@@ -14,27 +14,33 @@ PageLookup::PageLookup(PageOps* ops, size_t chunk_pages)
   }
 }
 
-int PageLookup::Ranges(int32_t pid, std::vector<MemRange>* ranges) const {
+int PageLookup::Ranges(int32_t pid, std::vector<MemRange>* ranges) {
+  // A new pass reads the frames afresh, not from the last pass's window.
+  if (frames_ != nullptr) frames_->Forget();
   return ops_->Ranges(pid, ranges);
 }
 
 int PageLookup::Chunk(int32_t pid, const std::vector<MemRange>& ranges,
-                      uint64_t cursor, std::vector<PageUnit>* units,
-                      uint64_t* next) {
+                      uint64_t cursor, uint64_t max_pages,
+                      std::vector<PageUnit>* units, uint64_t* next) {
   if (frames_ != nullptr) {
-    int err = frames_->Next(pid, ranges, cursor, chunk_pages_, units, next);
+    int err = frames_->Next(pid, ranges, cursor, chunk_pages_, max_pages, units,
+                            next);
     if (err == 0) return 0;
     if (err == ESRCH || err == ENOENT) return ESRCH;  // the task is gone
     // The frame files cannot be read (kpageflags closed to us): walk by
     // base page from now on, which moves the same pages, 512 entries a THP.
     frames_.reset();
   }
-  *next = BasePages(ranges, cursor, units);
+  const size_t max_units = max_pages > 0
+                               ? std::min<uint64_t>(chunk_pages_, max_pages)
+                               : chunk_pages_;
+  *next = BasePages(ranges, cursor, max_units, units);
   return 0;
 }
 
 uint64_t PageLookup::BasePages(const std::vector<MemRange>& ranges,
-                               uint64_t cursor,
+                               uint64_t cursor, size_t max_units,
                                std::vector<PageUnit>* units) const {
   units->clear();
   for (const MemRange& range : ranges) {
@@ -42,7 +48,7 @@ uint64_t PageLookup::BasePages(const std::vector<MemRange>& ranges,
     uint64_t addr = std::max(range.start, cursor);
     addr -= addr % page_size_;
     for (; addr < range.end; addr += page_size_) {
-      if (units->size() == chunk_pages_) return addr;
+      if (units->size() == max_units) return addr;
       units->push_back(PageUnit{.addr = addr, .pages = 1});
     }
   }

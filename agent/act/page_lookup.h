@@ -23,13 +23,17 @@ class PageLookup {
   // `ops` is borrowed. At most `chunk_pages` units per query.
   PageLookup(PageOps* ops, size_t chunk_pages);
 
-  // The ranges a pass walks; 0 or an errno (ESRCH: the process is gone).
-  int Ranges(int32_t pid, std::vector<MemRange>* ranges) const;
-  // Collects up to chunk_pages units from `cursor` on into *units; *next is
-  // the address after the last one taken, or 0 when the ranges are
-  // exhausted. 0 or an errno (ESRCH: the process is gone).
+  // The ranges a pass walks, read when it starts; 0 or an errno (ESRCH: the
+  // process is gone).
+  int Ranges(int32_t pid, std::vector<MemRange>* ranges);
+  // Collects up to chunk_pages units from `cursor` on into *units, and when
+  // `max_pages` > 0 no more once they span that many base pages (what the
+  // caller may still move: a chunk of 256 huge pages would be 512 MiB
+  // looked up for a grant of 16); *next is the address after the last one
+  // taken, or 0 when the ranges are exhausted. 0 or an errno (ESRCH: the
+  // process is gone).
   int Chunk(int32_t pid, const std::vector<MemRange>& ranges, uint64_t cursor,
-            std::vector<PageUnit>* units, uint64_t* next);
+            uint64_t max_pages, std::vector<PageUnit>* units, uint64_t* next);
   // Where each unit is: status[i] = node or -errno; 0 or the call's errno.
   int Query(int32_t pid, const std::vector<PageUnit>& units,
             std::vector<int>* status);
@@ -43,9 +47,10 @@ class PageLookup {
   // move_pages over the units' addresses, querying when `node` < 0.
   int Call(int32_t pid, const std::vector<PageUnit>& units, int node,
            std::vector<int>* status);
-  // Every base page of the ranges from `cursor`, present or not.
+  // Every base page of the ranges from `cursor`, present or not, at most
+  // `max_units`.
   uint64_t BasePages(const std::vector<MemRange>& ranges, uint64_t cursor,
-                     std::vector<PageUnit>* units) const;
+                     size_t max_units, std::vector<PageUnit>* units) const;
 
   PageOps* ops_;
   size_t chunk_pages_;

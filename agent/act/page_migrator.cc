@@ -146,8 +146,11 @@ bool PageMigrator::Run::BudgetSpent() {
 std::optional<ActionResult> PageMigrator::Run::Walk() {
   while (!BudgetSpent()) {
     uint64_t next = 0;
-    int err = migrator_.lookup_.Chunk(move_.pid, pass_.ranges, cursor_, &units_,
-                                      &next);
+    // No more looked up than the grant can still move (a dry run: a chunk).
+    const uint64_t left =
+        dry_run_ ? 0 : budget_pages_ - (moved_ + batch_pages_);
+    int err = migrator_.lookup_.Chunk(move_.pid, pass_.ranges, cursor_, left,
+                                      &units_, &next);
     if (err == 0 && units_.empty()) {
       EndPass();
       break;
@@ -367,7 +370,7 @@ absl::StatusOr<std::map<int, uint64_t>> PageMigrator::QueryNodes(
   uint64_t cursor = 0, seen = 0;
   while (max_pages == 0 || seen < max_pages) {
     uint64_t next = 0;
-    int err = lookup_.Chunk(pid, ranges, cursor, &units, &next);
+    int err = lookup_.Chunk(pid, ranges, cursor, 0, &units, &next);
     if (err == 0 && units.empty()) break;
     if (err == 0) err = lookup_.Query(pid, units, &status);
     if (err != 0) {

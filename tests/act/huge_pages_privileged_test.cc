@@ -100,7 +100,7 @@ class HugePagesPrivilegedTest : public ::testing::Test {
     uint64_t next = 0;
     EXPECT_EQ(
         lookup.Next(child_.pid(), {{child_.base(), child_.base() + kRegion}}, 0,
-                    100000, &units, &next),
+                    100000, 0, &units, &next),
         0);
     EXPECT_EQ(next, 0u);
     return units;

@@ -100,7 +100,7 @@ class HugePagesTest : public ::testing::Test {
     std::vector<PageUnit> all, units;
     uint64_t cursor = 0, next = 0;
     for (int calls = 0; calls < 10000; ++calls) {
-      EXPECT_EQ(lookup.Next(kPid, ranges, cursor, max, &units, &next), 0);
+      EXPECT_EQ(lookup.Next(kPid, ranges, cursor, max, 0, &units, &next), 0);
       EXPECT_LE(units.size(), max);
       all.insert(all.end(), units.begin(), units.end());
       if (next == 0) break;
@@ -122,7 +122,7 @@ TEST_F(HugePagesTest, OneUnitPerHugePageAndPerPresentBasePage) {
   std::vector<PageUnit> units;
   uint64_t next = 1;
   ASSERT_EQ(
-      lookup.Next(kPid, {{kBase, kBase + 3 * kHuge}}, 0, 100, &units, &next),
+      lookup.Next(kPid, {{kBase, kBase + 3 * kHuge}}, 0, 100, 0, &units, &next),
       0);
   EXPECT_THAT(units,
               ElementsAre(PageUnit{kBase, kPagesPerHugePage},
@@ -142,9 +142,9 @@ TEST_F(HugePagesTest, ContiguousFramesThatAreNotOneHugePageAreBasePages) {
   PageUnitLookup lookup(&reader_, kPage);
   std::vector<PageUnit> units;
   uint64_t next = 1;
-  ASSERT_EQ(
-      lookup.Next(kPid, {{kBase, kBase + 2 * kHuge}}, 0, 5000, &units, &next),
-      0);
+  ASSERT_EQ(lookup.Next(kPid, {{kBase, kBase + 2 * kHuge}}, 0, 5000, 0, &units,
+                        &next),
+            0);
   ASSERT_EQ(units.size(), 2 * kPagesPerHugePage);
   for (size_t i = 0; i < units.size(); ++i) {
     EXPECT_EQ(units[i], (PageUnit{kBase + i * kPage, 1})) << i;
@@ -184,16 +184,44 @@ TEST_F(HugePagesTest, ResumesWhereMaxUnitsStoppedIt) {
   PageUnitLookup lookup(&reader_, kPage);
   std::vector<PageUnit> units;
   uint64_t next = 0;
-  ASSERT_EQ(lookup.Next(kPid, ranges, 0, 2, &units, &next), 0);
+  ASSERT_EQ(lookup.Next(kPid, ranges, 0, 2, 0, &units, &next), 0);
   EXPECT_THAT(units, ElementsAre(PageUnit{kBase, kPagesPerHugePage},
                                  PageUnit{kBase + kHuge + 3 * kPage, 1}));
   EXPECT_EQ(next, kBase + kHuge + 4 * kPage);
-  ASSERT_EQ(lookup.Next(kPid, ranges, next, 2, &units, &next), 0);
+  ASSERT_EQ(lookup.Next(kPid, ranges, next, 2, 0, &units, &next), 0);
   EXPECT_THAT(units,
               ElementsAre(PageUnit{kBase + 2 * kHuge, kPagesPerHugePage},
                           PageUnit{kBase + 8 * kHuge, kPagesPerHugePage}));
   EXPECT_EQ(next, 0u);
   EXPECT_EQ(WalkAll(lookup, ranges, 1).size(), 4u);
+}
+
+TEST_F(HugePagesTest, AWindowIsReadOnceWhateverTheChunk) {
+  // 4096 present base pages and a huge page after them: the migrator's
+  // chunks of 256 units take the first window (4096 pages) in 16 calls.
+  for (uint64_t k = 0; k < 4096; ++k)
+    proc_.Page(kBase + k * kPage, 0x70000 + 2 * k);
+  proc_.HugePage(kBase + 4096 * kPage, 0x100000);
+  const std::vector<MemRange> ranges = {{kBase, kBase + 4096 * kPage + kHuge}};
+  PageUnitLookup lookup(&reader_, kPage);
+  std::vector<PageUnit> units = WalkAll(lookup, ranges, 256);
+  ASSERT_EQ(units.size(), 4097u);
+  EXPECT_EQ(units.back(), (PageUnit{kBase + 4096 * kPage, kPagesPerHugePage}));
+  EXPECT_EQ(reader_.pagemap_reads, 2);  // the two windows, each once
+  EXPECT_EQ(reader_.flag_reads, 1);
+  // A new pass reads again (the frames may have changed since).
+  lookup.Forget();
+  uint64_t next = 0;
+  ASSERT_EQ(lookup.Next(kPid, ranges, 0, 256, 0, &units, &next), 0);
+  EXPECT_EQ(reader_.pagemap_reads, 3);
+  ASSERT_EQ(lookup.Next(kPid, ranges, next, 256, 0, &units, &next), 0);
+  EXPECT_EQ(reader_.pagemap_reads, 3);  // on in the window kept
+  // A cursor before the window kept (a batch to be found again) reads.
+  ASSERT_EQ(lookup.Next(kPid, {{kBase - kHuge, kBase + kHuge}}, kBase - kHuge,
+                        256, 0, &units, &next),
+            0);
+  EXPECT_EQ(reader_.pagemap_reads, 4);
+  EXPECT_EQ(units.front(), (PageUnit{kBase, 1}));
 }
 
 TEST_F(HugePagesTest, SmallWindowsStillSeeEveryHugePage) {
@@ -221,12 +249,13 @@ TEST_F(HugePagesTest, SaysWhenTheTaskOrTheFlagsAreGone) {
     proc_.Remove("kpageflags");
     CountingReader reader(proc_.root());
     PageUnitLookup lookup(&reader, kPage);
-    EXPECT_EQ(lookup.Next(kPid, {{kBase, kBase + kHuge}}, 0, 10, &units, &next),
-              ENOENT);
+    EXPECT_EQ(
+        lookup.Next(kPid, {{kBase, kBase + kHuge}}, 0, 10, 0, &units, &next),
+        ENOENT);
   }
   PageUnitLookup lookup(&reader_, kPage);
   EXPECT_EQ(
-      lookup.Next(kPid + 1, {{kBase, kBase + kHuge}}, 0, 10, &units, &next),
+      lookup.Next(kPid + 1, {{kBase, kBase + kHuge}}, 0, 10, 0, &units, &next),
       ENOENT);
 }
 
@@ -240,7 +269,7 @@ TEST(HugePagesScaleTest, SixHundredMiBOfHugePagesAreThreeHundredUnits) {
   PageUnitLookup lookup(&frames, kPage);  // windows of 4096 pages (16 MiB)
   std::vector<PageUnit> units;
   uint64_t next = 1;
-  ASSERT_EQ(lookup.Next(kPid, {{kBase, kBase + kCount * kHuge}}, 0, 100000,
+  ASSERT_EQ(lookup.Next(kPid, {{kBase, kBase + kCount * kHuge}}, 0, 100000, 0,
                         &units, &next),
             0);
   EXPECT_EQ(units.size(), kCount);

@@ -103,7 +103,13 @@ TEST_F(PageMigratorTest, RangesAreReadOncePerPass) {
   EXPECT_EQ(moved, 900u);
   EXPECT_EQ(applies, 9);
   EXPECT_EQ(ops_.ranges_calls, 1);
-  // That pass is complete: the next Apply starts a new one.
+  // A walk looks up no more than its grant can move, so the pass ends on
+  // the next Apply, which finds nothing left; the one after starts anew.
+  clock_.Advance(1'000'000'000);
+  ActionResult end = migrator.Apply(Move(0));
+  EXPECT_EQ(end.outcome, Outcome::kUnchanged);
+  EXPECT_THAT(end.message, HasSubstr("pass complete"));
+  EXPECT_EQ(ops_.ranges_calls, 1);
   clock_.Advance(1'000'000'000);
   EXPECT_EQ(migrator.Apply(Move(0)).outcome, Outcome::kUnchanged);
   EXPECT_EQ(ops_.ranges_calls, 2);

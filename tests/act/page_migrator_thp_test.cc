@@ -138,6 +138,33 @@ TEST_F(PageMigratorThpTest, DryRunAndQueryCountBasePages) {
   EXPECT_EQ(ops_.move_calls, 0);
 }
 
+TEST_F(PageMigratorThpTest, LooksUpNoMoreThanTheGrantCanMove) {
+  // 600 MiB of THPs (the benchmark's worker) and grants of 16 MiB (a
+  // mover's batch): each grant looks up the 8 THPs it moves, not a chunk of
+  // 256 (512 MiB, 64 windows of frames read again for every grant).
+  FakePageOps::Process& p = ops_.processes[8];
+  constexpr uint64_t kCount = 300;
+  p.ranges = {{kHuge, kHuge + kCount * kHugeBytes}};
+  for (uint64_t k = 0; k < kCount; ++k) {
+    const uint64_t head = kHuge + k * kHugeBytes;
+    frames_.HugePage(8, head, (k + 4) * kPagesPerHugePage);
+    ops_.huge.insert(head);
+    for (uint64_t i = 0; i < kPagesPerHugePage; ++i) {
+      p.page_node[head + i * kPage] = 1;
+    }
+  }
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  MigratePages move = Move(0, 16ull << 20);
+  move.pid = 8;
+  for (int grant = 1; grant <= 3; ++grant) {
+    ActionResult result = migrator.Apply(move);
+    EXPECT_EQ(result.bytes_moved, 16ull << 20) << result.message;
+    EXPECT_EQ(ops_.entries_queried, 8u * grant);
+    EXPECT_EQ(ops_.entries_moved, 8u * grant);
+    EXPECT_EQ(frames_.pagemap_reads, grant);  // a window of 8 THPs each
+  }
+}
+
 TEST_F(PageMigratorThpTest, GoneProcessWhileReadingFrames) {
   frames_.pagemap.erase(7);  // the pagemap read says ESRCH
   PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
