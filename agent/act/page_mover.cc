@@ -1,5 +1,7 @@
 #include "agent/act/page_mover.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -228,6 +230,9 @@ std::shared_ptr<PageMover::Job> PageMover::Pick() {
 }
 
 void PageMover::Work() {
+  // Linux keeps the nice value per thread: `who` 0 is this one. Raising it
+  // needs no privilege; should it fail, the mover runs at the agent's.
+  setpriority(PRIO_PROCESS, 0, options_.nice);
   absl::MutexLock lock(&mu_);
   while (!stop_) {
     std::shared_ptr<Job> job = Pick();

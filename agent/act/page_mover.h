@@ -41,6 +41,10 @@ struct MoverOptions {
   // A job's turn on a thread before the next job gets it (checked between
   // move_pages calls).
   uint64_t slice_ns = 20'000'000;
+  // The movers' nice value (their kernel time in move_pages included): bulk
+  // work that yields the CPU to the control loop's tick and to the
+  // workloads whose memory it moves, without being starved by them.
+  int nice = 10;
 };
 
 // One mover per NUMA node (each moves toward or away from its own node's

@@ -1,10 +1,14 @@
 #include "agent/act/page_mover.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "absl/time/clock.h"
 #include "agent/act/fake_kernel_ops.h"
@@ -39,6 +43,8 @@ class SharedPageOps : public PageOps {
                 int* status) override {
     std::unique_lock lock(mu);
     const int call = ++calls;
+    errno = 0;
+    caller_nice.insert(getpriority(PRIO_PROCESS, 0));  // this thread's
     max_in_flight = std::max(max_in_flight, ++in_flight);
     max_same_pid = std::max(max_same_pid, ++in_flight_of[pid]);
     if (nodes != nullptr) ++moves_to[nodes[0]];
@@ -103,6 +109,7 @@ class SharedPageOps : public PageOps {
   int hold_call = -1;
   bool held = false, released = false;
   int call_ms = 0;
+  std::set<int> caller_nice;  // of the threads that called
 };
 
 MigratePages Move(int32_t pid, int to, uint64_t max_pages = 0) {
@@ -260,6 +267,24 @@ TEST_F(PageMoverTest, OneMoverMovesOneProcessAtATime) {
   mover.WaitIdle();
   EXPECT_EQ(ops_.OnNode(7, 0) + ops_.OnNode(8, 0), 512);
   EXPECT_EQ(ops_.max_in_flight, 1);
+}
+
+TEST_F(PageMoverTest, MoversRunNicerThanTheLoop) {
+  ops_.AddProcess(7, 256, 1);
+  ops_.AddProcess(8, 256, 1);
+  errno = 0;
+  const int loop_nice = getpriority(PRIO_PROCESS, 0);
+  MoverOptions options = Options(2);
+  options.nice = std::min(loop_nice + 3, 19);
+  PageMover mover(&ops_, &clock_, options);
+  mover.Set(Move(7, 0));
+  mover.Set(Move(8, 0));
+  mover.WaitIdle();
+  EXPECT_EQ(ops_.OnNode(7, 0) + ops_.OnNode(8, 0), 512);
+  // Every move_pages call came from a mover at that nice value; this
+  // thread (the loop's, in the agent) keeps its own.
+  EXPECT_THAT(ops_.caller_nice, ::testing::ElementsAre(options.nice));
+  EXPECT_EQ(getpriority(PRIO_PROCESS, 0), loop_nice);
 }
 
 // A pass that moved everything is not walked again for the same target;
