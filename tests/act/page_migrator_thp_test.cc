@@ -141,7 +141,7 @@ TEST_F(PageMigratorThpTest, DryRunAndQueryCountBasePages) {
 TEST_F(PageMigratorThpTest, LooksUpNoMoreThanTheGrantCanMove) {
   // 600 MiB of THPs (the benchmark's worker) and grants of 16 MiB (a
   // mover's batch): each grant looks up the 8 THPs it moves, not a chunk of
-  // 256 (512 MiB, 64 windows of frames read again for every grant).
+  // 256 (512 MiB, 32 windows of frames read again for every grant).
   FakePageOps::Process& p = ops_.processes[8];
   constexpr uint64_t kCount = 300;
   p.ranges = {{kHuge, kHuge + kCount * kHugeBytes}};
