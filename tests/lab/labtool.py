@@ -15,7 +15,7 @@
                               N HTTP/1.0 connections to 127.0.0.1:PORT from a
                               process pinned to each CPU of CPUS (a cpulist),
                               joined with nginx's access log ($pid
-                              $remote_port): how many reached a worker
+                              $request_uri): how many reached a worker
                               confined to the client CPU's node; the
                               others by client CPU and worker, with
                               where they fell in that CPU's sequence
@@ -262,17 +262,20 @@ def pintick():
 
 
 def clients_on(cpu, port, n, out):
-    """Child pinned to `cpu`: n connections, "cpu local_port" (or "cpu fail")
-    per line to `out`."""
+    """Child pinned to `cpu`: n connections, each asking for its own path
+    /CPU/I, "cpu path" (or "cpu fail") per line to `out`. The path, not the
+    client port, names the connection in nginx's log: the kernel may give a
+    port again within one run once its connection has closed."""
     import socket
     os.sched_setaffinity(0, {cpu})
     lines = []
-    for _ in range(n):
+    for i in range(n):
+        path = "/%d/%d" % (cpu, i)
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-                s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                s.sendall(b"GET %s HTTP/1.0\r\n\r\n" % path.encode())
                 s.recv(512)
-                lines.append("%d %d" % (cpu, s.getsockname()[1]))
+                lines.append("%d %s" % (cpu, path))
         except OSError:
             lines.append("%d fail" % cpu)
     with open(out, "a") as f:
@@ -309,8 +312,8 @@ def conns(port, n, cpus, access_log):
     served = {}
     for line in read(access_log).split("\n"):
         f = line.split()
-        if len(f) == 2 and f[0].isdigit() and f[1].isdigit():
-            served[int(f[1])] = int(f[0])
+        if len(f) == 2 and f[0].isdigit() and f[1].startswith("/"):
+            served[f[1]] = int(f[0])
     local = remote = failed = unmatched = 0
     node_of = {}
     nth = defaultdict(int)  # connections of each client CPU so far
@@ -327,7 +330,7 @@ def conns(port, n, cpus, access_log):
         if f[1] == "fail":
             failed += 1
             continue
-        worker = served.get(int(f[1]))
+        worker = served.get(f[1])
         if worker is None:
             unmatched += 1
             continue

@@ -227,8 +227,8 @@ nginx_stop() {
 }
 
 # nginx_reuseport WORKERS PORT [MAIN_DIRECTIVE]: nginx listening with
-# `reuseport` on 127.0.0.1:PORT, logging each request's worker and client
-# port ($pid $remote_port) to $WORK/access.txt (labtool.py conns joins them).
+# `reuseport` on 127.0.0.1:PORT, logging each request's worker and path
+# ($pid $request_uri) to $WORK/access.txt (labtool.py conns joins them).
 nginx_reuseport() {
   cat >"$WORK/nginx.conf" <<CONF
 worker_processes $1;
@@ -237,7 +237,7 @@ pid $WORK/nginx.pid;
 error_log $WORK/nginx.err warn;
 events { worker_connections 4096; }
 http {
-  log_format steer '\$pid \$remote_port';
+  log_format steer '\$pid \$request_uri';
   access_log $WORK/access.txt steer;
   server { listen 127.0.0.1:$2 reuseport; location / { return 200 "ok\n"; } }
 }

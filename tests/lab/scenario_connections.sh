@@ -9,8 +9,8 @@
 #   skew     every client on node 0's CPUs, spill_above_busy at its floor:
 #            node 0 spills part of its new connections, which node 1's
 #            workers take.
-# Asserted outside Locus: nginx's access log ($pid $remote_port) joined with
-# each client's port, and each worker's affinity (labtool.py conns).
+# Asserted outside Locus: nginx's access log ($pid $request_uri) joined with
+# each client's request, and each worker's affinity (labtool.py conns).
 # Run inside a guest (tests/lab/guest.sh); needs >= 2 nodes.
 # Usage: scenario_connections.sh [SCENARIO...]   (default: all, in order)
 set -uo pipefail
