@@ -27,7 +27,8 @@ WORKERS=$(cpulist_expand "$ALL_CPUS" | wc -l)
 measure() { # measure MODE
   local out share failed n pids=() rps=0 r
   out=$(tool conns "$PORT" "$CONNS" "$ALL_CPUS" "$WORK/access.txt")
-  share=${out##*share=}
+  share=${out#*share=}
+  share=${share%% *}
   failed=${out#*failed=}
   failed=${failed%% *}
   for n in $(seq 0 $(($(nodes) - 1))); do
