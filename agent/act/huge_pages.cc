@@ -164,9 +164,8 @@ int PageUnitLookup::Next(int32_t pid, const std::vector<MemRange>& ranges,
 
 bool PageUnitLookup::Holds(int32_t pid, const MemRange& range,
                            uint64_t start) const {
-  return window_pid_ != 0 && window_pid_ == pid && window_start_ <= start &&
-         start < window_end_ && range.start <= window_start_ &&
-         window_end_ <= range.end;
+  return window_pid_ == pid && window_start_ <= start && start < window_end_ &&
+         range.start <= window_start_ && window_end_ <= range.end;
 }
 
 int PageUnitLookup::Read(int32_t pid, uint64_t start, uint64_t end) {

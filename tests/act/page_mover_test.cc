@@ -274,8 +274,9 @@ TEST_F(PageMoverTest, MoversRunNicerThanTheLoop) {
   ops_.AddProcess(8, 256, 1);
   errno = 0;
   const int loop_nice = getpriority(PRIO_PROCESS, 0);
+  if (loop_nice >= 19) GTEST_SKIP() << "already at nice 19: nothing nicer";
   MoverOptions options = Options(2);
-  options.nice = std::min(loop_nice + 3, 19);
+  options.nice = loop_nice + 1;
   PageMover mover(&ops_, &clock_, options);
   mover.Set(Move(7, 0));
   mover.Set(Move(8, 0));
