@@ -22,9 +22,18 @@ Plan Decide(const Snapshot& snapshot, const v1::Policy& policy,
   engine::AssignHomes(ctx, workers, plan);
   engine::Candidates candidates;
   engine::Tally tally;
-  engine::AddPinCandidates(ctx, workers, candidates, tally);
-  engine::AddMemoryCandidates(ctx, workers, candidates, tally);
-  engine::AddIrqCandidates(ctx, workers, candidates, tally, plan);
+  {
+    engine::PinCandidates pins(ctx, workers, candidates, tally);
+    engine::MemoryCandidates memory(ctx, workers.size(), candidates, tally);
+    engine::Consumers consumers(ctx);
+    for (size_t wi = 0; wi < workers.size(); ++wi) {
+      pins.Add(workers[wi], static_cast<int>(wi));
+      memory.Add(workers[wi], static_cast<int>(wi));
+      consumers.Add(workers[wi]);
+    }
+    consumers.Finish(ctx);
+    engine::AddIrqCandidates(ctx, consumers, candidates, tally, plan);
+  }
   engine::Select(ctx, workers, candidates, tally, plan);
   engine::AddConnections(ctx, workers, plan);
   engine::AddNotes(ctx, tally, workers.size(), plan);

@@ -13,6 +13,7 @@
 #define LOCUS_POLICY_ENGINE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -205,14 +206,62 @@ class MoveLimit {
   int taken_ = 0;
 };
 
-// The steps, in the order Decide() runs them.
+// Where NIC IRQs' consumers are, per node index: their workers' NET_RX
+// softirq time, else how many workers there are.
+struct Consumers {
+  explicit Consumers(const Context& ctx)
+      : net_rx(ctx.nodes, 0), count(ctx.nodes, 0) {}
+  void Add(const Worker& w);
+  // After the last Add: nodes IRQs may not go to count for nothing.
+  void Finish(const Context& ctx);
+  double Share(int n) const { return weight[n] / weight_total; }
+
+  std::vector<double> net_rx;
+  std::vector<double> count;
+  double net_rx_total = 0;
+  std::vector<double> weight;  // net_rx when there is any, else count
+  double weight_total = 0;
+};
+
+// Pins that take a worker home (placement.cc).
+class PinCandidates {
+ public:
+  PinCandidates(const Context& ctx, const std::vector<Worker>& workers,
+                Candidates& out, Tally& tally);
+  ~PinCandidates();
+  void Add(const Worker& w, int wi);
+
+ private:
+  class CpuChooser;
+  const Context& ctx_;
+  Candidates& out_;
+  Tally& tally_;
+  const bool enabled_;
+  const bool per_cpu_;
+  std::unique_ptr<CpuChooser> chooser_;  // pin_to cpu only
+};
+
+// Page moves that take a worker's memory home (memory.cc).
+class MemoryCandidates {
+ public:
+  MemoryCandidates(const Context& ctx, size_t workers, Candidates& out,
+                   Tally& tally);
+  void Add(const Worker& w, int wi);
+
+ private:
+  const Context& ctx_;
+  Candidates& out_;
+  Tally& tally_;
+  const bool enabled_;
+};
+
+// The steps, in the order Decide() runs them. Once homes are set, each
+// worker is looked at once by the pins, the memory and the IRQs' consumers
+// together (Decide() feeds them in one pass): on a big host every pass
+// streams the worker table from memory again.
 std::vector<Worker> CollectWorkers(const Context& ctx);
 void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan);
-void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
-                      Candidates& out, Tally& tally);
-void AddMemoryCandidates(const Context& ctx, const std::vector<Worker>& workers,
-                         Candidates& out, Tally& tally);
-void AddIrqCandidates(const Context& ctx, const std::vector<Worker>& workers,
+void AddIrqCandidates(const Context& ctx, const Consumers& consumers,
                       Candidates& out, Tally& tally, Plan& plan);
 void Select(const Context& ctx, const std::vector<Worker>& workers,
             Candidates& candidates, Tally& tally, Plan& plan);

@@ -14,39 +14,24 @@
 #include "policy/engine.h"
 
 namespace locus::decide_internal {
-namespace {
 
-// Where the IRQs' consumers are, per node index: their NET_RX softirq time,
-// else how many workers there are.
-struct Consumers {
-  std::vector<double> net_rx;
-  std::vector<double> count;
-  double net_rx_total = 0;
-  std::vector<double> weight;  // net_rx when there is any, else count
-  double weight_total = 0;
-
-  double Share(int n) const { return weight[n] / weight_total; }
-};
-
-Consumers FindConsumers(const Context& ctx,
-                        const std::vector<Worker>& workers) {
-  Consumers c;
-  c.net_rx.assign(ctx.nodes, 0);
-  c.count.assign(ctx.nodes, 0);
-  for (const Worker& w : workers) {
-    int n = w.home >= 0 ? w.home : w.pref;
-    if (n < 0) continue;
-    c.net_rx[n] += w.net_rx_ns;
-    c.count[n] += 1;
-  }
-  for (int n = 0; n < ctx.nodes; ++n) {
-    if (ctx.irq_cpus[n].empty()) c.net_rx[n] = c.count[n] = 0;
-    c.net_rx_total += c.net_rx[n];
-  }
-  c.weight = c.net_rx_total > 0 ? c.net_rx : c.count;
-  for (double v : c.weight) c.weight_total += v;
-  return c;
+void Consumers::Add(const Worker& w) {
+  int n = w.home >= 0 ? w.home : w.pref;
+  if (n < 0) return;
+  net_rx[n] += w.net_rx_ns;
+  count[n] += 1;
 }
+
+void Consumers::Finish(const Context& ctx) {
+  for (int n = 0; n < ctx.nodes; ++n) {
+    if (ctx.irq_cpus[n].empty()) net_rx[n] = count[n] = 0;
+    net_rx_total += net_rx[n];
+  }
+  weight = net_rx_total > 0 ? net_rx : count;
+  for (double v : weight) weight_total += v;
+}
+
+namespace {
 
 // The NIC queue IRQs the policy steers, by device name, each device's in
 // queue order. Kernel-managed ones are only counted.
@@ -316,10 +301,9 @@ std::string IrqPlanner::Reason(const Queue& q, int cpu, double gain) const {
 
 }  // namespace
 
-void AddIrqCandidates(const Context& ctx, const std::vector<Worker>& workers,
+void AddIrqCandidates(const Context& ctx, const Consumers& consumers,
                       Candidates& out, Tally& tally, Plan& plan) {
   if (!ctx.policy.irqs().enabled()) return;
-  const Consumers consumers = FindConsumers(ctx, workers);
   int managed = 0;
   const std::vector<std::vector<int>> devices = QueuesByDevice(ctx, managed);
   if (managed > 0) {

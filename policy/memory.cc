@@ -114,41 +114,45 @@ Action Migration(const Context& ctx, const Worker& w, const MemoryCandidate& m,
 
 }  // namespace
 
-void AddMemoryCandidates(const Context& ctx, const std::vector<Worker>& workers,
-                         Candidates& out, Tally& tally) {
-  const v1::Memory& memory = ctx.policy.memory();
-  if (!memory.enabled() || !ctx.policy.placement().enabled()) return;
-  out.memory.reserve(workers.size());
-  for (size_t wi = 0; wi < workers.size(); ++wi) {
-    const Worker& w = workers[wi];
-    if (w.home < 0 || w.total_pages == 0) continue;
-    // The kernel refuses a page move to a node outside cpuset.mems.
-    if (w.has_cpuset && !MemAllowed(ctx, *w.target, w.home)) continue;
-    const EntityKey key{EntityKind::kMemory, w.pid};
-    const Standing standing = ctx.StandingOf(key);
-    if (standing.held || w.held) continue;
-    if (standing.dwell_node >= 0 && standing.dwell_node != w.home) {
-      ++tally.dwelling;
-      continue;
-    }
-    if (w.PagesOn(w.home) == w.total_pages) continue;
-    const EntityHistory* entry = ctx.history.Find(key);
-    if (RecentlySettled(ctx, entry)) {
-      ++tally.dwelling;
-      continue;
-    }
-    // The threshold starts a migration; it does not stop one half way. Pages
-    // moved home within the dwell time, whose last pass still found pages
-    // to move, keep following until a pass finds none (RecordSettled).
-    const bool finishing =
-        standing.dwell_node == w.home && entry != nullptr && !entry->settled();
-    const MemoryCandidate m = OffHome(ctx, w, static_cast<int>(wi), finishing);
-    if (!finishing &&
-        (m.gain < memory.remote_threshold() || m.gain < ctx.min_gain)) {
-      continue;
-    }
-    out.memory.push_back(m);
+MemoryCandidates::MemoryCandidates(const Context& ctx, size_t workers,
+                                   Candidates& out, Tally& tally)
+    : ctx_(ctx),
+      out_(out),
+      tally_(tally),
+      enabled_(ctx.policy.memory().enabled() &&
+               ctx.policy.placement().enabled()) {
+  if (enabled_) out.memory.reserve(workers);
+}
+
+void MemoryCandidates::Add(const Worker& w, int wi) {
+  if (!enabled_ || w.home < 0 || w.total_pages == 0) return;
+  // The kernel refuses a page move to a node outside cpuset.mems.
+  if (w.has_cpuset && !MemAllowed(ctx_, *w.target, w.home)) return;
+  const EntityKey key{EntityKind::kMemory, w.pid};
+  const Standing standing = ctx_.StandingOf(key);
+  if (standing.held || w.held) return;
+  if (standing.dwell_node >= 0 && standing.dwell_node != w.home) {
+    ++tally_.dwelling;
+    return;
   }
+  if (w.PagesOn(w.home) == w.total_pages) return;
+  const EntityHistory* entry = ctx_.history.Find(key);
+  if (RecentlySettled(ctx_, entry)) {
+    ++tally_.dwelling;
+    return;
+  }
+  // The threshold starts a migration; it does not stop one half way. Pages
+  // moved home within the dwell time, whose last pass still found pages
+  // to move, keep following until a pass finds none (RecordSettled).
+  const bool finishing =
+      standing.dwell_node == w.home && entry != nullptr && !entry->settled();
+  const MemoryCandidate m = OffHome(ctx_, w, wi, finishing);
+  const v1::Memory& memory = ctx_.policy.memory();
+  if (!finishing &&
+      (m.gain < memory.remote_threshold() || m.gain < ctx_.min_gain)) {
+    return;
+  }
+  out_.memory.push_back(m);
 }
 
 std::vector<Action> TakeMigrations(const Context& ctx,
@@ -156,32 +160,45 @@ std::vector<Action> TakeMigrations(const Context& ctx,
                                    std::vector<MemoryCandidate>& memory,
                                    const std::vector<bool>& pinned_now,
                                    MoveLimit& limit, Tally& tally) {
-  std::sort(memory.begin(), memory.end(),
-            [&](const MemoryCandidate& a, const MemoryCandidate& b) {
-              return a.gain > b.gain || (a.gain == b.gain && a.pid < b.pid);
-            });
   const double tick_s = ctx.snapshot.tick_ns / 1e9;
   uint64_t budget = static_cast<uint64_t>(
       ctx.policy.memory().budget_mb_per_s() * kMiB * tick_s);
   tally.budget_bytes = budget;
   std::vector<uint64_t> room = Room(ctx);
   std::vector<Action> migrations;
-  for (const MemoryCandidate& m : memory) {
+  auto take = [&](const MemoryCandidate& m) {
     // Memory follows threads: only workers already confined to their home
     // or pinned there in this plan.
-    if (!m.confined_home && !pinned_now[m.worker]) continue;
+    if (!m.confined_home && !pinned_now[m.worker]) return;
     const uint64_t page = std::max<uint64_t>(m.page_size, 1);
     uint64_t bytes = std::min({m.bytes, budget, room[m.home]});
     bytes -= bytes % page;
     if (bytes == 0) {
       CountStuck(m, m.home, room[m.home] < page, tally);
-      continue;
+      return;
     }
-    if (!limit.Take(tally)) continue;
+    if (!limit.Take(tally)) return;
     budget -= bytes;
     if (room[m.home] != kNoCap) room[m.home] -= bytes;
     migrations.push_back(Migration(ctx, workers[m.worker], m, bytes));
+  };
+  // Best first (by gain, then pid: a total order) while the budget and the
+  // move limit last; once either is spent, the rest are only counted (stuck
+  // or deferred), in any order. A heap orders only those taken: a full sort
+  // of a big host's candidates would grow faster than the host.
+  auto worse = [](const MemoryCandidate& a, const MemoryCandidate& b) {
+    return b.gain > a.gain || (b.gain == a.gain && b.pid < a.pid);
+  };
+  std::make_heap(memory.begin(), memory.end(), worse);
+  auto heap_end = memory.end();
+  while (heap_end != memory.begin() && budget > 0 && limit.Left() > 0) {
+    std::pop_heap(memory.begin(), heap_end, worse);
+    --heap_end;
+    take(*heap_end);
   }
+  std::for_each(memory.begin(), heap_end, take);
+  // Noted in node order, whichever candidate found each full.
+  std::sort(tally.full_nodes.begin(), tally.full_nodes.end());
   return migrations;
 }
 

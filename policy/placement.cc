@@ -2,7 +2,6 @@
 // pins that take misplaced workers home.
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,45 +142,6 @@ int PlaceLeft(const Context& ctx, const Worker& w, std::vector<int>& left) {
   if (best >= 0) --left[best];
   return best >= 0 ? best : w.pref;
 }
-
-// pin_to cpu: workers already on one CPU of their home keep it; others get
-// the CPU with the fewest workers, then the least busy.
-class CpuChooser {
- public:
-  CpuChooser(const Context& ctx, const std::vector<Worker>& workers)
-      : ctx_(ctx), load_(ctx.cpu_index.size(), 0) {
-    for (const Worker& w : workers) {
-      if (w.home >= 0 && w.pinned_cpu >= 0 &&
-          ctx.NodeOfCpu(w.pinned_cpu) == w.home) {
-        ++load_[w.pinned_cpu];
-      }
-    }
-  }
-
-  // A CPU of `node` its cgroup allows `target`, for one more worker; -1
-  // when it has none.
-  int Take(int node, const Target& target) {
-    int best = -1;
-    for (int cpu : CpusFor(ctx_, target, node)) {
-      if (best < 0 || load_[cpu] < load_[best] ||
-          (load_[cpu] == load_[best] && Busy(cpu) < Busy(best))) {
-        best = cpu;
-      }
-    }
-    if (best >= 0) ++load_[best];
-    return best;
-  }
-
- private:
-  double Busy(int cpu) const {
-    return cpu < static_cast<int>(ctx_.snapshot.cpus.size())
-               ? ctx_.snapshot.cpus[cpu].busy
-               : 0;
-  }
-
-  const Context& ctx_;
-  std::vector<int> load_;  // workers per CPU
-};
 
 // The worker stays where it is this tick (counted in `tally` by why).
 bool Stays(const Context& ctx, const Worker& w, bool per_cpu, Tally& tally) {
@@ -332,38 +292,82 @@ void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
   }
 }
 
-void AddPinCandidates(const Context& ctx, const std::vector<Worker>& workers,
-                      Candidates& out, Tally& tally) {
-  if (!ctx.policy.placement().enabled()) return;
-  out.moves.reserve(workers.size() + ctx.snapshot.irqs.size());
-  const bool per_cpu =
-      ctx.policy.placement().pin_to() == v1::Placement::PIN_TO_CPU;
-  // Built only when used: its constructor is a pass over the workers.
-  std::optional<CpuChooser> chooser;
-  if (per_cpu) chooser.emplace(ctx, workers);
-  for (size_t wi = 0; wi < workers.size(); ++wi) {
-    const Worker& w = workers[wi];
-    if (w.home < 0 || Stays(ctx, w, per_cpu, tally)) continue;
-    const double run_off = RunOff(w);
-    const double gain = std::max(run_off, FaultGain(ctx, w));
-    if (gain < ctx.min_gain || gain <= 0) {
-      ++tally.below_gain;
-      continue;
+// pin_to cpu: workers already on one CPU of their home keep it; others get
+// the CPU with the fewest workers, then the least busy.
+class PinCandidates::CpuChooser {
+ public:
+  CpuChooser(const Context& ctx, const std::vector<Worker>& workers)
+      : ctx_(ctx), load_(ctx.cpu_index.size(), 0) {
+    for (const Worker& w : workers) {
+      if (w.home >= 0 && w.pinned_cpu >= 0 &&
+          ctx.NodeOfCpu(w.pinned_cpu) == w.home) {
+        ++load_[w.pinned_cpu];
+      }
     }
-    const int cpu = per_cpu ? chooser->Take(w.home, *w.target) : -1;
-    if (per_cpu && cpu < 0) continue;
-    out.moves.push_back(Candidate{
-        .kind = CandidateKind::kPin,
-        .index = static_cast<int>(wi),
-        .gain = gain,
-        .id = w.pid,
-        .node = w.home,
-        .cpu = cpu,
-        .run_off = run_off,
-        .remote = w.faults > 0 ? double(w.remote_faults) / w.faults : -1,
-        .from = w.pinned,
-    });
   }
+
+  // A CPU of `node` its cgroup allows `target`, for one more worker; -1
+  // when it has none.
+  int Take(int node, const Target& target) {
+    int best = -1;
+    for (int cpu : CpusFor(ctx_, target, node)) {
+      if (best < 0 || load_[cpu] < load_[best] ||
+          (load_[cpu] == load_[best] && Busy(cpu) < Busy(best))) {
+        best = cpu;
+      }
+    }
+    if (best >= 0) ++load_[best];
+    return best;
+  }
+
+ private:
+  double Busy(int cpu) const {
+    return cpu < static_cast<int>(ctx_.snapshot.cpus.size())
+               ? ctx_.snapshot.cpus[cpu].busy
+               : 0;
+  }
+
+  const Context& ctx_;
+  std::vector<int> load_;  // workers per CPU
+};
+
+PinCandidates::PinCandidates(const Context& ctx,
+                             const std::vector<Worker>& workers,
+                             Candidates& out, Tally& tally)
+    : ctx_(ctx),
+      out_(out),
+      tally_(tally),
+      enabled_(ctx.policy.placement().enabled()),
+      per_cpu_(ctx.policy.placement().pin_to() == v1::Placement::PIN_TO_CPU) {
+  if (!enabled_) return;
+  out.moves.reserve(workers.size() + ctx.snapshot.irqs.size());
+  // Built only when used: its constructor is a pass over the workers.
+  if (per_cpu_) chooser_ = std::make_unique<CpuChooser>(ctx, workers);
+}
+
+PinCandidates::~PinCandidates() = default;
+
+void PinCandidates::Add(const Worker& w, int wi) {
+  if (!enabled_ || w.home < 0 || Stays(ctx_, w, per_cpu_, tally_)) return;
+  const double run_off = RunOff(w);
+  const double gain = std::max(run_off, FaultGain(ctx_, w));
+  if (gain < ctx_.min_gain || gain <= 0) {
+    ++tally_.below_gain;
+    return;
+  }
+  const int cpu = per_cpu_ ? chooser_->Take(w.home, *w.target) : -1;
+  if (per_cpu_ && cpu < 0) return;
+  out_.moves.push_back(Candidate{
+      .kind = CandidateKind::kPin,
+      .index = wi,
+      .gain = gain,
+      .id = w.pid,
+      .node = w.home,
+      .cpu = cpu,
+      .run_off = run_off,
+      .remote = w.faults > 0 ? double(w.remote_faults) / w.faults : -1,
+      .from = w.pinned,
+  });
 }
 
 std::string PinReason(const Context& ctx, const Worker& w, const Candidate& c) {
