@@ -458,6 +458,35 @@ std::vector<Scenario> Scenarios() {
                         << Reasons(plan);
                   }});
 
+  // Whichever candidate finds a node full first (the one with the most to
+  // gain, here worker 101's home, node 1), the notes come in node order.
+  rows.push_back({"full_nodes_are_noted_in_node_order",
+                  [] {
+                    Snapshot s = Balanced(2, 4);
+                    s.targets[0] = MakeWorker(s, 100, 0, 0, 1);
+                    s.targets[0].resident_pages = {10'000, 15'000};
+                    testing::SetFaultsFromPages(s.targets[0], 0);
+                    s.targets[1] = MakeWorker(s, 101, 1, 1, 0);
+                    for (Node& node : s.topology.nodes) {
+                      node.mem_free_bytes = 5 * kGiB;  // under 10% of 64
+                    }
+                    return s;
+                  },
+                  {},
+                  {},
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(plan.actions.empty()) << Reasons(plan);
+                    std::vector<std::string> full;
+                    for (const std::string& note : plan.notes) {
+                      if (note.find(" full: ") != std::string::npos) {
+                        full.push_back(note.substr(0, note.find(':')));
+                      }
+                    }
+                    EXPECT_EQ(full, (std::vector<std::string>{"node 0 full",
+                                                              "node 1 full"}))
+                        << Reasons(plan);
+                  }});
+
   rows.push_back({"near_nic_fills_the_nic_node_then_spills",
                   [] {
                     Snapshot s = MakeHost(2, 2);
