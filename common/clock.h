@@ -19,6 +19,15 @@ inline uint64_t MonotonicNs() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in
+// nanoseconds: with MonotonicNs() it tells work from waiting.
+inline uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;

@@ -118,6 +118,10 @@ void PrometheusExporter::RegisterCounters() {
       "NUMA hinting faults of target threads, by memory node and locality");
   tick_overruns_ = NewCounter("locus_tick_overruns_total",
                               "Ticks whose work took longer than the period");
+  tick_cpu_ = NewCounter(
+      "locus_tick_cpu_seconds_total",
+      "CPU time the control loop's thread spent on its ticks (the rest of "
+      "their duration it waited: for a CPU, a lock, the kernel)");
   sensor_events_dropped_ =
       NewCounter("locus_sensor_events_dropped_total",
                  "Sensor events lost to full BPF maps or ring buffers");
@@ -189,6 +193,7 @@ void PrometheusExporter::AddFixedSeries() {
     external_changes_->Add({{"kind", kind}});
   }
   tick_overruns_->Add({});
+  tick_cpu_->Add({});
   for (const char* result : {"ok", "rejected"}) {
     policy_reloads_->Add({{"result", result}});
   }
@@ -211,6 +216,8 @@ void PrometheusExporter::ObserveTick(const v1::Metrics& metrics) {
   tick_duration_->Observe(static_cast<double>(metrics.tick_duration_ns()) /
                           1e9);
   AddGrowth(tick_overruns_->Add({}), metrics.overruns_total(), last_overruns_);
+  tick_cpu_->Add({}).Increment(static_cast<double>(metrics.tick_cpu_ns()) /
+                               1e9);
   // Per sensor ("numa" of "numa.lru_evicted"), each counter's growth.
   for (const auto& [counter, total] : metrics.drops().sensor_events_dropped()) {
     const std::string sensor(counter.substr(0, counter.find('.')));

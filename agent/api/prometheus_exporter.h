@@ -85,6 +85,7 @@ class PrometheusExporter {
   Counters* pages_migrated_bytes_ = nullptr;
   Counters* numa_faults_ = nullptr;
   Counters* tick_overruns_ = nullptr;
+  Counters* tick_cpu_ = nullptr;
   Counters* sensor_events_dropped_ = nullptr;
   Counters* policy_reloads_ = nullptr;
   Counters* irq_interrupts_ = nullptr;

@@ -71,6 +71,7 @@ Mode Loop::EffectiveMode(const v1::Policy& policy) const {
 }
 
 TickReport Loop::Tick() {
+  const uint64_t cpu_start_ns = ThreadCpuNs();
   TickReport report = Begin();
   if (report.mode == v1::Policy::MODE_DRY_RUN) executor_->StopPageMoves();
   BackOffExternalChanges(report);
@@ -88,7 +89,7 @@ TickReport Loop::Tick() {
     }
     Steer(*snap, report);
   }
-  Publish(report);
+  Publish(report, cpu_start_ns);
   return report;
 }
 
@@ -312,11 +313,12 @@ void Loop::Tell(const Action& action, const ActionResult& result,
   explain_.Note(KeyOf(action), report.tick, report.now_ns, std::move(what));
 }
 
-void Loop::Publish(TickReport& report) {
+void Loop::Publish(TickReport& report, uint64_t cpu_start_ns) {
   for (const auto& [key, entry] : history_.entities) {
     if (entry.held_until_ns > report.now_ns) report.held_down.push_back(key);
   }
   report.took = absl::Nanoseconds(clock_->NowNs() - report.now_ns);
+  report.cpu = absl::Nanoseconds(ThreadCpuNs() - cpu_start_ns);
   if (report.took > options_.tick) overruns_.fetch_add(1);
   report.overruns = overruns_.load();
   report.forbidden = forbidden_.load();

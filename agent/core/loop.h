@@ -9,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +50,9 @@ struct TickReport {
   uint64_t tick = 0;
   uint64_t now_ns = 0;
   absl::Duration took;
+  // CPU time the loop's thread spent on the tick; the rest of `took` it
+  // waited (for a CPU, a lock, the kernel).
+  absl::Duration cpu;
   uint64_t overruns = 0;  // ticks so far that took longer than the period
   // Actions so far that a cpuset forbade: a plan that ignored a constraint.
   uint64_t forbidden = 0;
@@ -114,7 +116,8 @@ class Loop {
   using SocketNodes = std::map<std::pair<std::string, int32_t>, int>;
   void TellSockets(const Snapshot& snap, const ListenGroupSteering& steer,
                    const TickReport& report, SocketNodes& told);
-  void Publish(TickReport& report);
+  // `cpu_start_ns`: the thread's CPU time when the tick began.
+  void Publish(TickReport& report, uint64_t cpu_start_ns);
 
   // Within Act: the dry run's result if the same action was planned in
   // the last minute, and what the outcome means for the entity's history.

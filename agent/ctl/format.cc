@@ -164,8 +164,9 @@ std::string FormatMetrics(const v1::Metrics& m) {
   }
   absl::StrAppend(&line, "  tasks ", m.tasks_size(), " irqs ", m.irqs_size(),
                   " actions ", m.actions_size(), " reverts ", m.reverts_size(),
-                  "  took ", FormatDurationNs(m.tick_duration_ns()),
-                  " overruns ", m.overruns_total());
+                  "  took ", FormatDurationNs(m.tick_duration_ns()), " (cpu ",
+                  FormatDurationNs(m.tick_cpu_ns()), ") overruns ",
+                  m.overruns_total());
   if (m.drops().sensor_events_dropped_total() != 0) {
     absl::StrAppend(&line, " sensor drops ",
                     m.drops().sensor_events_dropped_total());

@@ -70,6 +70,7 @@ TEST(PrometheusExporterTest, CountersSumTheTicksDeltas) {
   EXPECT_EQ(s["locus_external_changes_total{kind=irq_affinity,}"], 1);
   EXPECT_EQ(s["locus_tick_overruns_total{}"], 1);
   EXPECT_EQ(s["locus_tick_duration_seconds{}"], 10);
+  EXPECT_DOUBLE_EQ(s["locus_tick_cpu_seconds_total{}"], 9 * 0.005 + 0.050);
   EXPECT_EQ(s["locus_sensor_events_dropped_total{sensor=numa,}"], 20);
   EXPECT_EQ(s["locus_target_resident_bytes{node=0,}"], 1 << 30);
   EXPECT_EQ(s["locus_sensor_events_dropped_total{sensor=sched,}"], 10);

@@ -74,6 +74,8 @@ v1::Metrics RealisticMetrics(uint64_t tick, const RealisticShape& shape) {
   m.set_tick(tick);
   m.set_tick_period_ns(1'000'000'000);
   m.set_tick_duration_ns(tick % 10 == 0 ? 1'200'000'000 : 8'000'000);
+  // An overrun that was mostly waiting: 50 ms of CPU in 1.2 s.
+  m.set_tick_cpu_ns(tick % 10 == 0 ? 50'000'000 : 5'000'000);
   m.set_overruns_total(tick / 10);
   m.set_mode(v1::AGENT_MODE_ENFORCE);
   AddNodes(tick, shape, m);

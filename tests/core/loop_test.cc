@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "absl/time/clock.h"
 #include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -88,6 +89,25 @@ TEST(LoopTest, AppliesThePlanAndPublishesTheTick) {
   EXPECT_EQ(report.actions[0].result.outcome, Outcome::kApplied);
   EXPECT_THAT(h.loop.ExplainTask(100), Not(IsEmpty()));
   EXPECT_THAT(h.loop.ExplainTask(100)[0].what, HasSubstr("applied"));
+}
+
+// The tick's CPU time is the loop thread's work, not the time it waited: a
+// collection that computes for 30 ms counts, one that sleeps 60 ms does not.
+TEST(LoopTest, TickCpuTimeIsWorkNotWaiting) {
+  Harness h([](int n) {
+    if (n == 0) {
+      const uint64_t until = ThreadCpuNs() + 30'000'000;
+      while (ThreadCpuNs() < until) {
+      }
+    } else {
+      absl::SleepFor(absl::Milliseconds(60));
+    }
+    return MisplacedWorker((n + 1) * kSecond);
+  });
+  const TickReport computed = h.loop.Tick();
+  const TickReport slept = h.loop.Tick();
+  EXPECT_GE(computed.cpu, absl::Milliseconds(30));
+  EXPECT_LT(slept.cpu, absl::Milliseconds(30));
 }
 
 TEST(LoopTest, DryRunPlansButAsksForNothingToChange) {

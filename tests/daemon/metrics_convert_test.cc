@@ -179,8 +179,13 @@ TEST(MetricsConvertTest, CarriesWhatTheTickAdds) {
   context.sensors.sources.numa = "iter_task";
   context.sensors.numa_active = true;
   context.sensors.drops = {{"a", 2}, {"b", 3}};
-  v1::Metrics m = ToMetrics(Report(), context);
+  TickReport report = Report();
+  report.took = absl::Milliseconds(30);
+  report.cpu = absl::Milliseconds(4);
+  v1::Metrics m = ToMetrics(report, context);
   EXPECT_EQ(m.tick(), 9u);
+  EXPECT_EQ(m.tick_duration_ns(), 30'000'000u);
+  EXPECT_EQ(m.tick_cpu_ns(), 4'000'000u);
   EXPECT_EQ(m.mode(), v1::AGENT_MODE_DRY_RUN);
   ASSERT_EQ(m.nodes_size(), 2);
   EXPECT_EQ(m.nodes(0).pages_migrated(), 0u);

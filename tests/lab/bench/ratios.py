@@ -16,7 +16,9 @@ Per kernel directory, from the runs present (missing runs print "-"):
                     default pool (target >= 1.6)
   tick while moving the control loop's tick duration, mean and max over the
                     ticks whose stream message counts pages moved, as a
-                    share of the tick (TICK_MS, 250) (target < 10 %)
+                    share of the tick (TICK_MS, 250) (target < 10 %);
+                    and the loop thread's CPU time in those ticks (the
+                    rest of the duration it waited: for a CPU, a lock)
 
 t95: the first sample at >= 95 % local, as in converge.sh's table.
 """
@@ -52,8 +54,9 @@ def ceiling(path):
 
 
 def ticks_moving(path, tick_ms):
-    """Durations (share of the tick) of the ticks that moved pages."""
-    shares = []
+    """Durations and CPU times (shares of the tick) of the ticks that moved
+    pages."""
+    shares, cpu = [], []
     try:
         with open(path) as f:
             for line in f:
@@ -66,9 +69,10 @@ def ticks_moving(path, tick_ms):
                 if moved > 0:
                     took = int(m.get("tick_duration_ns", 0))
                     shares.append(took / (tick_ms * 1e6))
+                    cpu.append(int(m.get("tick_cpu_ns", 0)) / (tick_ms * 1e6))
     except OSError:
         pass
-    return shares
+    return shares, cpu
 
 
 def ratio(a, b):
@@ -91,12 +95,13 @@ def main():
         print(f"  1 mover/default  {ratio(t95(run('memhog4x150.locus_1mover.csv')), t95(run('memhog4x150.locus.csv')))}"
               "  (memhog4x150, target >= 1.6)")
         for stream in sorted(glob.glob(run("*.stream.json"))):
-            shares = ticks_moving(stream, tick_ms)
+            shares, cpu = ticks_moving(stream, tick_ms)
             name = os.path.basename(stream)[:-len(".stream.json")]
             if shares:
                 print(f"  tick while moving {name}: mean {100 * sum(shares) / len(shares):.1f} %"
                       f", max {100 * max(shares):.1f} % of the tick over {len(shares)} ticks"
-                      " (target < 10 %)")
+                      f" (target < 10 %); CPU mean {100 * sum(cpu) / len(cpu):.1f} %"
+                      f", max {100 * max(cpu):.1f} %")
 
 
 if __name__ == "__main__":
