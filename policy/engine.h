@@ -212,7 +212,7 @@ struct Consumers {
   explicit Consumers(const Context& ctx)
       : net_rx(ctx.nodes, 0), count(ctx.nodes, 0) {}
   void Add(const Worker& w);
-  // After the last Add: nodes IRQs may not go to count for nothing.
+  // After the last Add: a node without CPUs for IRQs has no consumers.
   void Finish(const Context& ctx);
   double Share(int n) const { return weight[n] / weight_total; }
 
