@@ -85,12 +85,16 @@ def pages(pid):
     (pagemap's exclusive bit) in its private writable mappings, which are the
     pages move_pages(MPOL_MF_MOVE) may move. Shared library text and pages
     still shared with a parent after fork are not its own to move; they are
-    counted apart, from numa_maps, as all_*."""
+    counted apart, from numa_maps, as all_*. anon_by_node: of its own pages,
+    the anonymous ones (pagemap bit 61 clear), which its cpuset.mems places; a
+    file page it alone maps (a data page of a binary not yet written) sits
+    wherever the process that first read it put it."""
     page_size = os.sysconf("SC_PAGE_SIZE")
     per_block, blocks = pfn_nodes(page_size)
     node_of_cpu = cpu_nodes()
     run_nodes = sorted({node_of_cpu[c] for c in os.sched_getaffinity(pid)})
     by_node = defaultdict(int)
+    anon_by_node = defaultdict(int)
     with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
         for start, end in private_ranges(pid):
             count = (end - start) // page_size
@@ -98,10 +102,13 @@ def pages(pid):
             entries = array.array("Q")
             entries.frombytes(pagemap.read(count * 8))
             for e in entries:
-                # bit 63 present, bit 56 exclusively mapped, bits 0-54 PFN
+                # bit 63 present, bit 61 file page or shared anonymous, bit
+                # 56 exclusively mapped, bits 0-54 PFN
                 if e >> 63 and (e >> 56) & 1:
-                    pfn = e & ((1 << 55) - 1)
-                    by_node[blocks.get(pfn // per_block, -1)] += 1
+                    node = blocks.get((e & ((1 << 55) - 1)) // per_block, -1)
+                    by_node[node] += 1
+                    if not (e >> 61) & 1:
+                        anon_by_node[node] += 1
     total = sum(by_node.values())
     local = sum(by_node[n] for n in run_nodes)
     all_by_node = defaultdict(int)
@@ -116,7 +123,8 @@ def pages(pid):
     print(f"share={local / total if total else 0:.3f} pages={total} "
           f"by_node={fmt(by_node)} runs_on={','.join(map(str, run_nodes))} "
           f"all_share={all_local / all_total if all_total else 0:.3f} "
-          f"all_pages={all_total} all_by_node={fmt(all_by_node)}")
+          f"all_pages={all_total} all_by_node={fmt(all_by_node)} "
+          f"anon_by_node={fmt(anon_by_node)}")
 
 
 def xnode(path, pids):
