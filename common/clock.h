@@ -11,22 +11,20 @@
 
 namespace locus {
 
-// CLOCK_MONOTONIC in nanoseconds.
-inline uint64_t MonotonicNs() {
+// A clock_gettime(2) clock in nanoseconds.
+inline uint64_t ClockNs(clockid_t clock) {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in
-// nanoseconds: with MonotonicNs() it tells work from waiting.
-inline uint64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
+// CLOCK_MONOTONIC in nanoseconds.
+inline uint64_t MonotonicNs() { return ClockNs(CLOCK_MONOTONIC); }
+
+// CPU time the calling thread has used, in nanoseconds: with MonotonicNs()
+// it tells work from waiting.
+inline uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 class Clock {
  public:
