@@ -18,7 +18,8 @@ Per kernel directory, from the runs present (missing runs print "-"):
                     ticks whose stream message counts pages moved, as a
                     share of the tick (TICK_MS, 250) (target < 10 %);
                     and the loop thread's CPU time in those ticks (the
-                    rest of the duration it waited: for a CPU, a lock)
+                    rest of the duration it waited: for a CPU, a lock);
+                    the same for the ticks that moved none, to compare
 
 t95: the first sample at >= 95 % local, as in converge.sh's table.
 """
@@ -53,10 +54,10 @@ def ceiling(path):
     return None
 
 
-def ticks_moving(path, tick_ms):
-    """Durations and CPU times (shares of the tick) of the ticks that moved
-    pages."""
-    shares, cpu = [], []
+def tick_shares(path, tick_ms):
+    """Durations and CPU times (shares of the tick), keyed by whether the tick
+    moved pages: {True: ([durations], [cpu]), False: (...)}."""
+    shares = {True: ([], []), False: ([], [])}
     try:
         with open(path) as f:
             for line in f:
@@ -66,13 +67,12 @@ def ticks_moving(path, tick_ms):
                     continue
                 moved = sum(int(n.get("pages_migrated", 0))
                             for n in m.get("nodes", []))
-                if moved > 0:
-                    took = int(m.get("tick_duration_ns", 0))
-                    shares.append(took / (tick_ms * 1e6))
-                    cpu.append(int(m.get("tick_cpu_ns", 0)) / (tick_ms * 1e6))
+                took, cpu = shares[moved > 0]
+                took.append(int(m.get("tick_duration_ns", 0)) / (tick_ms * 1e6))
+                cpu.append(int(m.get("tick_cpu_ns", 0)) / (tick_ms * 1e6))
     except OSError:
         pass
-    return shares, cpu
+    return shares
 
 
 def ratio(a, b):
@@ -95,13 +95,14 @@ def main():
         print(f"  1 mover/default  {ratio(t95(run('memhog4x150.locus_1mover.csv')), t95(run('memhog4x150.locus.csv')))}"
               "  (memhog4x150, target >= 1.6)")
         for stream in sorted(glob.glob(run("*.stream.json"))):
-            shares, cpu = ticks_moving(stream, tick_ms)
             name = os.path.basename(stream)[:-len(".stream.json")]
-            if shares:
-                print(f"  tick while moving {name}: mean {100 * sum(shares) / len(shares):.1f} %"
-                      f", max {100 * max(shares):.1f} % of the tick over {len(shares)} ticks"
-                      f" (target < 10 %); CPU mean {100 * sum(cpu) / len(cpu):.1f} %"
-                      f", max {100 * max(cpu):.1f} %")
+            for moving, (took, cpu) in sorted(tick_shares(stream, tick_ms).items(), reverse=True):
+                if took:
+                    print(f"  tick {'while moving' if moving else 'moving none '} {name}:"
+                          f" mean {100 * sum(took) / len(took):.1f} %"
+                          f", max {100 * max(took):.1f} % of the tick over {len(took)} ticks"
+                          f"{' (target < 10 %)' if moving else ''}; CPU mean"
+                          f" {100 * sum(cpu) / len(cpu):.1f} %, max {100 * max(cpu):.1f} %")
 
 
 if __name__ == "__main__":
