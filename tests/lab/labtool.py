@@ -86,9 +86,10 @@ def pages(pid):
     pages move_pages(MPOL_MF_MOVE) may move. Shared library text and pages
     still shared with a parent after fork are not its own to move; they are
     counted apart, from numa_maps, as all_*. anon_by_node: of its own pages,
-    the anonymous ones (pagemap bit 61 clear), which its cpuset.mems places; a
-    file page it alone maps (a data page of a binary not yet written) sits
-    wherever the process that first read it put it."""
+    the anonymous ones (pagemap bit 61 clear), which its cpuset.mems places (a
+    file page it alone maps, a data page of a binary not yet written, sits
+    wherever the process that first read it put it); anon_in_mems: their
+    share on the nodes it may use (Mems_allowed_list)."""
     page_size = os.sysconf("SC_PAGE_SIZE")
     per_block, blocks = pfn_nodes(page_size)
     node_of_cpu = cpu_nodes()
@@ -119,12 +120,19 @@ def pages(pid):
                 all_by_node[int(m.group(1))] += int(m.group(2))
     all_total = sum(all_by_node.values())
     all_local = sum(all_by_node[n] for n in run_nodes)
+    mems = set()
+    for line in read(f"/proc/{pid}/status").splitlines():
+        if line.startswith("Mems_allowed_list:"):
+            mems = set(parse_cpu_list(line.split(":", 1)[1].strip()))
+    anon_total = sum(anon_by_node.values())
+    anon_in_mems = sum(anon_by_node[n] for n in mems)
     fmt = lambda d: ",".join(f"{n}:{d[n]}" for n in sorted(d)) or "-"
     print(f"share={local / total if total else 0:.3f} pages={total} "
           f"by_node={fmt(by_node)} runs_on={','.join(map(str, run_nodes))} "
           f"all_share={all_local / all_total if all_total else 0:.3f} "
           f"all_pages={all_total} all_by_node={fmt(all_by_node)} "
-          f"anon_by_node={fmt(anon_by_node)}")
+          f"anon_by_node={fmt(anon_by_node)} "
+          f"anon_in_mems={anon_in_mems / anon_total if anon_total else 0:.3f}")
 
 
 def xnode(path, pids):

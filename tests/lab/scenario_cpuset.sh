@@ -87,13 +87,6 @@ print(" ".join(sorted(seen)))
 EOF
 }
 
-# anon_share_on PID NODE: the share of PID's anonymous pages on NODE.
-anon_share_on() {
-  tool pages "$1" | sed -n 's/.* anon_by_node=\([^ ]*\).*/\1/p' |
-    awk -F, -v node="$2" '{ for (i = 1; i <= NF; i++) { split($i, p, ":"); t += p[2]; if (p[1] == node) l += p[2] } }
-      END { printf "%.3f\n", t ? l / t : 0 }'
-}
-
 # node_of_worker PID: the node(s) its threads may run on.
 node_of_worker() { nodes_of_cpus "$(affinity "$1")"; }
 
@@ -121,7 +114,7 @@ cpusets() {
   case " $counted " in
     *" FORBIDDEN="* | *" FAILED="*) fail "actions forbidden or failed: $counted" || return 1 ;;
   esac
-  local pinned moved
+  local pinned moved share
   pinned=" $(pins "$WORK/watch.jsonl") "
   moved=" $(pins "$WORK/watch.jsonl" migrate_pages) "
   log "pins (pid:node): $pinned; page moves (pid:node): $moved"
@@ -150,7 +143,9 @@ cpusets() {
     # run in three one of its ~160 was on node 1 with no page move by Locus
     # in the stream (the kernel's, not Locus's).
     case "$moved" in *" $w:1 "*) fail "Locus moved worker $w's pages to node 1" || return 1 ;; esac
-    check_ge "worker $w anonymous pages on node 0" "$(anon_share_on "$w" 0)" 0.99 || return 1
+    share=$(tool pages "$w")
+    share=${share#* anon_in_mems=}
+    check_ge "worker $w anonymous pages on node 0 (its mems)" "${share%% *}" 0.99 || return 1
   done
   [ "$homed" -ge 1 ] || fail "no lab_mems0 worker homed on node 0 (pins:$pinned)" || return 1
 
