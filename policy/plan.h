@@ -57,6 +57,10 @@ struct NodeSteering {
 struct ListenGroupSteering {
   std::string group;                // ListenGroupSample::name
   std::vector<NodeSteering> nodes;  // by node id; nodes without workers too
+  // During an experiment, the control arm's sockets: their workers' share
+  // of new connections goes to them by hash, the rest is steered as the
+  // nodes say. Decide never fills it (policy/experiment_arms.h does).
+  std::vector<uint64_t> control_inodes;
   std::string reason;  // "2 workers on node 0, 2 on node 1; node 1 at 93% busy
                        // spills 14%"
 };

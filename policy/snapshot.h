@@ -92,6 +92,9 @@ struct Target {
   int32_t pid = 0;
   std::string comm;
   TargetRole role = TargetRole::kOther;
+  // The server instance it belongs to: the topmost selected process above
+  // it (nginx's master), itself when it has none.
+  int32_t instance = 0;
   std::vector<ThreadSample> threads;
   PerNode<uint64_t> resident_pages;  // per node, indexed like Topology::nodes
   uint64_t page_size = 4096;

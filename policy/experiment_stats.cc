@@ -1,0 +1,156 @@
+#include "policy/experiment_stats.h"
+
+#include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace locus::experiment {
+namespace {
+
+// Double precision throughout: Boost's default promotes to long double,
+// which costs several times as much (the runner and the guardrail's
+// simulations call this every interval) for digits a p-value never needs.
+using Precision =
+    boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+using StudentT = boost::math::students_t_distribution<double, Precision>;
+using Normal = boost::math::normal_distribution<double, Precision>;
+
+struct Cell {
+  std::vector<double> y;
+  double Mean() const {
+    double sum = 0;
+    for (double v : y) sum += v;
+    return sum / static_cast<double>(y.size());
+  }
+  double SquaredDeviations() const {
+    const double mean = Mean();
+    double sum = 0;
+    for (double v : y) sum += (v - mean) * (v - mean);
+    return sum;
+  }
+};
+
+struct Stratum {
+  Cell treated, control;
+};
+
+// The estimate over `strata`, each holding both arms.
+Estimate Compare(const std::map<int, Stratum>& strata, double level) {
+  Estimate e;
+  int cells = 0;
+  double squares = 0;
+  for (const auto& [id, s] : strata) {
+    e.treated += static_cast<int>(s.treated.y.size());
+    e.control += static_cast<int>(s.control.y.size());
+    squares += s.treated.SquaredDeviations() + s.control.SquaredDeviations();
+    cells += 2;
+  }
+  const int used = e.treated + e.control;
+  e.df = used - cells;
+  if (e.treated < 2 || e.control < 2 || e.df < 1) {
+    e.why_not = absl::StrCat(
+        "needs at least 2 workers with work and CPU time in each arm, and "
+        "more workers than arms per node compared (has ",
+        e.treated, " treated, ", e.control, " control)");
+    return e;
+  }
+  const double pooled = squares / e.df;
+  double diff = 0, var = 0;
+  for (const auto& [id, s] : strata) {
+    const double w =
+        static_cast<double>(s.treated.y.size() + s.control.y.size()) / used;
+    diff += w * (s.treated.Mean() - s.control.Mean());
+    var +=
+        w * w * pooled * (1.0 / s.treated.y.size() + 1.0 / s.control.y.size());
+  }
+  const StudentT t(e.df);
+  const double q = boost::math::quantile(t, 0.5 + level / 2);
+  // The detectable effect is stated at two-sided 0.05 whatever `level`.
+  const double q975 = level == 0.95 ? q : boost::math::quantile(t, 0.975);
+  const double q80 = boost::math::quantile(t, 0.80);
+  e.se_log = std::sqrt(var);
+  e.ratio = std::exp(diff);
+  e.low = std::exp(diff - q * e.se_log);
+  e.high = std::exp(diff + q * e.se_log);
+  e.detectable = std::exp((q975 + q80) * e.se_log) - 1;
+  e.valid = true;
+  return e;
+}
+
+}  // namespace
+
+Estimate EstimateRatio(const std::vector<UnitTotals>& units, double level) {
+  std::map<int, Stratum> strata;
+  int left_out = 0;
+  for (const UnitTotals& u : units) {
+    // The negated tests also leave out NaN.
+    if (!(u.cpu_seconds > 0) || !(u.work > 0)) {
+      ++left_out;
+      continue;
+    }
+    Stratum& s = strata[u.stratum];
+    (u.arm == Arm::kTreated ? s.treated : s.control)
+        .y.push_back(std::log(u.work / u.cpu_seconds));
+  }
+  // Only strata holding both arms compare anything.
+  std::map<int, Stratum> both;
+  Stratum all;
+  int dropped = 0;
+  for (auto& [id, s] : strata) {
+    if (s.treated.y.empty() || s.control.y.empty()) {
+      dropped += static_cast<int>(s.treated.y.size() + s.control.y.size());
+      continue;
+    }
+    for (double y : s.treated.y) all.treated.y.push_back(y);
+    for (double y : s.control.y) all.control.y.push_back(y);
+    both[id] = std::move(s);
+  }
+  Estimate e = Compare(both, level);
+  // One worker per arm and node (4 workers on 2 nodes) leaves no degrees of
+  // freedom within the strata: the comparison of the same workers all at
+  // once is still unbiased (the split was random) and has them.
+  if (!e.valid && both.size() > 1) {
+    Estimate pooled = Compare({{0, std::move(all)}}, level);
+    if (pooled.valid) e = std::move(pooled);
+  }
+  e.left_out = left_out;
+  e.dropped = dropped;
+  if (!e.valid && (left_out > 0 || dropped > 0)) {
+    absl::StrAppend(&e.why_not, "; left out: ", left_out,
+                    " without work or CPU time, ", dropped,
+                    " on nodes without the other arm");
+  }
+  return e;
+}
+
+double SpentAlpha(double alpha, double tau) {
+  if (tau <= 0) return 0;
+  if (tau >= 1) return alpha;
+  const Normal z;
+  const double edge = boost::math::quantile(z, 1 - alpha / 2);
+  // The upper tail directly: 1 - cdf would round to 0 for small tau.
+  return 2 *
+         boost::math::cdf(boost::math::complement(z, edge / std::sqrt(tau)));
+}
+
+GuardrailLook LookForHarm(const Estimate& estimate, double tau,
+                          double previous_tau, double alpha) {
+  GuardrailLook look;
+  if (!estimate.valid) return look;
+  const double diff = std::log(estimate.ratio);
+  if (estimate.se_log > 0) {
+    look.p = boost::math::cdf(StudentT(estimate.df), diff / estimate.se_log);
+  } else {
+    look.p = diff < 0 ? 0 : 1;
+  }
+  look.bound =
+      std::max(0.0, SpentAlpha(alpha, tau) - SpentAlpha(alpha, previous_tau));
+  look.stop = look.p < look.bound;
+  return look;
+}
+
+}  // namespace locus::experiment

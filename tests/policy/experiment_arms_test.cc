@@ -1,0 +1,73 @@
+// The plan an experiment lets through: decided without the untreated
+// workers, with no IRQ moves, the control arm's sockets named per group.
+#include "policy/experiment_arms.h"
+
+#include <variant>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/common/snapshot_builder.h"
+
+namespace locus::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+Snapshot ThreeWorkers() {
+  Snapshot s = MakeHost(2, 2);
+  for (int pid : {101, 102, 103})
+    s.targets.push_back(MakeWorker(s, pid, 0, -1, 0));
+  ListenGroupSample group;
+  group.name = "netns 1 127.0.0.1:80";
+  group.port = 80;
+  group.sockets = {{11, 101}, {12, 102}, {13, 103}, {14, 0}};
+  s.listen_groups.push_back(group);
+  return s;
+}
+
+TEST(ExperimentArmsTest, TheUntreatedWorkersAreLeftOutOfTheSnapshot) {
+  Snapshot s = ThreeWorkers();
+  Snapshot treated = WithoutUnits(s, {102});
+  ASSERT_EQ(treated.targets.size(), 2u);
+  EXPECT_EQ(treated.targets[0].pid, 101);
+  EXPECT_EQ(treated.targets[1].pid, 103);
+  // Everything else is the host as it is.
+  EXPECT_EQ(treated.listen_groups.size(), 1u);
+  EXPECT_EQ(treated.topology.nodes.size(), 2u);
+  EXPECT_EQ(treated.now_ns, s.now_ns);
+}
+
+TEST(ExperimentArmsTest, NoIrqMovesAndTheControlSocketsAreNamed) {
+  Snapshot s = ThreeWorkers();
+  Plan plan;
+  plan.actions.push_back(Action{PinThread{101, 101, 1, {2, 3}}, "pin", 0.5});
+  plan.actions.push_back(Action{SetIrqAffinity{40, {2}}, "irq", 0.5});
+  ListenGroupSteering steer;
+  steer.group = "netns 1 127.0.0.1:80";
+  steer.reason = "by node";
+  plan.connections.push_back(steer);
+  FitPlanToArms(s, {102}, plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<PinThread>(plan.actions[0].op));
+  EXPECT_THAT(plan.notes, ElementsAre(HasSubstr("1 IRQ move(s) held")));
+  EXPECT_THAT(plan.connections[0].control_inodes, ElementsAre(12));
+  EXPECT_THAT(plan.connections[0].reason, HasSubstr("1 control socket"));
+}
+
+TEST(ExperimentArmsTest, AGroupWithoutControlSocketsIsUnchanged) {
+  Snapshot s = ThreeWorkers();
+  Plan plan;
+  ListenGroupSteering steer;
+  steer.group = "netns 1 127.0.0.1:80";
+  steer.reason = "by node";
+  plan.connections.push_back(steer);
+  FitPlanToArms(s, {999}, plan);
+  EXPECT_THAT(plan.connections[0].control_inodes, IsEmpty());
+  EXPECT_EQ(plan.connections[0].reason, "by node");
+  EXPECT_THAT(plan.notes, IsEmpty());
+}
+
+}  // namespace
+}  // namespace locus::testing
