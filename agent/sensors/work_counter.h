@@ -1,0 +1,137 @@
+// The A/B experiment's work sensor: per nginx worker, the bytes it sent on
+// its sockets, the connections it accepted and the CPU time its threads
+// used, all as the kernel already counts them (no nginx module). The
+// experiment divides work by CPU time per interval.
+//
+// Two sources: bpf/work.bpf.c (exact socket sends and accepts, see
+// work_counter_bpf.h for the factory that prefers it) and /proc/PID/io's
+// wchar (file writes included, accepts not counted). CPU time is read from
+// /proc by both.
+#ifndef LOCUS_AGENT_SENSORS_WORK_COUNTER_H_
+#define LOCUS_AGENT_SENSORS_WORK_COUNTER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/defaults.h"
+
+namespace locus {
+
+// Cumulative figures of one process.
+struct WorkSample {
+  uint64_t bytes_sent = 0;
+  uint64_t accepted = 0;
+  uint64_t cpu_ns = 0;
+
+  friend bool operator==(const WorkSample& a, const WorkSample& b) {
+    return a.bytes_sent == b.bytes_sent && a.accepted == b.accepted &&
+           a.cpu_ns == b.cpu_ns;
+  }
+};
+
+class WorkCounter {
+ public:
+  virtual ~WorkCounter() = default;
+  // Counts for exactly these processes from now on (replaces the set; a pid
+  // dropped is forgotten, a pid kept keeps its counts). A pid not alive now
+  // is left out. An empty set is Stop().
+  virtual absl::Status Watch(const std::vector<int32_t>& pids) = 0;
+  // Per watched pid still alive: bytes_sent and accepted since it was first
+  // watched, and cpu_ns = the CPU time of all its threads as the kernel
+  // counts it now. A pid that exited (or was reused by another process) is
+  // absent.
+  virtual absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> Read() = 0;
+  // Detaches and forgets (no cost while no experiment runs).
+  virtual void Stop() = 0;
+  // Where bytes_sent and accepted come from, for the report.
+  virtual std::string source() const = 0;
+};
+
+struct WorkCounterOptions {
+  std::string procfs_root = kDefaultProcfsRoot;
+  bool disable_bpf = false;
+};
+
+inline constexpr char kWorkSourceBpf[] =
+    "bpf: socket sends and accepts per process";
+inline constexpr char kWorkSourceProcfs[] =
+    "procfs: wchar of /proc/PID/io (file writes included; accepts not "
+    "counted)";
+
+// The /proc fallback; `why` (may be empty) is appended to source(), e.g.
+// "bpf unavailable: loading work: Operation not permitted".
+std::unique_ptr<WorkCounter> MakeProcfsWorkCounter(
+    const WorkCounterOptions& options, absl::string_view why);
+
+// --- /proc readers, shared by both counters (unit-tested over fixtures) ---
+
+// What identifies a process and what CPU time it used.
+struct ProcessCpu {
+  uint64_t start_time = 0;  // /proc/PID/stat field 22: tells a reused pid
+  uint64_t cpu_ns = 0;
+};
+
+// <procfs_root>/PID: start time from stat, CPU time as the sum of the first
+// field of task/*/schedstat (se.sum_exec_runtime, ns); where no thread has a
+// schedstat file (CONFIG_SCHED_INFO off), stat's utime + stime in clock
+// ticks. NotFound when the process is gone or a zombie; InvalidArgument or
+// DataLoss, naming the file, when a file does not parse. A thread that
+// exits between the listing and its read is left out of the sum.
+absl::StatusOr<ProcessCpu> ReadProcessCpu(absl::string_view procfs_root,
+                                          int32_t pid);
+
+// wchar of <procfs_root>/PID/io (bytes passed to write-like syscalls that
+// go through the VFS: write, writev, sendfile, not send/sendto/sendmsg).
+absl::StatusOr<uint64_t> ReadProcessWchar(absl::string_view procfs_root,
+                                          int32_t pid);
+
+// The watched set both counters keep: each pid with the start time it had
+// when first watched, so that a pid reused by another process reads as
+// exited rather than as the same worker.
+class WatchedProcesses {
+ public:
+  explicit WatchedProcesses(std::string procfs_root)
+      : procfs_root_(std::move(procfs_root)) {}
+
+  struct Change {
+    std::vector<int32_t> dropped;  // apply first: a reused pid is in both
+    std::vector<int32_t> added;
+  };
+  // Replaces the set with the pids of `pids` alive now. A pid kept is
+  // unchanged unless it now names another process (then dropped and added).
+  absl::StatusOr<Change> Replace(const std::vector<int32_t>& pids);
+  void Clear() { start_time_.clear(); }
+  bool empty() const { return start_time_.empty(); }
+
+  // CPU time of each watched pid still alive and still the same process.
+  absl::StatusOr<absl::flat_hash_map<int32_t, uint64_t>> ReadCpu() const;
+
+  const std::string& procfs_root() const { return procfs_root_; }
+  // pid -> start time (/proc/PID/stat field 22) when first watched.
+  const absl::flat_hash_map<int32_t, uint64_t>& start_times() const {
+    return start_time_;
+  }
+
+ private:
+  std::string procfs_root_;
+  absl::flat_hash_map<int32_t, uint64_t> start_time_;
+};
+
+// Parsers, on one file's text.
+// First field of a schedstat file: on-CPU time in ns.
+absl::StatusOr<uint64_t> ParseSchedstatRunNs(absl::string_view text);
+// utime + stime (fields 14 and 15) of a stat file, in clock ticks.
+absl::StatusOr<uint64_t> ParseStatCpuTicks(absl::string_view text);
+// The "wchar:" line of an io file.
+absl::StatusOr<uint64_t> ParseIoWchar(absl::string_view text);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_SENSORS_WORK_COUNTER_H_

@@ -1,0 +1,246 @@
+// bpf/work.bpf.c on the real kernel: this process watches itself, makes
+// loopback TCP connections and sends known byte counts with every send
+// syscall the program counts, writes to a regular file (not counted), and
+// Read() must match exactly. Needs root (CAP_BPF, CAP_PERFMON).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/sensors/work_counter.h"
+#include "agent/sensors/work_counter_bpf.h"
+#include "common/unique_fd.h"
+#include "gtest/gtest.h"
+
+namespace locus {
+namespace {
+
+// A listening loopback TCP socket and the address to reach it.
+struct Listener {
+  UniqueFd fd;
+  sockaddr_in addr{};
+};
+
+Listener Listen() {
+  Listener l;
+  l.fd = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  l.addr.sin_family = AF_INET;
+  l.addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(l.addr);
+  EXPECT_EQ(bind(l.fd.get(), reinterpret_cast<sockaddr*>(&l.addr), len), 0);
+  EXPECT_EQ(listen(l.fd.get(), 16), 0);
+  EXPECT_EQ(getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&l.addr), &len),
+            0);
+  return l;
+}
+
+UniqueFd Connect(const Listener& l) {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  EXPECT_EQ(connect(fd.get(), reinterpret_cast<const sockaddr*>(&l.addr),
+                    sizeof(l.addr)),
+            0);
+  return fd;
+}
+
+// Reads exactly n bytes (reads are not counted).
+void Drain(int fd, size_t n) {
+  std::vector<char> buf(65536);
+  while (n > 0) {
+    ssize_t got = read(fd, buf.data(), std::min(n, buf.size()));
+    ASSERT_GT(got, 0);
+    n -= got;
+  }
+}
+
+uint64_t ProcessCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+class WorkCounterPrivilegedTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    counter_ = MakeWorkCounter({});
+    if (counter_->source() != kWorkSourceBpf) {
+      GTEST_SKIP() << "BPF work counter not loadable: " << counter_->source();
+    }
+    ASSERT_TRUE(counter_->Watch({getpid()}).ok());
+  }
+  void TearDown() override {
+    if (counter_) counter_->Stop();
+  }
+
+  WorkSample Now() {
+    auto read = counter_->Read();
+    EXPECT_TRUE(read.ok()) << read.status();
+    if (!read.ok() || !read->contains(getpid())) {
+      ADD_FAILURE() << "own pid not in Read()";
+      return {};
+    }
+    return read->at(getpid());
+  }
+
+  std::unique_ptr<WorkCounter> counter_;
+};
+
+TEST_F(WorkCounterPrivilegedTest, CountsSocketSendsAndAcceptsExactly) {
+  Listener l = Listen();
+  WorkSample before = Now();
+
+  // Three accepts with accept, two with accept4, one that fails.
+  std::vector<UniqueFd> clients, accepted;
+  for (int i = 0; i < 5; ++i) clients.push_back(Connect(l));
+  UniqueFd server(accept(l.fd.get(), nullptr, nullptr));
+  ASSERT_TRUE(server.valid());
+  for (int i = 0; i < 2; ++i) {
+    accepted.emplace_back(accept(l.fd.get(), nullptr, nullptr));
+  }
+  for (int i = 0; i < 2; ++i) {
+    accepted.emplace_back(accept4(l.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  }
+  for (const UniqueFd& fd : accepted) ASSERT_TRUE(fd.valid());
+  ASSERT_EQ(fcntl(l.fd.get(), F_SETFL, O_NONBLOCK), 0);
+  ASSERT_LT(accept4(l.fd.get(), nullptr, nullptr, 0), 0);  // EAGAIN
+
+  // A regular file: written, then the source of sendfile.
+  char path[] = "/tmp/locus_work_XXXXXX";
+  UniqueFd file(mkstemp(path));
+  ASSERT_TRUE(file.valid());
+  unlink(path);
+  std::string data(5000, 'f');
+  ASSERT_EQ(write(file.get(), data.data(), data.size()), 5000);
+  ASSERT_EQ(pwrite(file.get(), data.data(), 100, 5000), 100);
+
+  // The first accepted connection's peer is one of `clients`; send on the
+  // server side of it, from every send syscall.
+  uint64_t sent = 0;
+  std::string buf(1000, 'x');
+  ssize_t n = write(server.get(), buf.data(), 1000);
+  ASSERT_EQ(n, 1000);
+  sent += n;
+  iovec iov[2] = {{buf.data(), 300}, {buf.data(), 200}};
+  n = writev(server.get(), iov, 2);
+  ASSERT_EQ(n, 500);
+  sent += n;
+  n = send(server.get(), buf.data(), 700, 0);
+  ASSERT_EQ(n, 700);
+  sent += n;
+  n = sendto(server.get(), buf.data(), 600, 0, nullptr, 0);
+  ASSERT_EQ(n, 600);
+  sent += n;
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = 2;
+  n = sendmsg(server.get(), &msg, 0);
+  ASSERT_EQ(n, 500);
+  sent += n;
+  off_t offset = 0;
+  n = sendfile(server.get(), file.get(), &offset, 5000);
+  ASSERT_EQ(n, 5000);
+  sent += n;
+  // A send that fails adds nothing.
+  ASSERT_LT(send(-1, buf.data(), 10, 0), 0);
+
+  WorkSample after = Now();
+  EXPECT_EQ(after.bytes_sent - before.bytes_sent, sent);
+  EXPECT_EQ(after.accepted - before.accepted, 5u);
+
+  // Drain whichever client is the server's peer (all, to be sure).
+  sockaddr_in peer{};
+  socklen_t len = sizeof(peer);
+  ASSERT_EQ(getpeername(server.get(), reinterpret_cast<sockaddr*>(&peer), &len),
+            0);
+  for (UniqueFd& c : clients) {
+    sockaddr_in local{};
+    socklen_t llen = sizeof(local);
+    getsockname(c.get(), reinterpret_cast<sockaddr*>(&local), &llen);
+    if (local.sin_port == peer.sin_port) Drain(c.get(), sent);
+  }
+}
+
+TEST_F(WorkCounterPrivilegedTest, ProcessNotWatchedIsNotCounted) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd parent_end(sv[0]), child_end(sv[1]);
+  WorkSample before = Now();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string buf(4000, 'c');
+    ssize_t n = write(child_end.get(), buf.data(), buf.size());
+    _exit(n == 4000 ? 0 : 1);
+  }
+  Drain(parent_end.get(), 4000);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  WorkSample after = Now();
+  EXPECT_EQ(after.bytes_sent, before.bytes_sent);
+
+  // The same write from the watched parent counts.
+  std::string buf(4000, 'p');
+  ASSERT_EQ(write(child_end.get(), buf.data(), buf.size()), 4000);
+  Drain(parent_end.get(), 4000);
+  EXPECT_EQ(Now().bytes_sent - after.bytes_sent, 4000u);
+}
+
+TEST_F(WorkCounterPrivilegedTest, CpuTimeGrowsWithABusyLoop) {
+  uint64_t before = Now().cpu_ns;
+  uint64_t start = ProcessCpuNs();
+  volatile uint64_t sink = 0;
+  while (ProcessCpuNs() - start < 50'000'000) sink = sink + 1;
+  uint64_t spent = ProcessCpuNs() - start;
+  uint64_t after = Now().cpu_ns;
+  EXPECT_GE(after - before, spent / 2) << "spent " << spent;
+}
+
+TEST_F(WorkCounterPrivilegedTest, StopForgets) {
+  counter_->Stop();
+  auto read = counter_->Read();
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->empty());
+  // Watching again loads again, from zero.
+  ASSERT_TRUE(counter_->Watch({getpid()}).ok());
+  EXPECT_EQ(Now().bytes_sent, 0u);
+  // A pid that is not alive is left out, not an error.
+  ASSERT_TRUE(counter_->Watch({getpid(), 0x3ffffff0}).ok());
+  read = counter_->Read();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->size(), 1u);
+}
+
+// The fallback on the real /proc: wchar counts file writes too.
+TEST(WorkCounterFallbackTest, DisabledBpfCountsWchar) {
+  WorkCounterOptions options;
+  options.disable_bpf = true;
+  std::unique_ptr<WorkCounter> counter = MakeWorkCounter(options);
+  EXPECT_EQ(counter->source(),
+            std::string(kWorkSourceProcfs) + "; bpf disabled");
+  ASSERT_TRUE(counter->Watch({getpid()}).ok());
+  char path[] = "/tmp/locus_work_XXXXXX";
+  UniqueFd file(mkstemp(path));
+  ASSERT_TRUE(file.valid());
+  unlink(path);
+  std::string data(3000, 'w');
+  ASSERT_EQ(write(file.get(), data.data(), data.size()), 3000);
+  auto read = counter->Read();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->contains(getpid()));
+  EXPECT_GE(read->at(getpid()).bytes_sent, 3000u);
+  EXPECT_EQ(read->at(getpid()).accepted, 0u);
+  EXPECT_GT(read->at(getpid()).cpu_ns, 0u);
+}
+
+}  // namespace
+}  // namespace locus
