@@ -29,6 +29,13 @@ struct {
 } nodes SEC(".maps");
 
 struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, LOCUS_REUSEPORT_NR_ARMS);
+  __type(key, __u32);
+  __type(value, struct locus_reuseport_node);
+} arms SEC(".maps");
+
+struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, LOCUS_REUSEPORT_COUNTER_ROWS *LOCUS_REUSEPORT_NR_PATHS);
   __type(key, __u32);
@@ -57,6 +64,15 @@ static __always_inline int select_on(struct sk_reuseport_md *md,
   return -1;
 }
 
+/* What would go to the kernel's hash over every socket: during an
+ * experiment, to a treated socket by hash instead (see locus/reuseport.h). */
+static __always_inline int leave(struct sk_reuseport_md *md) {
+  __u32 key = LOCUS_REUSEPORT_ARM_TREATED;
+  struct locus_reuseport_node *treated = bpf_map_lookup_elem(&arms, &key);
+  if (treated && treated->count) select_on(md, treated);
+  return SK_PASS;
+}
+
 /* Returns SK_PASS always: after a selection the kernel uses that socket,
  * without one its own hash. SK_DROP would refuse the connection. */
 static __always_inline int steer(struct sk_reuseport_md *md, bool migrating) {
@@ -64,21 +80,30 @@ static __always_inline int steer(struct sk_reuseport_md *md, bool migrating) {
   __u32 *node_id = bpf_map_lookup_elem(&cpu_node, &cpu);
   __u32 row =
       node_id && *node_id < LOCUS_MAX_NODES ? *node_id : LOCUS_MAX_NODES;
+  __u32 arm = LOCUS_REUSEPORT_ARM_CONTROL;
+  struct locus_reuseport_node *control = bpf_map_lookup_elem(&arms, &arm);
+  if (!migrating && control && control->count &&
+      bpf_get_prandom_u32() % LOCUS_REUSEPORT_ARM_SCALE <
+          control->spill_permille &&
+      select_on(md, control) == 0) {
+    count(row, LOCUS_REUSEPORT_CONTROL);
+    return SK_PASS;
+  }
   struct locus_reuseport_node *node =
       row < LOCUS_MAX_NODES ? bpf_map_lookup_elem(&nodes, &row) : NULL;
   if (!node) {
     count(row, LOCUS_REUSEPORT_FALLBACK);
-    return SK_PASS;
+    return leave(md);
   }
   if (!migrating && node->spill_permille &&
       bpf_get_prandom_u32() % LOCUS_REUSEPORT_SPILL_SCALE <
           node->spill_permille) {
     count(row, LOCUS_REUSEPORT_SPILLED);
-    return SK_PASS;
+    return leave(md);
   }
   if (select_on(md, node) != 0) {
     count(row, LOCUS_REUSEPORT_FALLBACK);
-    return SK_PASS;
+    return leave(md);
   }
   count(row, migrating ? LOCUS_REUSEPORT_MIGRATED : LOCUS_REUSEPORT_LOCAL);
   return SK_PASS;

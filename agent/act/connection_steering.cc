@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/act/steering_arms.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
 
@@ -178,6 +179,7 @@ absl::Status ConnectionSteering::AttachNew(const ListenGroup& listed,
         "no socket of the group could be duplicated (all gone)");
   }
   RETURN_IF_ERROR(WriteNodes(steering, group));
+  RETURN_IF_ERROR(WriteArms(steering, group));
   absl::Status journaled = journal_->RecordAttach(listed.key);
   if (!journaled.ok()) {
     return absl::Status(journaled.code(),
@@ -235,7 +237,8 @@ absl::Status ConnectionSteering::UpdateMaps(const ListenGroup& listed,
   }
   RETURN_IF_ERROR(FillSlots(listed, group, nullptr));
   RETURN_IF_ERROR(WriteCpuNodes(node_of_cpu, group));
-  return WriteNodes(steering, group);
+  RETURN_IF_ERROR(WriteNodes(steering, group));
+  return WriteArms(steering, group);
 }
 
 absl::Status ConnectionSteering::FillSlots(const ListenGroup& listed,
@@ -289,8 +292,8 @@ absl::Status ConnectionSteering::WriteCpuNodes(
 absl::Status ConnectionSteering::WriteNodes(const GroupSteering& steering,
                                             Group& group) {
   std::vector<ReuseportNode> nodes;
-  if (!steering.empty()) nodes.resize(steering.rbegin()->first + 1);
-  for (const auto& [node, sockets] : steering) {
+  if (!steering.nodes.empty()) nodes.resize(steering.nodes.rbegin()->first + 1);
+  for (const auto& [node, sockets] : steering.nodes) {
     nodes[node].spill_permille = sockets.spill_permille;
     for (uint64_t inode : sockets.inodes) {
       auto slot = group.slot_of.find(inode);
@@ -312,9 +315,24 @@ absl::Status ConnectionSteering::WriteNodes(const GroupSteering& steering,
   return absl::OkStatus();
 }
 
+absl::Status ConnectionSteering::WriteArms(const GroupSteering& steering,
+                                           Group& group) {
+  ReuseportArms arms =
+      ArmsOf(steering, group.slot_of, limits_, &group.status.problem);
+  // A new program's rows are empty: only an experiment's need writing.
+  const ReuseportArms& written =
+      group.status.attached ? group.arms : ReuseportArms{};
+  if (arms == written) return absl::OkStatus();
+  int err = group.program->SetArms(arms);
+  if (err != 0) return ErrnoStatus("fill the experiment's arms", err);
+  group.arms = std::move(arms);
+  return absl::OkStatus();
+}
+
 absl::Status ConnectionSteering::ValidateSteering(
     const GroupSteering& steering) const {
-  for (const auto& [node, sockets] : steering) {
+  RETURN_IF_ERROR(ValidateArms(steering));
+  for (const auto& [node, sockets] : steering.nodes) {
     if (node < 0 || static_cast<uint32_t>(node) >= limits_.max_nodes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "plan: node ", node, " outside 0..", limits_.max_nodes - 1));

@@ -44,8 +44,12 @@ struct NodeSockets {
   std::vector<uint64_t> inodes;
   uint32_t spill_permille = 0;
 };
-// What one group should look like: by node.
-using GroupSteering = std::map<int, NodeSockets>;
+// What one group should look like: by node, and during an experiment the
+// control arm's sockets (their share by hash, the nodes' sockets the rest).
+struct GroupSteering {
+  std::map<int, NodeSockets> nodes;
+  std::vector<uint64_t> control;
+};
 // Groups to steer; a listed group absent here is left (or made) unattached.
 using SteeringPlan = std::map<ListenKey, GroupSteering>;
 
@@ -95,6 +99,7 @@ class ConnectionSteering {
     std::map<uint64_t, uint32_t> slot_of;       // inode -> slot
     std::vector<int> node_of_cpu;               // as last written
     std::vector<ReuseportNode> nodes;           // as last written
+    ReuseportArms arms;                         // as last written
     std::set<uint64_t> failed_inodes;           // down: the sockets it failed
     SteeringGroupStatus status;
   };
@@ -116,6 +121,7 @@ class ConnectionSteering {
                          UniqueFd* member);
   absl::Status WriteCpuNodes(const std::vector<int>& node_of_cpu, Group& group);
   absl::Status WriteNodes(const GroupSteering& steering, Group& group);
+  absl::Status WriteArms(const GroupSteering& steering, Group& group);
   absl::Status ValidateSteering(const GroupSteering& steering) const;
   // Detaches an attached group and forgets its journal record.
   absl::Status Release(const ListenKey& key, const Group& group);

@@ -37,6 +37,8 @@ struct FakeProgramState {
   std::vector<ReuseportNode> nodes;
   int cpu_writes = 0;
   int node_writes = 0;
+  ReuseportArms arms;
+  int arm_writes = 0;
   ReuseportCounters counters;
 };
 
@@ -145,6 +147,16 @@ class FakeReuseportProgram : public ReuseportProgram {
   int SetNodes(const std::vector<ReuseportNode>& nodes) override {
     ++state_->node_writes;
     state_->nodes = nodes;
+    return 0;
+  }
+  int SetArms(const ReuseportArms& arms) override {
+    // As the real rows: no more slots than a node row holds.
+    if (arms.control.size() > ops_->limits.node_slots ||
+        arms.treated.size() > ops_->limits.node_slots) {
+      return E2BIG;
+    }
+    ++state_->arm_writes;
+    state_->arms = arms;
     return 0;
   }
   int AttachThrough(int socket_fd) override {

@@ -26,6 +26,13 @@ namespace {
 static_assert(sizeof(locus_reuseport_node) ==
               sizeof(__u32) * (2 + LOCUS_REUSEPORT_NODE_SLOTS));
 
+// The arms' share and the counters' paths, as ReuseportArms and
+// ReuseportPathCounts (agent/act/reuseport_ops.h) hold them.
+static_assert(LOCUS_REUSEPORT_ARM_SCALE == kReuseportArmScale);
+static_assert(LOCUS_REUSEPORT_NR_ARMS == 2);
+static_assert(LOCUS_REUSEPORT_NR_PATHS == 5 &&
+              LOCUS_REUSEPORT_CONTROL == LOCUS_REUSEPORT_NR_PATHS - 1);
+
 // Where a CPU of no known node points: the counter row kept for them.
 constexpr uint32_t kNoNode = LOCUS_MAX_NODES;
 
@@ -82,6 +89,22 @@ class KernelProgram : public ReuseportProgram {
                      keys.size());
   }
 
+  int SetArms(const ReuseportArms& arms) override {
+    uint32_t keys[LOCUS_REUSEPORT_NR_ARMS] = {LOCUS_REUSEPORT_ARM_CONTROL,
+                                              LOCUS_REUSEPORT_ARM_TREATED};
+    locus_reuseport_node values[LOCUS_REUSEPORT_NR_ARMS] = {};
+    const std::vector<uint32_t>* rows[LOCUS_REUSEPORT_NR_ARMS] = {
+        &arms.control, &arms.treated};
+    for (uint32_t arm = 0; arm < LOCUS_REUSEPORT_NR_ARMS; ++arm) {
+      if (rows[arm]->size() > LOCUS_REUSEPORT_NODE_SLOTS) return E2BIG;
+      values[arm].count = rows[arm]->size();
+      for (size_t i = 0; i < rows[arm]->size(); ++i)
+        values[arm].slots[i] = (*rows[arm])[i];
+    }
+    values[LOCUS_REUSEPORT_ARM_CONTROL].spill_permille = arms.control_share;
+    return UpdateAll(skel_->maps.arms, keys, values, LOCUS_REUSEPORT_NR_ARMS);
+  }
+
   int AttachThrough(int socket_fd) override {
     int prog = bpf_program__fd(
         migrates_ ? skel_->progs.locus_reuseport_select_or_migrate
@@ -108,7 +131,8 @@ class KernelProgram : public ReuseportProgram {
       }
       ReuseportPathCounts counts{
           sums[LOCUS_REUSEPORT_LOCAL], sums[LOCUS_REUSEPORT_SPILLED],
-          sums[LOCUS_REUSEPORT_FALLBACK], sums[LOCUS_REUSEPORT_MIGRATED]};
+          sums[LOCUS_REUSEPORT_FALLBACK], sums[LOCUS_REUSEPORT_MIGRATED],
+          sums[LOCUS_REUSEPORT_CONTROL]};
       if (row == kNoNode) {
         counters->no_node = counts;
       } else if (counts != ReuseportPathCounts{}) {

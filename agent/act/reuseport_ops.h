@@ -47,7 +47,23 @@ struct ReuseportPathCounts {
   uint64_t spilled = 0;
   uint64_t fallback = 0;
   uint64_t migrated = 0;
+  uint64_t control = 0;  // an experiment's control arm, by hash
   bool operator==(const ReuseportPathCounts&) const = default;
+};
+
+// The control arm's share is out of this many (LOCUS_REUSEPORT_ARM_SCALE,
+// static_asserted where the program is loaded).
+inline constexpr uint32_t kReuseportArmScale = 1000000;
+
+// An experiment's arms (locus/reuseport.h): the control sockets' slots and
+// the share of new connections they take (out of kReuseportArmScale), and
+// every treated socket's slot, among which what is not steered by node is
+// spread. Empty: no experiment.
+struct ReuseportArms {
+  std::vector<uint32_t> control;
+  std::vector<uint32_t> treated;
+  uint32_t control_share = 0;
+  bool operator==(const ReuseportArms&) const = default;
 };
 
 struct ReuseportCounters {
@@ -73,6 +89,7 @@ class ReuseportProgram {
   virtual int SetCpuNodes(const std::vector<int>& node_of_cpu) = 0;
   // nodes[node]; the rows beyond it are emptied.
   virtual int SetNodes(const std::vector<ReuseportNode>& nodes) = 0;
+  virtual int SetArms(const ReuseportArms& arms) = 0;
   // SO_ATTACH_REUSEPORT_EBPF through `socket_fd`: for its whole group.
   virtual int AttachThrough(int socket_fd) = 0;
   virtual int ReadCounters(ReuseportCounters* counters) = 0;

@@ -88,8 +88,8 @@ TEST(SteeringRestorePrivilegedTest, RestoreAfterACrashDetachesTheProgram) {
     JournalSteering journaled(journal->get());
     ConnectionSteering steering(ops.get(), &journaled);
     GroupSteering plan;
-    plan[0].inodes = {hello.inodes[0]};
-    plan[1].inodes = {hello.inodes[1]};
+    plan.nodes[0].inodes = {hello.inodes[0]};
+    plan.nodes[1].inodes = {hello.inodes[1]};
     steering.Apply({group}, {0, 1}, {{group.key, plan}});
     SteeringGroupStatus status = steering.status().at(group.key);
     if (!status.attached) {

@@ -18,8 +18,10 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -157,8 +159,8 @@ class ConnectionSteeringPrivilegedTest : public ::testing::Test {
 
   void Steer() {
     GroupSteering steering;
-    steering[0].inodes = {hello_.inodes[0]};
-    steering[1].inodes = {hello_.inodes[1]};
+    steering.nodes[0].inodes = {hello_.inodes[0]};
+    steering.nodes[1].inodes = {hello_.inodes[1]};
     steering_.Apply({Group()}, {0, 1}, {{Group().key, steering}});
     SteeringGroupStatus status = steering_.status().at(Group().key);
     ASSERT_TRUE(status.attached) << status.problem;
@@ -232,6 +234,81 @@ TEST_F(ConnectionSteeringPrivilegedTest, AClosedWorkerSocketRefusesNothing) {
   EXPECT_EQ(got[0], kConnections);
   ASSERT_TRUE(steering_.DetachAll().ok());
   EXPECT_EQ(HeldSockets(hello_.inodes), 0);
+}
+
+// An experiment through the actuator and the real program: six sockets of
+// one group (held by this process, which stands for nginx here: the
+// actuator duplicates them from it), four treated ones on node 0 and two in
+// the control arm; every CPU stands for node 0, so each treated connection
+// is local. Each worker must take its fair share of the new connections,
+// 1/6 +- 10 %, and the program's CONTROL counter the control sockets'.
+TEST(ConnectionSteeringExperimentTest, EachWorkerOfEitherArmGetsItsFairShare) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: BPF and pidfd_getfd";
+  constexpr int kSockets = 6, kRounds = 15, kPerRound = 600;
+  constexpr int kAll = kRounds * kPerRound;  // 1/6 is 1500 +- 35
+  uint16_t port = 0;
+  std::array<int, kSockets> fds;
+  fds.fill(-1);
+  ListenGroup group;
+  struct stat ns;
+  ASSERT_EQ(stat("/proc/self/ns/net", &ns), 0);
+  group.key.netns = ns.st_ino;
+  group.key.address.family = AF_INET;
+  in_addr_t loopback = htonl(INADDR_LOOPBACK);
+  std::memcpy(group.key.address.bytes.data(), &loopback, 4);
+  for (int i = 0; i < kSockets; ++i) {
+    fds[i] = ReuseportListener(port, 2 * kPerRound, SOCK_NONBLOCK, &port);
+    ASSERT_GE(fds[i], 0) << std::strerror(errno);
+    struct stat st;
+    ASSERT_EQ(fstat(fds[i], &st), 0);
+    group.sockets.push_back({st.st_ino, getpid(), getpid(), fds[i]});
+  }
+  group.key.address.port = port;
+  GroupSteering plan;
+  for (int i = 2; i < kSockets; ++i) {
+    plan.nodes[0].inodes.push_back(group.sockets[i].inode);
+  }
+  plan.control = {group.sockets[0].inode, group.sockets[1].inode};
+  std::vector<int> node_of_cpu(sysconf(_SC_NPROCESSORS_CONF), 0);
+
+  std::unique_ptr<ReuseportOps> ops = MakeKernelReuseportOps();
+  std::vector<std::string> events;
+  FakeSteeringJournal journal(&events);
+  ConnectionSteering steering(ops.get(), &journal);
+  steering.Apply({group}, node_of_cpu, {{group.key, plan}});
+  SteeringGroupStatus status = steering.status().at(group.key);
+  ASSERT_TRUE(status.attached) << status.problem;
+  EXPECT_EQ(status.problem, "");
+
+  std::array<int, kSockets> got{};
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<int> clients;
+    EXPECT_EQ(ConnectPinned(0, port, kPerRound, &clients), 0) << "refused";
+    for (int i = 0; i < kSockets; ++i) {
+      int fd;
+      while ((fd = accept4(fds[i], nullptr, nullptr, SOCK_CLOEXEC)) >= 0) {
+        close(fd);
+        ++got[i];
+      }
+    }
+    for (int fd : clients) close(fd);
+  }
+  EXPECT_EQ(std::accumulate(got.begin(), got.end(), 0), kAll);
+  for (int i = 0; i < kSockets; ++i) {
+    const double share = static_cast<double>(got[i]) / kAll;
+    std::printf("socket %d (%s): %.4f of %d connections (1/6: %.4f)\n", i,
+                i < 2 ? "control" : "treated", share, kAll, 1.0 / kSockets);
+    EXPECT_NEAR(share * kSockets, 1.0, 0.10) << "socket " << i;
+  }
+  auto counters = steering.Counters(group.key);
+  ASSERT_TRUE(counters.ok()) << counters.status();
+  EXPECT_EQ(counters->nodes[0].control, static_cast<uint64_t>(got[0] + got[1]));
+  EXPECT_EQ(counters->nodes[0].local,
+            static_cast<uint64_t>(kAll - got[0] - got[1]));
+  EXPECT_EQ(counters->nodes[0].spilled + counters->nodes[0].fallback, 0u);
+
+  ASSERT_TRUE(steering.DetachAll().ok());
+  for (int fd : fds) close(fd);
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ class ConnectionSteeringTest : public ::testing::Test {
   static GroupSteering OnePerNode(const std::vector<uint64_t>& inodes) {
     GroupSteering steering;
     for (size_t i = 0; i < inodes.size(); ++i) {
-      steering[i].inodes = {inodes[i]};
+      steering.nodes[i].inodes = {inodes[i]};
     }
     return steering;
   }
@@ -94,12 +94,139 @@ TEST_F(ConnectionSteeringTest, JournalsTheAttachBeforeMakingItAndFillsTheMaps) {
   EXPECT_EQ(status.problem, "");
 }
 
+// An experiment's control sockets: written as the control arm with their
+// share of all the sockets, the treated ones as the other arm; rewritten
+// only when they change, and cleared when the experiment ends.
+TEST_F(ConnectionSteeringTest, WritesAnExperimentsArmsOnlyWhenTheyChange) {
+  ListenGroup group = Group(80, {11, 12, 13, 14});
+  Apply({group}, {{Key(80), OnePerNode({11, 12})}});
+  const FakeProgramState& state = *ops_.programs.at(0);
+  EXPECT_EQ(state.arm_writes, 0) << "no experiment, nothing to write";
+
+  GroupSteering arms = OnePerNode({11, 12});
+  arms.control = {13, 14};
+  Apply({group}, {{Key(80), arms}});
+  EXPECT_EQ(state.arm_writes, 1);
+  EXPECT_EQ(state.arms.control_share, kReuseportArmScale / 2);
+  std::vector<uint64_t> control, treated;
+  for (uint32_t slot : state.arms.control)
+    control.push_back(state.slots.at(slot));
+  for (uint32_t slot : state.arms.treated)
+    treated.push_back(state.slots.at(slot));
+  EXPECT_THAT(control, ElementsAre(13, 14));
+  EXPECT_THAT(treated, ElementsAre(11, 12));
+  Apply({group}, {{Key(80), arms}});
+  EXPECT_EQ(state.arm_writes, 1);
+
+  Apply({group}, {{Key(80), OnePerNode({11, 12})}});
+  EXPECT_EQ(state.arm_writes, 2);
+  EXPECT_EQ(state.arms, ReuseportArms{});
+  EXPECT_EQ(StatusOf(80).problem, "");
+}
+
+// A group first steered during an experiment: its arms are in the program
+// before it is attached, like its node table.
+TEST_F(ConnectionSteeringTest, AnExperimentsArmsAreWrittenBeforeTheAttach) {
+  ListenGroup group = Group(80, {11, 12, 13});
+  GroupSteering arms = OnePerNode({11, 12});
+  arms.control = {13};
+  Apply({group}, {{Key(80), arms}});
+  EXPECT_TRUE(StatusOf(80).attached) << StatusOf(80).problem;
+  const FakeProgramState& state = *ops_.programs.at(0);
+  EXPECT_EQ(state.arm_writes, 1);
+  EXPECT_EQ(state.arms.control.size(), 1u);
+  EXPECT_EQ(state.arms.treated.size(), 2u);
+  // One of three: a third of the new connections, rounded.
+  EXPECT_EQ(state.arms.control_share, 333333u);
+}
+
+TEST_F(ConnectionSteeringTest, ASocketInBothArmsIsRefused) {
+  ListenGroup group = Group(80, {11, 12});
+  GroupSteering both = OnePerNode({11, 12});
+  both.control = {12};
+  Apply({group}, {{Key(80), both}});
+  EXPECT_FALSE(StatusOf(80).attached);
+  EXPECT_THAT(StatusOf(80).problem,
+              HasSubstr("socket inode 12 is in the control arm and on node 1"));
+}
+
+// Attached already: a plan with a socket in both arms changes nothing.
+TEST_F(ConnectionSteeringTest, ASocketInBothArmsKeepsTheLastGoodArms) {
+  ListenGroup group = Group(80, {11, 12, 13});
+  GroupSteering good = OnePerNode({11, 12});
+  good.control = {13};
+  Apply({group}, {{Key(80), good}});
+  const FakeProgramState& state = *ops_.programs.at(0);
+  ReuseportArms before = state.arms;
+  GroupSteering bad = OnePerNode({11, 12});
+  bad.control = {11, 13};
+  Apply({group}, {{Key(80), bad}});
+  EXPECT_TRUE(StatusOf(80).attached);
+  EXPECT_THAT(StatusOf(80).problem,
+              HasSubstr("in the control arm and on node"));
+  EXPECT_EQ(state.arm_writes, 1);
+  EXPECT_EQ(state.arms, before);
+}
+
+// The fake's rows hold 4 slots: a fifth control socket is left out (and the
+// share is that of the four written), and said.
+TEST_F(ConnectionSteeringTest, ControlSocketsBeyondTheRowAreLeftOutAndSaid) {
+  ListenGroup group = Group(80, {11, 12, 13, 14, 15, 16, 17});
+  GroupSteering arms = OnePerNode({11, 12});
+  arms.control = {13, 14, 15, 16, 17};
+  Apply({group}, {{Key(80), arms}});
+  SteeringGroupStatus status = StatusOf(80);
+  EXPECT_TRUE(status.attached) << status.problem;
+  EXPECT_THAT(status.problem,
+              HasSubstr("5 control sockets, the control row holds 4: 1 left "
+                        "out"));
+  const FakeProgramState& state = *ops_.programs.at(0);
+  std::vector<uint64_t> control;
+  for (uint32_t slot : state.arms.control)
+    control.push_back(state.slots.at(slot));
+  EXPECT_THAT(control, ElementsAre(13, 14, 15, 16));
+  EXPECT_EQ(state.arms.control_share, 666667u);  // 4 of 6
+}
+
+// More treated sockets than the treated row holds: each keeps its node's
+// connections, the spill goes to the first four only; the share counts all.
+TEST_F(ConnectionSteeringTest, TreatedSocketsBeyondTheRowKeepTheirShare) {
+  ListenGroup group = Group(80, {11, 12, 13, 14, 15, 16});
+  GroupSteering arms;
+  arms.nodes[0].inodes = {11, 12, 13};
+  arms.nodes[1].inodes = {14, 15};
+  arms.control = {16};
+  Apply({group}, {{Key(80), arms}});
+  SteeringGroupStatus status = StatusOf(80);
+  EXPECT_TRUE(status.attached) << status.problem;
+  EXPECT_THAT(status.problem, HasSubstr("5 treated sockets, the treated row "
+                                        "holds 4: the spill goes to the "
+                                        "first 4 only"));
+  const FakeProgramState& state = *ops_.programs.at(0);
+  EXPECT_EQ(state.arms.treated.size(), 4u);
+  EXPECT_EQ(state.arms.control_share, 166667u);  // 1 of 6
+  EXPECT_THAT(NodeInodes(1, 0), ElementsAre(11, 12, 13));
+}
+
+// Its control sockets all gone: the group is steered as without an
+// experiment (nothing to keep apart), and says why.
+TEST_F(ConnectionSteeringTest, ControlSocketsWithoutASlotAreSaid) {
+  ListenGroup group = Group(80, {11, 12});
+  GroupSteering arms = OnePerNode({11, 12});
+  arms.control = {99};
+  Apply({group}, {{Key(80), arms}});
+  EXPECT_TRUE(StatusOf(80).attached);
+  EXPECT_THAT(StatusOf(80).problem,
+              HasSubstr("experiment: socket inode 99 not in the socket array"));
+  EXPECT_EQ(ops_.programs.at(0)->arms, ReuseportArms{});
+}
+
 TEST_F(ConnectionSteeringTest, AMovedWorkerMovesItsSlotWithoutReattaching) {
   ListenGroup group = Group(80, {11, 12});
   Apply({group}, {{Key(80), OnePerNode({11, 12})}});
   GroupSteering moved;
-  moved[0].inodes = {11, 12};
-  moved[1].spill_permille = 200;
+  moved.nodes[0].inodes = {11, 12};
+  moved.nodes[1].spill_permille = 200;
   Apply({group}, {{Key(80), moved}});
   Apply({group}, {{Key(80), moved}});  // nothing changed: nothing written
   EXPECT_THAT(ops_.events,
@@ -212,7 +339,7 @@ TEST_F(ConnectionSteeringTest, ABadPlanKeepsTheLastGoodMaps) {
   ListenGroup group = Group(80, {11, 12});
   Apply({group}, {{Key(80), OnePerNode({11, 12})}});
   GroupSteering bad;
-  bad[9].inodes = {11};  // the fake has 4 nodes
+  bad.nodes[9].inodes = {11};  // the fake has 4 nodes
   Apply({group}, {{Key(80), bad}});
   EXPECT_TRUE(StatusOf(80).attached);
   EXPECT_THAT(StatusOf(80).problem, HasSubstr("plan: node 9"));
