@@ -67,6 +67,12 @@ absl::string_view MessageId(EventKind kind) {
       return "3966c98b35654a77af06c6a02f2087c3";
     case EventKind::kRefusal:
       return "cf9be3c65a5b481c9480b1caca005f50";
+    case EventKind::kExperimentStart:
+      return "7e808f16718741d2b6366af7cbaad5c2";
+    case EventKind::kExperimentStop:
+      return "20479a4a54044a8085ba9a0ae4db18db";
+    case EventKind::kExperimentVerdict:
+      return "9669da4e170e463ba3803b9686a36b3b";
     case EventKind::kRestore:
       break;
   }
@@ -83,6 +89,12 @@ absl::string_view EventKindName(EventKind kind) {
       return "external_change";
     case EventKind::kRefusal:
       return "refusal";
+    case EventKind::kExperimentStart:
+      return "experiment_start";
+    case EventKind::kExperimentStop:
+      return "experiment_stop";
+    case EventKind::kExperimentVerdict:
+      return "experiment_verdict";
     case EventKind::kRestore:
       break;
   }
@@ -137,6 +149,17 @@ LogEntry RestoreEntry(bool failed, std::string message) {
       Entry(EventKind::kRestore, failed ? LogLevel::kError : LogLevel::kInfo,
             std::move(message));
   AddText(entry, "LOCUS_OUTCOME", failed ? "restore-failed" : "restored");
+  return entry;
+}
+
+LogEntry ExperimentEntry(EventKind kind, const std::string& id,
+                         absl::string_view outcome, std::string message) {
+  const bool bad = outcome == "guardrail" || outcome == "harmful" ||
+                   outcome == "aborted" || outcome == "interrupted";
+  LogEntry entry = Entry(kind, bad ? LogLevel::kWarning : LogLevel::kInfo,
+                         std::move(message));
+  AddText(entry, "LOCUS_EXPERIMENT", id);
+  AddText(entry, "LOCUS_OUTCOME", outcome);
   return entry;
 }
 

@@ -26,6 +26,11 @@ enum class EventKind {
   kExternalChange,  // someone else moved what Locus had set: backed off
   kRefusal,         // a process the selectors matched, refused as a target
   kRestore,         // one entity put back as it was (exit, locusctl restore)
+  // The A/B experiment (LOCUS_EXPERIMENT names it): started with its arms,
+  // ended (stopped, done, guardrail, interrupted), and its verdict.
+  kExperimentStart,
+  kExperimentStop,
+  kExperimentVerdict,
 };
 
 // 32 lower-case hex digits.
@@ -41,6 +46,10 @@ LogEntry RevertEntry(const Action& action, const absl::Status& status,
 LogEntry ExternalChangeEntry(const ExternalEvent& event, std::string message);
 LogEntry RefusalEntry(const RefusedProcess& process, std::string message);
 LogEntry RestoreEntry(bool failed, std::string message);
+// `kind` is one of the experiment's; `outcome` its LOCUS_OUTCOME ("started",
+// "done", "guardrail", "significant", ...).
+LogEntry ExperimentEntry(EventKind kind, const std::string& id,
+                         absl::string_view outcome, std::string message);
 
 }  // namespace locus
 

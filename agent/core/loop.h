@@ -67,6 +67,8 @@ struct TickReport {
   std::vector<EntityKey> held_down;  // entities the loop leaves alone for now
   std::vector<SteeringState> connections;  // after this tick's steering
   PolicyState policy;
+  // The A/B experiment as of this tick; null when none ran.
+  std::shared_ptr<const v1::ExperimentReport> experiment;
 };
 
 class Loop {
@@ -77,6 +79,9 @@ class Loop {
   // (a FakeClock lets tests run them without waiting).
   Loop(LoopOptions options, SnapshotSource* source, PolicySource* policy,
        Executor* executor, Sink sink, Clock* clock);
+
+  // Borrowed; call before Run. Null (the default): no experiments.
+  void set_experiment(ExperimentPort* experiment) { experiment_ = experiment; }
 
   // One tick, now.
   TickReport Tick();
@@ -110,7 +115,12 @@ class Loop {
   // The snapshot in report.snapshot; false (and why in the report) if none.
   bool CollectSnapshot(TickReport& report);
   void RevertWhatGotWorse(const Snapshot& snap, TickReport& report);
-  void PlanFor(const Snapshot& snap, TickReport& report);
+  // The experiment's arms for this tick: the workers it puts back are
+  // restored from the journal and forgotten by the history.
+  ArmsThisTick Arms(const Snapshot& snap, TickReport& report);
+  // Decides on `snap` without the experiment's untreated workers.
+  void PlanFor(const Snapshot& snap, const ArmsThisTick& arms,
+               TickReport& report);
   void Act(const Action& action, const Snapshot& snap, TickReport& report);
   void Steer(const Snapshot& snap, TickReport& report);
   // (group, worker pid) -> node id its socket serves.
@@ -134,6 +144,7 @@ class Loop {
   SnapshotSource* source_;
   PolicySource* policy_;
   Executor* executor_;
+  ExperimentPort* experiment_ = nullptr;
   Sink sink_;
   Clock* clock_;
 

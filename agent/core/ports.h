@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/act/result.h"
 #include "agent/act/reuseport_ops.h"
+#include "locus/v1/agent.pb.h"
 #include "locus/v1/policy.pb.h"
 #include "policy/history.h"
 #include "policy/plan.h"
@@ -80,6 +82,29 @@ class PolicySource {
  public:
   virtual ~PolicySource() = default;
   virtual PolicyState Current() = 0;
+};
+
+// What an A/B experiment asks of one tick (agent/experiment/runner.h).
+struct ArmsThisTick {
+  // The workers the policy leaves alone this tick: the control arm, every
+  // unit in an A/A experiment, and the treated arm on the tick the
+  // guardrail stops it.
+  absl::flat_hash_set<int32_t> untreated;
+  // Workers to put back now as they were before Locus (their journaled
+  // pins restored, their page moves dropped): the control arm at start,
+  // the treated arm when the guardrail stops the experiment.
+  std::vector<int32_t> release;
+  // The experiment's report as of this tick (without units and series);
+  // null when none ran this tick.
+  std::shared_ptr<const v1::ExperimentReport> report;
+};
+
+class ExperimentPort {
+ public:
+  virtual ~ExperimentPort() = default;
+  // Called each tick after the snapshot, before planning.
+  virtual ArmsThisTick OnTick(const Snapshot& snapshot, v1::Policy::Mode mode,
+                              const PolicyState& policy) = 0;
 };
 
 }  // namespace locus

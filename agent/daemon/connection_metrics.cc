@@ -18,6 +18,8 @@ void SetCounts(const ReuseportPathCounts& tick,
   out->set_spilled_total(total.spilled);
   out->set_fell_back_total(total.fallback);
   out->set_migrated_total(total.migrated);
+  out->set_control(tick.control);
+  out->set_control_total(total.control);
 }
 
 }  // namespace

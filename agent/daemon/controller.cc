@@ -219,4 +219,24 @@ absl::StatusOr<v1::ProbeReport> DaemonController::Probe() {
   return hooks_.probe();
 }
 
+absl::StatusOr<v1::ExperimentReport> DaemonController::StartExperiment(
+    const v1::StartExperimentRequest& request) {
+  if (!hooks_.start_experiment)
+    return absl::UnimplementedError("this agent runs no experiments");
+  return hooks_.start_experiment(request, loop_->mode());
+}
+
+absl::StatusOr<v1::ExperimentReport> DaemonController::GetExperiment() {
+  if (!hooks_.get_experiment)
+    return absl::UnimplementedError("this agent runs no experiments");
+  return hooks_.get_experiment();
+}
+
+absl::StatusOr<v1::ExperimentReport> DaemonController::StopExperiment(
+    const v1::StopExperimentRequest& request) {
+  if (!hooks_.stop_experiment)
+    return absl::UnimplementedError("this agent runs no experiments");
+  return hooks_.stop_experiment(request);
+}
+
 }  // namespace locus

@@ -24,6 +24,14 @@ struct ControllerHooks {
   std::function<std::string()> journal_error;
   // The mode the policy in force asks for (mode.h's PolicyMode).
   std::function<Mode()> policy_mode;
+  // The A/B experiment (agent/experiment/runner.h); unset: none offered.
+  std::function<absl::StatusOr<v1::ExperimentReport>(
+      const v1::StartExperimentRequest&, Mode)>
+      start_experiment;
+  std::function<absl::StatusOr<v1::ExperimentReport>()> get_experiment;
+  std::function<absl::StatusOr<v1::ExperimentReport>(
+      const v1::StopExperimentRequest&)>
+      stop_experiment;
 };
 
 struct ControllerOptions {
@@ -50,6 +58,11 @@ class DaemonController : public AgentController {
   absl::StatusOr<v1::RestoreResponse> Restore(
       const v1::RestoreRequest& request) override;
   absl::StatusOr<v1::ProbeReport> Probe() override;
+  absl::StatusOr<v1::ExperimentReport> StartExperiment(
+      const v1::StartExperimentRequest& request) override;
+  absl::StatusOr<v1::ExperimentReport> GetExperiment() override;
+  absl::StatusOr<v1::ExperimentReport> StopExperiment(
+      const v1::StopExperimentRequest& request) override;
 
  private:
   // The subject of an explanation and the entity's last metrics; NotFound

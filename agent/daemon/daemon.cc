@@ -25,6 +25,7 @@
 #include "agent/daemon/snapshot_collector.h"
 #include "agent/daemon/tick_publisher.h"
 #include "agent/daemon/watchdog.h"
+#include "agent/experiment/runner.h"
 #include "agent/host/host_model.h"
 #include "agent/host/topology.h"
 #include "agent/sensors/bpf_sensors.h"
@@ -283,6 +284,7 @@ void Daemon::MakeLoop() {
   hooks.policy_mode = [watcher = watcher_.get()] {
     return PolicyMode(*watcher->policy());
   };
+  MakeExperiment(hooks);
   ControllerOptions controller_options;
   controller_options.period = options_.tick;
   controller_options.version = options_.version;
@@ -370,6 +372,8 @@ absl::Status Daemon::Stop() {
   if (watchdog_) watchdog_->Stop();
   stop_loop_.Notify();
   loop_thread_.join();
+  experiment_->Interrupt(
+      "the agent was stopped (SIGTERM or SIGINT); every worker was restored");
   collector_->Stop();
   server_->Shutdown();
   hub_->Close();

@@ -46,6 +46,9 @@ struct DaemonOptions {
 class ActuatorExecutor;
 class AgentServer;
 class DaemonController;
+class ExperimentRunner;
+class WorkCounter;
+struct ControllerHooks;
 class Loop;
 class MetricsHub;
 class PolicySource;
@@ -93,6 +96,7 @@ class Daemon {
   void MakeCollector();
   absl::Status MakeExecutor(int nodes);  // NUMA nodes: page movers
   void MakeLoop();
+  void MakeExperiment(ControllerHooks& hooks);
   absl::Status StartServer();
   void Run();
   void WaitForStopSignal();
@@ -110,6 +114,8 @@ class Daemon {
   std::unique_ptr<ActuatorExecutor> executor_;
   std::unique_ptr<MetricsHub> hub_;
   std::unique_ptr<TickPublisher> publisher_;
+  std::unique_ptr<WorkCounter> work_counter_;
+  std::unique_ptr<ExperimentRunner> experiment_;
   std::unique_ptr<Loop> loop_;
   std::unique_ptr<DaemonController> controller_;
   std::unique_ptr<AgentServer> server_;

@@ -13,7 +13,8 @@ ReuseportPathCounts Minus(const ReuseportPathCounts& now,
   // A group attached again starts its counters afresh: no negative deltas.
   auto d = [](uint64_t a, uint64_t b) { return a >= b ? a - b : a; };
   return {d(now.local, before.local), d(now.spilled, before.spilled),
-          d(now.fallback, before.fallback), d(now.migrated, before.migrated)};
+          d(now.fallback, before.fallback), d(now.migrated, before.migrated),
+          d(now.control, before.control)};
 }
 
 std::map<int, ReuseportPathCounts> ByNode(const ReuseportCounters& counters) {
@@ -35,8 +36,9 @@ SteeringPlan KeyedPlan(const std::vector<ListenGroupSteering>& plan,
     if (key == key_of.end()) continue;  // gone since the snapshot
     GroupSteering& group = keyed[*key->second];
     for (const NodeSteering& node : steer.nodes) {
-      group[node.node] = NodeSockets{node.inodes, node.spill_permille};
+      group.nodes[node.node] = NodeSockets{node.inodes, node.spill_permille};
     }
+    group.control = steer.control_inodes;
   }
   return keyed;
 }

@@ -298,6 +298,8 @@ v1::Metrics ToMetrics(const TickReport& report, const MetricsContext& context) {
   out.set_tick_period_ns(absl::ToInt64Nanoseconds(context.period));
   out.set_tick_duration_ns(absl::ToInt64Nanoseconds(report.took));
   out.set_tick_cpu_ns(absl::ToInt64Nanoseconds(report.cpu));
+  if (report.experiment != nullptr)
+    *out.mutable_experiment() = *report.experiment;
   out.set_overruns_total(report.overruns);
   out.set_actions_forbidden_total(report.forbidden);
   out.set_mode(ToAgentMode(report.mode));

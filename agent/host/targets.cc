@@ -345,8 +345,8 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
         absl::StrContains(candidate.cmdline, "is shutting down")) {
       continue;
     }
-    if (std::string why = trust.WhyNot(pid, MasterOf(pid, selected));
-        !why.empty()) {
+    const int32_t master = MasterOf(pid, selected);
+    if (std::string why = trust.WhyNot(pid, master); !why.empty()) {
       if (refused != nullptr) {
         refused->push_back({pid, candidate.stat.comm, std::move(why)});
       }
@@ -357,6 +357,7 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
     target.comm = candidate.stat.comm;
     target.page_size = page_size;
     target.role = RoleOf(candidate, selected, parents);
+    target.instance = master;
     ReadTargetParts(JoinPath(paths.procfs_root, absl::StrCat(pid)), candidate,
                     options, topology, cache, &target, errors);
     targets.push_back(std::move(target));

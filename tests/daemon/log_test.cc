@@ -25,7 +25,10 @@
 namespace locus {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::Field;
 using ::testing::IsEmpty;
 using ::testing::Pair;
 using ::testing::SizeIs;
@@ -64,14 +67,29 @@ TEST(EventLogTest, EveryKindHasItsOwn128BitId) {
   std::set<std::string> ids;
   for (EventKind kind :
        {EventKind::kAction, EventKind::kRevert, EventKind::kExternalChange,
-        EventKind::kRefusal, EventKind::kRestore}) {
+        EventKind::kRefusal, EventKind::kRestore, EventKind::kExperimentStart,
+        EventKind::kExperimentStop, EventKind::kExperimentVerdict}) {
     std::string id(MessageId(kind));
     EXPECT_THAT(id, SizeIs(32)) << EventKindName(kind);
     EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos)
         << id;
     ids.insert(id);
   }
-  EXPECT_THAT(ids, SizeIs(5));
+  EXPECT_THAT(ids, SizeIs(8));
+}
+
+TEST(EventLogTest, AnExperimentEntryNamesItsExperimentAndOutcome) {
+  LogEntry entry = ExperimentEntry(EventKind::kExperimentStop, "exp-1",
+                                   "guardrail", "stopped early");
+  EXPECT_EQ(entry.message_id, MessageId(EventKind::kExperimentStop));
+  EXPECT_EQ(entry.level, LogLevel::kWarning);
+  EXPECT_THAT(entry.fields,
+              Contains(AllOf(Field(&LogField::name, "LOCUS_EXPERIMENT"),
+                             Field(&LogField::value, "exp-1"))));
+  EXPECT_EQ(ExperimentEntry(EventKind::kExperimentVerdict, "exp-1",
+                            "significant", "x")
+                .level,
+            LogLevel::kInfo);
 }
 
 TEST(EventLogTest, AnAppliedPinNamesTheThreadItsNodeAndOutcome) {

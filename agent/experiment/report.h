@@ -1,0 +1,38 @@
+// The experiment's report: what `locusctl experiment status` shows, the
+// record keeps and the metrics stream carries. Built from the running
+// state (units.h) and the estimates (policy/experiment_stats.h).
+#ifndef LOCUS_AGENT_EXPERIMENT_REPORT_H_
+#define LOCUS_AGENT_EXPERIMENT_REPORT_H_
+
+#include <string>
+
+#include "agent/experiment/units.h"
+#include "locus/v1/agent.pb.h"
+#include "policy/experiment_stats.h"
+
+namespace locus {
+
+// How the estimate is made, in words, for the report.
+extern const char kExperimentMethod[];
+
+// A unit's share of accepted connections is fair within this distance of
+// its share of the units' intervals.
+inline constexpr double kFairShare = 0.10;
+
+// `estimate` of `metric` into the report's form.
+v1::ExperimentEstimate EstimateProto(const experiment::Estimate& estimate,
+                                     const std::string& metric);
+
+// The running experiment's report. `whole`: with its units and every
+// interval of the series; otherwise (the metrics stream) the last interval
+// only.
+v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole);
+
+// The plain verdict: "Locus: +3.1 % work per CPU-second [1.2, 5.0],
+// significant", "no significant difference (...)", the A/A resolution, or
+// why there is no estimate.
+std::string Verdict(const v1::ExperimentReport& report);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_EXPERIMENT_REPORT_H_

@@ -1,0 +1,282 @@
+#include "agent/experiment/runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "agent/core/event_log.h"
+#include "agent/experiment/pmu.h"
+#include "agent/experiment/record.h"
+#include "agent/experiment/report.h"
+#include "common/log.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace locus {
+namespace {
+
+using experiment::Arm;
+using google::protobuf::util::TimeUtil;
+
+std::string StateWord(v1::ExperimentState state) {
+  switch (state) {
+    case v1::EXPERIMENT_STATE_DONE:
+      return "done";
+    case v1::EXPERIMENT_STATE_STOPPED:
+      return "stopped";
+    case v1::EXPERIMENT_STATE_GUARDRAIL:
+      return "guardrail";
+    case v1::EXPERIMENT_STATE_INTERRUPTED:
+      return "interrupted";
+    case v1::EXPERIMENT_STATE_ABORTED:
+      return "aborted";
+    default:
+      return "running";
+  }
+}
+
+}  // namespace
+
+ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
+                                      const PolicyState& policy) {
+  absl::MutexLock lock(&mu_);
+  ++ticks_;
+  workers_seen_ = CountWorkers(snapshot);
+  if (pending_.has_value() && run_ == nullptr) {
+    Pending pending = std::move(*pending_);
+    pending_.reset();
+    Begin(snapshot, pending, policy);
+  }
+  if (run_ != nullptr) {
+    if (mode == v1::Policy::MODE_DRY_RUN) {
+      End(v1::EXPERIMENT_STATE_ABORTED,
+          "the agent was switched to dry run: no arm is treated any more");
+    } else if (run_->stop_requested) {
+      End(v1::EXPERIMENT_STATE_STOPPED, run_->stop_reason);
+    }
+  }
+  if (run_ != nullptr) {
+    run_->now_ns = snapshot.now_ns;
+    if (policy.version != run_->policy_version) {
+      run_->notes.push_back(absl::StrCat("policy reloaded (version ",
+                                         policy.version, ") after interval ",
+                                         run_->intervals));
+      run_->policy_version = policy.version;
+    }
+    std::vector<int32_t> joined = TrackUnits(*run_, snapshot);
+    if (!joined.empty()) {
+      WriteRecord(Report(true));
+      if (absl::Status watched = counter_->Watch(ActivePids(*run_, {}));
+          !watched.ok())
+        run_->notes.push_back("counting new workers: " + watched.ToString());
+      for (int32_t pid : joined) {
+        if (Untreated(*run_).contains(pid)) run_->release.push_back(pid);
+      }
+    }
+    if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);
+  }
+  if (run_ != nullptr && snapshot.now_ns >= run_->end_ns) {
+    End(v1::EXPERIMENT_STATE_DONE, "ran its whole duration");
+  }
+  ArmsThisTick arms;
+  if (run_ != nullptr) {
+    arms.untreated = Untreated(*run_);
+    arms.release = std::move(run_->release);
+    run_->release.clear();
+    arms.report = std::make_shared<const v1::ExperimentReport>(Report(false));
+  } else if (ended_ != nullptr) {
+    arms = std::move(ending_);
+    arms.report = std::move(ended_);
+    ending_ = ArmsThisTick{};
+    ended_ = nullptr;
+  }
+  return arms;
+}
+
+void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
+                             const PolicyState& policy) {
+  std::vector<Unit> units = WorkersOf(snapshot);
+  const int64_t now = wall_ns_();
+  const std::string id = absl::StrCat(
+      "exp-", absl::FormatTime("%Y%m%d-%H%M%S", absl::FromUnixNanos(now),
+                               absl::UTCTimeZone()));
+  if (units.size() < options_.min_workers) {
+    AbortTooFew(id, units.size());
+    return;
+  }
+  std::vector<experiment::UnitInfo> infos;
+  for (const Unit& unit : units)
+    infos.push_back({unit.pid, unit.node, unit.instance});
+  const std::vector<Arm> arms = experiment::AssignArms(infos, pending.seed);
+  for (size_t i = 0; i < units.size(); ++i) units[i].arm = arms[i];
+  run_ = NewRun(std::move(units), snapshot, pending, policy, id, now);
+  // The arms on disk before any worker is put back.
+  WriteRecord(Report(true));
+  if (absl::Status watched = counter_->Watch(ActivePids(*run_, {}));
+      !watched.ok()) {
+    End(v1::EXPERIMENT_STATE_ABORTED,
+        "cannot count the workers' work: " + watched.ToString());
+    return;
+  }
+  TakeBaselines();
+  for (int32_t pid : Untreated(*run_)) run_->release.push_back(pid);
+  const size_t treated = ActivePids(*run_, Arm::kTreated).size();
+  Log(ExperimentEntry(
+      EventKind::kExperimentStart, id, "started",
+      absl::StrCat("experiment ", id, " started",
+                   run_->header.aa() ? " (A/A)" : "", ": ", treated,
+                   " treated, ", run_->units.size() - treated,
+                   " control workers, ", run_->planned, " intervals of ",
+                   absl::FormatDuration(absl::Nanoseconds(run_->interval_ns)),
+                   ", seed ", pending.seed)));
+}
+
+void ExperimentRunner::AbortTooFew(const std::string& id, size_t found) {
+  v1::ExperimentReport report;
+  report.set_id(id);
+  report.set_state(v1::EXPERIMENT_STATE_ABORTED);
+  report.set_reason(absl::StrCat("needs at least ", options_.min_workers,
+                                 " workers (two per arm); found ", found));
+  report.set_verdict("no estimate: " + report.reason());
+  last_ = report;
+  WriteRecord(report);
+  Log(ExperimentEntry(EventKind::kExperimentStop, id, "aborted",
+                      absl::StrCat("experiment ", id, ": ", report.reason())));
+}
+
+std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
+    std::vector<Unit> units, const Snapshot& snapshot, const Pending& pending,
+    const PolicyState& policy, const std::string& id, int64_t now) const {
+  auto run = std::make_unique<RunningExperiment>();
+  run->units = std::move(units);
+  run->seed = pending.seed;
+  run->interval_ns = static_cast<uint64_t>(
+      TimeUtil::DurationToNanoseconds(pending.request.interval()));
+  const uint64_t duration_ns = static_cast<uint64_t>(
+      TimeUtil::DurationToNanoseconds(pending.request.duration()));
+  run->start_ns = snapshot.now_ns;
+  run->next_ns = snapshot.now_ns + run->interval_ns;
+  run->end_ns = snapshot.now_ns + duration_ns;
+  run->planned = static_cast<uint32_t>(duration_ns / run->interval_ns);
+  run->policy_version = policy.version;
+  run->work_source = counter_->source();
+  run->pmu = PmuAvailability();
+  run->now_ns = snapshot.now_ns;
+  v1::ExperimentReport& header = run->header;
+  header.set_id(id);
+  header.set_state(v1::EXPERIMENT_STATE_RUNNING);
+  header.set_aa(pending.request.aa());
+  header.set_seed(pending.seed);
+  *header.mutable_started() = TimeUtil::NanosecondsToTimestamp(now);
+  *header.mutable_duration() = pending.request.duration();
+  *header.mutable_interval() = pending.request.interval();
+  header.set_reason(pending.request.reason());
+  return run;
+}
+
+// Baselines: the first interval counts from here.
+void ExperimentRunner::TakeBaselines() {
+  absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> first =
+      counter_->Read();
+  if (!first.ok()) return;
+  for (Unit& unit : run_->units) {
+    auto it = first->find(unit.pid);
+    if (it == first->end()) continue;
+    unit.last = it->second;
+    unit.baseline = true;
+  }
+}
+
+void ExperimentRunner::Measure(const Snapshot& snapshot) {
+  // Intervals missed (a stalled tick) are measured as one longer interval.
+  while (run_->next_ns <= snapshot.now_ns) run_->next_ns += run_->interval_ns;
+  absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> samples =
+      counter_->Read();
+  if (!samples.ok()) {
+    run_->notes.push_back(
+        absl::StrCat("interval after ", run_->intervals,
+                     " not read: ", samples.status().ToString()));
+    return;
+  }
+  AddInterval(*run_, *samples, wall_ns_());
+  Assess();
+  if (run_ != nullptr) WriteRecord(Report(true));
+}
+
+void ExperimentRunner::Assess() {
+  const experiment::Estimate work =
+      experiment::EstimateRatio(Totals(*run_, false));
+  run_->work = EstimateProto(work, "bytes_per_cpu_second");
+  run_->connections =
+      EstimateProto(experiment::EstimateRatio(Totals(*run_, true)),
+                    "connections_per_cpu_second");
+  if (run_->intervals < options_.guardrail_first_look || !work.valid) return;
+  const double tau =
+      std::min(1.0, static_cast<double>(run_->intervals) / run_->planned);
+  const experiment::GuardrailLook look = experiment::LookForHarm(
+      work, tau, run_->last_tau, options_.guardrail_alpha);
+  run_->last_tau = tau;
+  run_->guardrail_p = look.p;
+  run_->guardrail_bound = look.bound;
+  if (!look.stop) return;
+  const std::string why = absl::StrFormat(
+      "the guardrail stopped it after interval %d: treated/control %.3f, "
+      "one-sided p %.2g below its bound %.2g%s",
+      run_->intervals, work.ratio, look.p, look.bound,
+      run_->header.aa() ? " (A/A: a false alarm, nothing was treated)"
+                        : "; the treated workers were put back and the "
+                          "agent switched to dry run");
+  if (!run_->header.aa()) {
+    ending_.release = ActivePids(*run_, Arm::kTreated);
+    for (int32_t pid : ActivePids(*run_, std::nullopt))
+      ending_.untreated.insert(pid);
+  }
+  End(v1::EXPERIMENT_STATE_GUARDRAIL, why);
+  if (!last_->aa() && on_harm_) on_harm_(why);
+}
+
+void ExperimentRunner::End(v1::ExperimentState state,
+                           const std::string& reason) {
+  counter_->Stop();
+  v1::ExperimentReport report = Report(true);
+  report.set_state(state);
+  report.set_reason(reason);
+  report.clear_remaining();
+  *report.mutable_ended() = TimeUtil::NanosecondsToTimestamp(wall_ns_());
+  report.set_verdict(Verdict(report));
+  WriteRecord(report);
+  const std::string& id = report.id();
+  Log(ExperimentEntry(
+      EventKind::kExperimentStop, id, StateWord(state),
+      absl::StrCat("experiment ", id, " ", StateWord(state), ": ", reason)));
+  const v1::ExperimentEstimate& work = report.work();
+  Log(ExperimentEntry(EventKind::kExperimentVerdict, id,
+                      !work.valid()         ? "no-estimate"
+                      : !work.significant() ? "no-difference"
+                      : work.ratio() < 1    ? "harmful"
+                                            : "significant",
+                      absl::StrCat("experiment ", id, ": ", report.verdict())));
+  v1::ExperimentReport slim = report;
+  slim.clear_units();
+  if (slim.series_size() > 1) {
+    v1::ExperimentInterval last = slim.series(slim.series_size() - 1);
+    slim.clear_series();
+    *slim.add_series() = std::move(last);
+  }
+  ended_ = std::make_shared<const v1::ExperimentReport>(std::move(slim));
+  last_ = std::move(report);
+  run_.reset();
+}
+
+v1::ExperimentReport ExperimentRunner::Report(bool whole) const {
+  v1::ExperimentReport report = BuildReport(*run_, whole);
+  const uint64_t left =
+      run_->end_ns > run_->now_ns ? run_->end_ns - run_->now_ns : 0;
+  *report.mutable_remaining() =
+      TimeUtil::NanosecondsToDuration(static_cast<int64_t>(left));
+  return report;
+}
+
+}  // namespace locus

@@ -1,0 +1,178 @@
+// The runner's calls from outside the loop: the record at start, and the
+// RPCs (start, status, stop) and the daemon's exit.
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/core/event_log.h"
+#include "agent/experiment/record.h"
+#include "agent/experiment/report.h"
+#include "agent/experiment/runner.h"
+#include "common/log.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace locus {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+absl::Duration Or(const google::protobuf::Duration& d, absl::Duration dflt) {
+  const int64_t ns = TimeUtil::DurationToNanoseconds(d);
+  return ns == 0 ? dflt : absl::Nanoseconds(ns);
+}
+
+}  // namespace
+
+ExperimentRunner::ExperimentRunner(ExperimentOptions options,
+                                   WorkCounter* counter,
+                                   std::function<int64_t()> wall_ns)
+    : options_(std::move(options)),
+      counter_(counter),
+      wall_ns_(std::move(wall_ns)) {}
+
+void ExperimentRunner::LoadRecord() {
+  if (options_.record_path.empty()) return;
+  absl::StatusOr<std::optional<v1::ExperimentReport>> record =
+      ReadExperimentRecord(options_.record_path);
+  absl::MutexLock lock(&mu_);
+  if (!record.ok()) {
+    LogWarning("experiment record: ", record.status().ToString(),
+               "; no last report");
+    return;
+  }
+  if (!record->has_value()) return;
+  last_ = **record;
+  if (last_->state() != v1::EXPERIMENT_STATE_RUNNING) return;
+  // Its agent never ended it: a crash, kill -9 or power loss. The journal
+  // has put its workers back; what it measured until its last interval
+  // stays readable.
+  last_->set_state(v1::EXPERIMENT_STATE_INTERRUPTED);
+  last_->set_reason(
+      "the agent stopped mid-run (crash or kill); its workers were restored "
+      "from the journal at the next start");
+  last_->clear_remaining();
+  last_->set_verdict(Verdict(*last_));
+  WriteRecord(*last_);
+  Log(ExperimentEntry(
+      EventKind::kExperimentStop, last_->id(), "interrupted",
+      absl::StrCat("experiment ", last_->id(), ": ", last_->reason())));
+}
+
+absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
+    const v1::StartExperimentRequest& request, Mode mode) {
+  const absl::Duration duration =
+      Or(request.duration(), options_.default_duration);
+  const absl::Duration interval =
+      Or(request.interval(), options_.default_interval);
+  if (interval < options_.min_interval) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval ", absl::FormatDuration(interval), " is shorter than ",
+        absl::FormatDuration(options_.min_interval)));
+  }
+  if (duration < 2 * interval) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "duration ", absl::FormatDuration(duration),
+        " holds fewer than two intervals of ", absl::FormatDuration(interval)));
+  }
+  if (mode == v1::Policy::MODE_DRY_RUN) {
+    return absl::FailedPreconditionError(
+        "the agent is in dry run: it changes nothing, so there would be no "
+        "treated arm (`locusctl mode enforce` first)");
+  }
+  absl::MutexLock lock(&mu_);
+  if (run_ != nullptr || pending_.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("an experiment runs already",
+                     run_ ? absl::StrCat(" (", run_->header.id(), ")") : "",
+                     "; `locusctl experiment stop` ends it"));
+  }
+  if (ticks_ > 0 && workers_seen_ < options_.min_workers) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("needs at least ", options_.min_workers,
+                     " workers (two per arm); the agent sees ", workers_seen_));
+  }
+  Pending pending;
+  pending.request = request;
+  *pending.request.mutable_duration() =
+      TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(duration));
+  *pending.request.mutable_interval() =
+      TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(interval));
+  pending.seed = request.seed() != 0 ? request.seed() : std::random_device{}();
+  v1::ExperimentReport report;
+  report.set_state(v1::EXPERIMENT_STATE_RUNNING);
+  report.set_aa(request.aa());
+  report.set_seed(pending.seed);
+  *report.mutable_duration() = pending.request.duration();
+  *report.mutable_interval() = pending.request.interval();
+  report.set_reason(request.reason());
+  report.set_verdict("starting: the arms are drawn at the next tick");
+  pending_ = std::move(pending);
+  AwaitTick();
+  if (run_ != nullptr) return Report(true);
+  if (!pending_.has_value() && last_.has_value()) {
+    // Drawn and refused at once (the workers went away since).
+    return absl::FailedPreconditionError(last_->reason());
+  }
+  return report;
+}
+
+void ExperimentRunner::AwaitTick() {
+  if (options_.reply_wait <= absl::ZeroDuration()) return;
+  struct Since {
+    const uint64_t* ticks;
+    uint64_t asked;
+  } since{&ticks_, ticks_};
+  mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](Since* s) { return *s->ticks > s->asked; }, &since),
+      options_.reply_wait);
+}
+
+absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Get() {
+  absl::MutexLock lock(&mu_);
+  if (run_ != nullptr) return Report(true);
+  if (last_.has_value()) return *last_;
+  if (pending_.has_value()) {
+    return absl::UnavailableError(
+        "an experiment is starting: its arms are drawn at the next tick");
+  }
+  return absl::NotFoundError("no experiment has run on this host yet");
+}
+
+absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Stop(
+    const v1::StopExperimentRequest& request) {
+  absl::MutexLock lock(&mu_);
+  if (pending_.has_value() && run_ == nullptr) {
+    pending_.reset();
+    return absl::FailedPreconditionError(
+        "the experiment had not started yet: it will not");
+  }
+  if (run_ == nullptr)
+    return absl::FailedPreconditionError("no experiment is running");
+  run_->stop_requested = true;
+  run_->stop_reason = request.reason().empty()
+                          ? "stopped by `locusctl experiment stop`"
+                          : absl::StrCat("stopped: ", request.reason());
+  v1::ExperimentReport report = Report(true);
+  report.set_reason(run_->stop_reason + " (ends at the next tick)");
+  AwaitTick();
+  if (run_ == nullptr && last_.has_value()) return *last_;
+  return report;
+}
+
+void ExperimentRunner::Interrupt(const std::string& why) {
+  absl::MutexLock lock(&mu_);
+  pending_.reset();
+  if (run_ != nullptr) End(v1::EXPERIMENT_STATE_INTERRUPTED, why);
+}
+
+void ExperimentRunner::WriteRecord(const v1::ExperimentReport& report) {
+  if (options_.record_path.empty()) return;
+  if (absl::Status written =
+          WriteExperimentRecord(options_.record_path, report);
+      !written.ok()) {
+    LogWarning("experiment record: ", written.ToString());
+  }
+}
+
+}  // namespace locus

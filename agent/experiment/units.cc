@@ -1,0 +1,226 @@
+#include "agent/experiment/units.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace locus {
+namespace {
+
+using experiment::Arm;
+using google::protobuf::util::TimeUtil;
+
+// The node id a target's threads ran on most over the last tick, else the
+// node of its first thread's CPU; -1 when unknown.
+int MainNode(const Target& target, const Topology& topology) {
+  std::vector<uint64_t> runtime(topology.nodes.size(), 0);
+  for (const ThreadSample& thread : target.threads) {
+    for (size_t n = 0; n < thread.runtime_ns.size() && n < runtime.size(); ++n)
+      runtime[n] += thread.runtime_ns[n];
+  }
+  auto most = std::max_element(runtime.begin(), runtime.end());
+  if (most != runtime.end() && *most > 0)
+    return topology.nodes[most - runtime.begin()].id;
+  for (const ThreadSample& thread : target.threads) {
+    if (thread.cpu >= 0 &&
+        static_cast<size_t>(thread.cpu) < topology.cpu_node.size())
+      return topology.cpu_node[thread.cpu];
+  }
+  return -1;
+}
+
+// A small, seeded, stable draw (splitmix64) for the arm of a late joiner.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+namespace {
+
+// Its workers: the targets marked so, or, where none is, every target but
+// a master.
+bool IsWorker(const Target& target, bool marked) {
+  return marked ? target.role == TargetRole::kWorker
+                : target.role != TargetRole::kMaster;
+}
+
+bool AnyMarked(const Snapshot& snapshot) {
+  return std::any_of(
+      snapshot.targets.begin(), snapshot.targets.end(),
+      [](const Target& t) { return t.role == TargetRole::kWorker; });
+}
+
+}  // namespace
+
+size_t CountWorkers(const Snapshot& snapshot) {
+  const bool marked = AnyMarked(snapshot);
+  return std::count_if(snapshot.targets.begin(), snapshot.targets.end(),
+                       [&](const Target& t) { return IsWorker(t, marked); });
+}
+
+std::vector<Unit> WorkersOf(const Snapshot& snapshot) {
+  const bool marked = AnyMarked(snapshot);
+  std::vector<Unit> units;
+  for (const Target& target : snapshot.targets) {
+    if (!IsWorker(target, marked)) continue;
+    Unit unit;
+    unit.pid = target.pid;
+    unit.comm = target.comm;
+    unit.node = MainNode(target, snapshot.topology);
+    unit.instance = target.instance;
+    units.push_back(std::move(unit));
+  }
+  return units;
+}
+
+std::vector<int32_t> TrackUnits(RunningExperiment& run,
+                                const Snapshot& snapshot) {
+  absl::flat_hash_set<int32_t> present;
+  for (const Target& target : snapshot.targets) present.insert(target.pid);
+  absl::flat_hash_set<int32_t> known;
+  for (Unit& unit : run.units) {
+    known.insert(unit.pid);
+    if (unit.active && !present.contains(unit.pid)) {
+      unit.active = false;
+      unit.lost_at = run.intervals;
+      run.notes.push_back(
+          absl::StrCat("worker ", unit.pid, " (", ArmWord(unit.arm),
+                       ") exited after interval ", run.intervals));
+    }
+  }
+  std::vector<int32_t> joined;
+  for (Unit& unit : WorkersOf(snapshot)) {
+    if (known.contains(unit.pid)) continue;
+    // Active units per arm in its stratum: the new worker evens them.
+    int treated = 0, control = 0;
+    for (const Unit& other : run.units) {
+      if (!other.active || other.node != unit.node ||
+          other.instance != unit.instance)
+        continue;
+      (other.arm == Arm::kTreated ? treated : control) += 1;
+    }
+    if (treated != control) {
+      unit.arm = treated < control ? Arm::kTreated : Arm::kControl;
+    } else {
+      unit.arm = Mix(run.seed ^ static_cast<uint64_t>(unit.pid)) & 1
+                     ? Arm::kTreated
+                     : Arm::kControl;
+    }
+    unit.joined_at = run.intervals;
+    run.notes.push_back(absl::StrCat("worker ", unit.pid, " joined the ",
+                                     ArmWord(unit.arm), " arm after interval ",
+                                     run.intervals,
+                                     " (a new worker: reload or respawn)"));
+    joined.push_back(unit.pid);
+    run.units.push_back(std::move(unit));
+  }
+  return joined;
+}
+
+void AddInterval(RunningExperiment& run,
+                 const absl::flat_hash_map<int32_t, WorkSample>& samples,
+                 int64_t end_unix_ns) {
+  ++run.intervals;
+  // Per arm: bytes and CPU time of this interval.
+  double bytes[2] = {0, 0}, cpu[2] = {0, 0};
+  std::vector<std::pair<Unit*, double>> logs;  // log bytes per CPU-second
+  for (Unit& unit : run.units) {
+    if (!unit.active) continue;
+    auto it = samples.find(unit.pid);
+    if (it == samples.end()) {
+      unit.active = false;
+      unit.lost_at = run.intervals - 1;
+      run.notes.push_back(
+          absl::StrCat("worker ", unit.pid, " (", ArmWord(unit.arm),
+                       ") exited after interval ", unit.lost_at));
+      continue;
+    }
+    const WorkSample& now = it->second;
+    if (!unit.baseline || now.bytes_sent < unit.last.bytes_sent ||
+        now.accepted < unit.last.accepted || now.cpu_ns < unit.last.cpu_ns) {
+      // Its first read (it joined since the last interval), or a counter
+      // that went back: this interval starts its count.
+      unit.last = now;
+      unit.baseline = true;
+      continue;
+    }
+    const uint64_t b = now.bytes_sent - unit.last.bytes_sent;
+    const uint64_t a = now.accepted - unit.last.accepted;
+    const uint64_t c = now.cpu_ns - unit.last.cpu_ns;
+    unit.last = now;
+    unit.bytes += b;
+    unit.accepted += a;
+    unit.cpu_ns += c;
+    ++unit.intervals;
+    const int arm = static_cast<int>(unit.arm);
+    bytes[arm] += static_cast<double>(b);
+    cpu[arm] += static_cast<double>(c) / 1e9;
+    if (b > 0 && c > 0) {
+      logs.push_back({&unit, std::log(static_cast<double>(b) / (c / 1e9))});
+    }
+  }
+  // Each worker's noise about all workers in the same interval: what moves
+  // every worker at once (the traffic, the host) cancels between the arms
+  // and is left out, as the estimate leaves it out.
+  double mean = 0;
+  for (const auto& [unit, y] : logs) mean += y / logs.size();
+  for (auto& [unit, y] : logs) {
+    const double d = y - mean;
+    ++unit->logs;
+    const double delta = d - unit->log_mean;
+    unit->log_mean += delta / unit->logs;
+    unit->log_m2 += delta * (d - unit->log_mean);
+  }
+  v1::ExperimentInterval interval;
+  interval.set_index(run.intervals);
+  *interval.mutable_end() = TimeUtil::NanosecondsToTimestamp(end_unix_ns);
+  const int t = static_cast<int>(Arm::kTreated);
+  const int c = static_cast<int>(Arm::kControl);
+  interval.set_treated_bytes_per_cpu_second(cpu[t] > 0 ? bytes[t] / cpu[t] : 0);
+  interval.set_control_bytes_per_cpu_second(cpu[c] > 0 ? bytes[c] / cpu[c] : 0);
+  run.series.push_back(std::move(interval));
+}
+
+std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
+                                           bool connections) {
+  std::vector<experiment::UnitTotals> totals;
+  for (const Unit& unit : run.units) {
+    if (unit.intervals == 0) continue;
+    experiment::UnitTotals t;
+    t.stratum = unit.node;
+    t.arm = unit.arm;
+    t.work = static_cast<double>(connections ? unit.accepted : unit.bytes);
+    t.cpu_seconds = static_cast<double>(unit.cpu_ns) / 1e9;
+    t.intervals = static_cast<int>(unit.intervals);
+    totals.push_back(t);
+  }
+  return totals;
+}
+
+absl::flat_hash_set<int32_t> Untreated(const RunningExperiment& run) {
+  absl::flat_hash_set<int32_t> pids;
+  for (const Unit& unit : run.units) {
+    if (run.header.aa() || unit.arm == Arm::kControl) pids.insert(unit.pid);
+  }
+  return pids;
+}
+
+std::vector<int32_t> ActivePids(const RunningExperiment& run,
+                                std::optional<experiment::Arm> arm) {
+  std::vector<int32_t> pids;
+  for (const Unit& unit : run.units) {
+    if (unit.active && (!arm || unit.arm == *arm)) pids.push_back(unit.pid);
+  }
+  return pids;
+}
+
+}  // namespace locus

@@ -1,0 +1,114 @@
+// The running experiment's state: its units (the workers randomised into
+// arms), what each did interval by interval, and the arms' series. The
+// runner (runner.h) owns one while an experiment runs; these functions keep
+// it, without a clock or a lock of their own.
+#ifndef LOCUS_AGENT_EXPERIMENT_UNITS_H_
+#define LOCUS_AGENT_EXPERIMENT_UNITS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "agent/sensors/work_counter.h"
+#include "locus/v1/agent.pb.h"
+#include "policy/experiment_assign.h"
+#include "policy/experiment_stats.h"
+#include "policy/snapshot.h"
+
+namespace locus {
+
+// "treated" or "control".
+inline const char* ArmWord(experiment::Arm arm) {
+  return arm == experiment::Arm::kTreated ? "treated" : "control";
+}
+
+struct Unit {
+  int32_t pid = 0;
+  std::string comm;
+  experiment::Arm arm = experiment::Arm::kControl;
+  int node = -1;           // stratum: where it ran when it joined
+  int32_t instance = 0;    // its master's pid
+  bool active = true;      // false once it exited
+  uint32_t joined_at = 0;  // interval count when it joined
+  uint32_t lost_at = 0;    // interval count when it was found gone
+  // Cumulative counts at the last read; `baseline` false until one.
+  WorkSample last;
+  bool baseline = false;
+  // Sums over its intervals.
+  uint64_t bytes = 0;
+  uint64_t accepted = 0;
+  uint64_t cpu_ns = 0;
+  uint32_t intervals = 0;
+  // Running mean and sum of squares (Welford), over its intervals with
+  // both, of its log(bytes per CPU-second) less all workers' mean in that
+  // interval.
+  uint32_t logs = 0;
+  double log_mean = 0;
+  double log_m2 = 0;
+};
+
+struct RunningExperiment {
+  v1::ExperimentReport header;  // id, aa, seed, started, duration, interval
+  std::vector<Unit> units;
+  uint64_t start_ns = 0;  // monotonic, the snapshot's clock
+  uint64_t interval_ns = 0;
+  uint64_t next_ns = 0;  // end of the interval under way
+  uint64_t end_ns = 0;
+  uint64_t now_ns = 0;     // the last tick's
+  uint32_t planned = 0;    // intervals in the whole duration
+  uint32_t intervals = 0;  // measured so far
+  uint64_t seed = 0;       // draws for units that join later
+  uint64_t policy_version = 0;
+  std::vector<v1::ExperimentInterval> series;
+  std::vector<std::string> notes;
+  v1::ExperimentEstimate work;
+  v1::ExperimentEstimate connections;
+  double guardrail_p = 1;
+  double guardrail_bound = 0;
+  double last_tau = 0;
+  bool stop_requested = false;
+  std::string stop_reason;
+  std::string work_source;
+  std::string pmu;
+  // Put back at the next tick (the control arm at start).
+  std::vector<int32_t> release;
+};
+
+// The workers of `snapshot` an experiment randomises: its worker targets
+// (every target but a master when none is marked a worker), with the node
+// each mostly ran on.
+std::vector<Unit> WorkersOf(const Snapshot& snapshot);
+// How many WorkersOf would give, without making them (every tick).
+size_t CountWorkers(const Snapshot& snapshot);
+
+// Units found gone are marked lost (with a note), and workers not yet units
+// (an nginx reload's new workers) join the arm that has fewer active units
+// in their stratum, ties broken by the seed; returns the pids that joined.
+std::vector<int32_t> TrackUnits(RunningExperiment& run,
+                                const Snapshot& snapshot);
+
+// One interval's reads (cumulative counts per pid) into the units and the
+// arms' series; a unit absent from `samples` exited and is marked lost.
+void AddInterval(RunningExperiment& run,
+                 const absl::flat_hash_map<int32_t, WorkSample>& samples,
+                 int64_t end_unix_ns);
+
+// Each unit's totals for the estimate: bytes sent, or (connections)
+// connections accepted, per CPU-second.
+std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
+                                           bool connections);
+
+// The pids the policy leaves alone while it runs: the control arm, or every
+// unit in A/A.
+absl::flat_hash_set<int32_t> Untreated(const RunningExperiment& run);
+
+// Unit pids of one arm that are still active.
+std::vector<int32_t> ActivePids(const RunningExperiment& run,
+                                std::optional<experiment::Arm> arm);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_EXPERIMENT_UNITS_H_

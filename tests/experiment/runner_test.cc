@@ -1,0 +1,346 @@
+// The experiment runner over a fake work counter, tick by tick: the arms,
+// the intervals, the estimate and verdict, the guardrail, units that come
+// and go, and what the record keeps across a crash.
+#include "agent/experiment/runner.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/str_join.h"
+#include "agent/experiment/record.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/time_util.h"
+#include "gtest/gtest.h"
+#include "tests/common/snapshot_builder.h"
+
+namespace locus::testing {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+// Each watched pid gains, per Read, cpu_ns of CPU time and bytes at
+// `rate(pid)` bytes per CPU-second (times a little deterministic noise).
+class FakeWorkCounter : public WorkCounter {
+ public:
+  absl::Status Watch(const std::vector<int32_t>& pids) override {
+    watched = std::set<int32_t>(pids.begin(), pids.end());
+    ++watches;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> Read() override {
+    absl::flat_hash_map<int32_t, WorkSample> out;
+    ++reads;
+    for (int32_t pid : watched) {
+      if (gone.count(pid)) continue;
+      WorkSample& s = totals[pid];
+      const uint64_t cpu = 500'000'000;
+      const double noise = 1 + 0.02 * std::sin(reads * 7.0 + pid * 13.0);
+      s.cpu_ns += cpu;
+      s.bytes_sent += static_cast<uint64_t>(rate(pid) * 0.5 * noise);
+      s.accepted += 100;
+      out[pid] = s;
+    }
+    return out;
+  }
+  void Stop() override {
+    watched.clear();
+    ++stops;
+  }
+  std::string source() const override { return "fake"; }
+
+  std::function<double(int32_t)> rate = [](int32_t) { return 1e6; };
+  std::set<int32_t> watched;
+  std::set<int32_t> gone;
+  std::map<int32_t, WorkSample> totals;
+  int watches = 0, reads = 0, stops = 0;
+};
+
+// 8 workers (pids 101..108), four running on each of two nodes.
+Snapshot Host(uint64_t now_ns, int workers = 8) {
+  Snapshot s = MakeHost(2, 2);
+  s.now_ns = now_ns;
+  for (int i = 0; i < workers; ++i) {
+    Target t = MakeWorker(s, 101 + i, i % 2, -1, i % 2);
+    t.instance = 100;
+    s.targets.push_back(t);
+  }
+  return s;
+}
+
+PolicyState Policy(uint64_t version = 1) {
+  PolicyState state;
+  state.version = version;
+  return state;
+}
+
+v1::StartExperimentRequest Request(int64_t duration_s, int64_t interval_s,
+                                   bool aa = false) {
+  v1::StartExperimentRequest request;
+  *request.mutable_duration() = TimeUtil::SecondsToDuration(duration_s);
+  *request.mutable_interval() = TimeUtil::SecondsToDuration(interval_s);
+  request.set_aa(aa);
+  request.set_seed(42);
+  return request;
+}
+
+struct Harness {
+  explicit Harness(std::string record = "")
+      : runner(Options(std::move(record)), &counter,
+               [] { return int64_t{0}; }) {
+    runner.set_on_harm([this](const std::string& why) { harm = why; });
+  }
+  static ExperimentOptions Options(std::string record) {
+    ExperimentOptions options;
+    options.record_path = std::move(record);
+    return options;
+  }
+  // One tick a second.
+  ArmsThisTick Tick(int workers = 8, uint64_t policy_version = 1) {
+    now += kSecond;
+    return runner.OnTick(Host(now, workers), v1::Policy::MODE_ENFORCE,
+                         Policy(policy_version));
+  }
+  FakeWorkCounter counter;
+  ExperimentRunner runner;
+  uint64_t now = 0;
+  std::string harm;
+};
+
+std::set<int32_t> Treated(const v1::ExperimentReport& report) {
+  std::set<int32_t> pids;
+  for (const v1::ExperimentUnit& unit : report.units()) {
+    if (unit.arm() == v1::EXPERIMENT_ARM_TREATED) pids.insert(unit.pid());
+  }
+  return pids;
+}
+
+TEST(ExperimentRunnerTest, RefusesWhatCannotRun) {
+  Harness h;
+  EXPECT_EQ(h.runner.Get().status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(h.runner.Stop({}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<v1::ExperimentReport> dry =
+      h.runner.Start(Request(60, 10), v1::Policy::MODE_DRY_RUN);
+  EXPECT_EQ(dry.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(dry.status().message(), HasSubstr("dry run"));
+  EXPECT_EQ(
+      h.runner.Start(Request(15, 10), v1::Policy::MODE_ENFORCE).status().code(),
+      absl::StatusCode::kInvalidArgument);  // fewer than two intervals
+  h.Tick(/*workers=*/3);
+  absl::StatusOr<v1::ExperimentReport> few =
+      h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE);
+  EXPECT_EQ(few.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(few.status().message(), HasSubstr("sees 3"));
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+  EXPECT_EQ(
+      h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).status().code(),
+      absl::StatusCode::kFailedPrecondition);  // twice
+}
+
+TEST(ExperimentRunnerTest, SplitsTheWorkersAndPutsTheControlArmBack) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+  ArmsThisTick arms = h.Tick();
+  ASSERT_NE(arms.report, nullptr);
+  EXPECT_EQ(arms.report->state(), v1::EXPERIMENT_STATE_RUNNING);
+  EXPECT_EQ(arms.report->treated(), 4u);
+  EXPECT_EQ(arms.report->control(), 4u);
+  EXPECT_THAT(arms.untreated, SizeIs(4));
+  EXPECT_THAT(arms.release, SizeIs(4));
+  for (int32_t pid : arms.release) EXPECT_TRUE(arms.untreated.contains(pid));
+  EXPECT_THAT(h.counter.watched, SizeIs(8));
+  // Two of each arm on each node.
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  ASSERT_TRUE(report.ok());
+  int treated_on[2] = {0, 0};
+  for (const v1::ExperimentUnit& unit : report->units()) {
+    if (unit.arm() == v1::EXPERIMENT_ARM_TREATED)
+      ++treated_on[unit.stratum_node()];
+  }
+  EXPECT_EQ(treated_on[0], 2);
+  EXPECT_EQ(treated_on[1], 2);
+  // Released once only.
+  EXPECT_THAT(h.Tick().release, IsEmpty());
+}
+
+TEST(ExperimentRunnerTest, FindsATrueGainAndEndsWithEveryWorkerBack) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(120, 10), v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  const std::set<int32_t> treated = Treated(*h.runner.Get());
+  h.counter.rate = [&](int32_t pid) {
+    return treated.count(pid) ? 1.1e6 : 1e6;
+  };
+  ArmsThisTick last;
+  for (int i = 0;
+       i < 130 && h.runner.Get()->state() == v1::EXPERIMENT_STATE_RUNNING;
+       ++i) {
+    last = h.Tick();
+  }
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->state(), v1::EXPERIMENT_STATE_DONE);
+  EXPECT_GE(report->intervals(), 11u);
+  EXPECT_TRUE(report->work().significant());
+  EXPECT_NEAR(report->work().ratio(), 1.1, 0.01);
+  EXPECT_LT(report->work().low(), 1.1);
+  EXPECT_GT(report->work().high(), 1.1);
+  EXPECT_THAT(report->verdict(), HasSubstr("Locus: +10."));
+  EXPECT_TRUE(report->connections_fair());
+  EXPECT_THAT(report->series(), SizeIs(report->intervals()));
+  // The tick it ended reports it, and leaves nobody out.
+  ASSERT_NE(last.report, nullptr);
+  EXPECT_EQ(last.report->state(), v1::EXPERIMENT_STATE_DONE);
+  EXPECT_THAT(last.untreated, IsEmpty());
+  EXPECT_EQ(h.counter.stops, 1);
+  ArmsThisTick after = h.Tick();
+  EXPECT_EQ(after.report, nullptr);
+  EXPECT_THAT(after.untreated, IsEmpty());
+}
+
+TEST(ExperimentRunnerTest, TheGuardrailStopsAHarmfulTreatmentAndPutsItBack) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  const std::set<int32_t> treated = Treated(*h.runner.Get());
+  h.counter.rate = [&](int32_t pid) {
+    return treated.count(pid) ? 0.7e6 : 1e6;
+  };
+  ArmsThisTick arms;
+  for (int i = 0; i < 600 && h.harm.empty(); ++i) arms = h.Tick();
+  ASSERT_THAT(h.harm, HasSubstr("guardrail"));
+  EXPECT_EQ(h.runner.Get()->state(), v1::EXPERIMENT_STATE_GUARDRAIL);
+  EXPECT_LT(h.runner.Get()->intervals(), 60u);  // early, not at the end
+  // That tick leaves every unit alone and puts the treated ones back.
+  EXPECT_THAT(arms.untreated, SizeIs(8));
+  EXPECT_EQ(std::set<int32_t>(arms.release.begin(), arms.release.end()),
+            treated);
+}
+
+TEST(ExperimentRunnerTest, AnAaExperimentTreatsNobody) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(
+      h.runner.Start(Request(60, 10, /*aa=*/true), v1::Policy::MODE_ENFORCE)
+          .ok());
+  ArmsThisTick arms = h.Tick();
+  EXPECT_THAT(arms.untreated, SizeIs(8));
+  EXPECT_THAT(arms.release, SizeIs(8));
+  for (int i = 0; i < 70; ++i) h.Tick();
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  EXPECT_EQ(report->state(), v1::EXPERIMENT_STATE_DONE);
+  EXPECT_TRUE(report->aa());
+  EXPECT_THAT(report->verdict(), HasSubstr("A/A"));
+  EXPECT_TRUE(h.harm.empty());
+}
+
+TEST(ExperimentRunnerTest, AWorkerThatExitsIsLostAndANewOneJoins) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(120, 10), v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  for (int i = 0; i < 12; ++i) h.Tick();
+  // Worker 108 exits; a reload's new worker 109 appears.
+  h.counter.gone.insert(108);
+  h.now += kSecond;
+  Snapshot s = Host(h.now, 7);
+  Target fresh = MakeWorker(s, 109, 1, -1, 1);
+  fresh.instance = 100;
+  s.targets.push_back(fresh);
+  ArmsThisTick arms = h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, Policy());
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  bool lost = false, joined = false;
+  for (const v1::ExperimentUnit& unit : report->units()) {
+    if (unit.pid() == 108) lost = !unit.active();
+    if (unit.pid() == 109) {
+      joined = unit.active();
+      EXPECT_EQ(arms.untreated.contains(109),
+                unit.arm() == v1::EXPERIMENT_ARM_CONTROL);
+    }
+  }
+  EXPECT_TRUE(lost);
+  EXPECT_TRUE(joined);
+  EXPECT_TRUE(h.counter.watched.count(109));
+  EXPECT_THAT(absl::StrJoin(report->notes(), "\n"), HasSubstr("108"));
+  EXPECT_THAT(absl::StrJoin(report->notes(), "\n"), HasSubstr("joined"));
+}
+
+TEST(ExperimentRunnerTest, StopDryRunAndPolicyReloadEndOrNoteIt) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  for (int i = 0; i < 11; ++i) h.Tick();
+  h.Tick(8, /*policy_version=*/2);
+  ASSERT_TRUE(h.runner.Stop({}).ok());
+  ArmsThisTick arms = h.Tick();
+  ASSERT_NE(arms.report, nullptr);
+  EXPECT_EQ(arms.report->state(), v1::EXPERIMENT_STATE_STOPPED);
+  EXPECT_THAT(absl::StrJoin(h.runner.Get()->notes(), "\n"),
+              HasSubstr("policy reloaded"));
+
+  ASSERT_TRUE(h.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  h.now += kSecond;
+  h.runner.OnTick(Host(h.now), v1::Policy::MODE_DRY_RUN, Policy());
+  EXPECT_EQ(h.runner.Get()->state(), v1::EXPERIMENT_STATE_ABORTED);
+  EXPECT_THAT(h.runner.Get()->reason(), HasSubstr("dry run"));
+}
+
+TEST(ExperimentRunnerTest, TheRecordTellsACrashFromAStop) {
+  const std::string dir = ::testing::TempDir() + "/runner_record";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/journal.experiment";
+  {
+    Harness h(path);
+    h.Tick();
+    ASSERT_TRUE(
+        h.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
+    h.Tick();
+    // The arms are on disk before the first tick returns.
+    absl::StatusOr<std::optional<v1::ExperimentReport>> record =
+        ReadExperimentRecord(path);
+    ASSERT_TRUE(record.ok() && record->has_value());
+    EXPECT_EQ((*record)->state(), v1::EXPERIMENT_STATE_RUNNING);
+    EXPECT_THAT((*record)->units(), SizeIs(8));
+    for (int i = 0; i < 25; ++i) h.Tick();
+  }  // gone without End: a crash
+  Harness again(path);
+  again.runner.LoadRecord();
+  absl::StatusOr<v1::ExperimentReport> last = again.runner.Get();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->state(), v1::EXPERIMENT_STATE_INTERRUPTED);
+  EXPECT_GE(last->intervals(), 2u);
+  EXPECT_THAT(last->reason(), HasSubstr("crash"));
+
+  // SIGTERM mid-run: interrupted, said so.
+  again.Tick();
+  ASSERT_TRUE(
+      again.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
+  again.Tick();
+  again.runner.Interrupt("the agent was stopped");
+  EXPECT_EQ(again.runner.Get()->state(), v1::EXPERIMENT_STATE_INTERRUPTED);
+  EXPECT_EQ((*ReadExperimentRecord(path))->state(),
+            v1::EXPERIMENT_STATE_INTERRUPTED);
+
+  // A record that is not one is an error, not a crash.
+  ASSERT_EQ(truncate(path.c_str(), 3), 0);
+  EXPECT_FALSE(ReadExperimentRecord(path).ok());
+  EXPECT_FALSE(ReadExperimentRecord(dir).ok());  // a directory
+  EXPECT_FALSE(ReadExperimentRecord(dir + "/none").value().has_value());
+}
+
+}  // namespace
+}  // namespace locus::testing
