@@ -21,6 +21,8 @@ build=(
   # libraries
   libabsl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libyaml-cpp-dev libsystemd-dev libnuma-dev
+  # Student's t and normal quantiles for the experiment's estimate (headers)
+  libboost-dev
   # Prometheus client library: registry and the /metrics exposer
   prometheus-cpp-dev
   # man pages (built with the binaries, shown by `man locusd`)

@@ -22,6 +22,14 @@ class AgentController {
   virtual absl::StatusOr<v1::RestoreResponse> Restore(
       const v1::RestoreRequest& request) = 0;
   virtual absl::StatusOr<v1::ProbeReport> Probe() = 0;
+  // The A/B experiment (agent.proto's StartExperiment and the rest):
+  // FAILED_PRECONDITION when one runs already (start) or none does (stop),
+  // NOT_FOUND when there was none yet (get).
+  virtual absl::StatusOr<v1::ExperimentReport> StartExperiment(
+      const v1::StartExperimentRequest& request) = 0;
+  virtual absl::StatusOr<v1::ExperimentReport> GetExperiment() = 0;
+  virtual absl::StatusOr<v1::ExperimentReport> StopExperiment(
+      const v1::StopExperimentRequest& request) = 0;
 };
 
 }  // namespace locus

@@ -188,4 +188,25 @@ grpc::Status AgentService::SetLogLevel(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+grpc::Status AgentService::StartExperiment(
+    grpc::ServerContext*, const v1::StartExperimentRequest* request,
+    v1::ExperimentReport* response) {
+  if (!options_.allow_mutations) return Refuse("StartExperiment");
+  return Forward(controller_->StartExperiment(*request), response);
+}
+
+grpc::Status AgentService::GetExperiment(grpc::ServerContext* context,
+                                         const v1::GetExperimentRequest*,
+                                         v1::ExperimentReport* response) {
+  if (context->IsCancelled()) return grpc::Status::CANCELLED;  // as GetStatus
+  return Forward(controller_->GetExperiment(), response);
+}
+
+grpc::Status AgentService::StopExperiment(
+    grpc::ServerContext*, const v1::StopExperimentRequest* request,
+    v1::ExperimentReport* response) {
+  if (!options_.allow_mutations) return Refuse("StopExperiment");
+  return Forward(controller_->StopExperiment(*request), response);
+}
+
 }  // namespace locus

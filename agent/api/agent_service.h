@@ -67,6 +67,18 @@ class AgentService final : public v1::Agent::Service {
   grpc::Status SetLogLevel(grpc::ServerContext* context,
                            const v1::SetLogLevelRequest* request,
                            v1::SetLogLevelResponse* response) override;
+  // The A/B experiment: starting and stopping one change what the agent
+  // does to half the workers, so they are mutating like SetMode; reading
+  // its report is open to whoever may read the status.
+  grpc::Status StartExperiment(grpc::ServerContext* context,
+                               const v1::StartExperimentRequest* request,
+                               v1::ExperimentReport* response) override;
+  grpc::Status GetExperiment(grpc::ServerContext* context,
+                             const v1::GetExperimentRequest* request,
+                             v1::ExperimentReport* response) override;
+  grpc::Status StopExperiment(grpc::ServerContext* context,
+                              const v1::StopExperimentRequest* request,
+                              v1::ExperimentReport* response) override;
 
  private:
   grpc::Status Refuse(const char* call) const;

@@ -81,6 +81,7 @@ PrometheusExporter::PrometheusExporter(const BuildInfo& build)
     : registry_(std::make_shared<prometheus::Registry>()) {
   RegisterCounters();
   RegisterGauges();
+  RegisterExperiment();
   tick_duration_ = &BuildHistogram()
                         .Name("locus_tick_duration_seconds")
                         .Help("Time each control tick's work took")
@@ -210,6 +211,7 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObservePolicy(metrics.policy());
   ObserveAgent(metrics, status);
   ObserveConnections(metrics);
+  ObserveExperiment(metrics);
 }
 
 void PrometheusExporter::ObserveTick(const v1::Metrics& metrics) {

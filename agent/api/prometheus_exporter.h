@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "locus/v1/agent.pb.h"
 #include "prometheus/counter.h"
@@ -70,6 +71,10 @@ class PrometheusExporter {
   void ObservePolicy(const v1::PolicyState& policy);
   void ObserveAgent(const v1::Metrics& metrics, const v1::AgentStatus& status);
   void ObserveConnections(const v1::Metrics& metrics);
+  // prometheus_experiment.cc: the running A/B experiment (Metrics.experiment).
+  void RegisterExperiment();
+  void ObserveExperiment(const v1::Metrics& metrics);
+  void ClearExperiment();
 
   Counters* NewCounter(const std::string& name, const std::string& help);
   Gauges* NewGauge(const std::string& name, const std::string& help);
@@ -106,6 +111,13 @@ class PrometheusExporter {
   Gauges* target_threads_ = nullptr;
   Gauges* build_info_ = nullptr;
   prometheus::Histogram* tick_duration_ = nullptr;
+  Gauges* experiment_running_ = nullptr;
+  Gauges* experiment_intervals_ = nullptr;
+  Gauges* experiment_units_ = nullptr;
+  Gauges* experiment_work_ = nullptr;
+  Gauges* experiment_estimate_ = nullptr;
+  Gauges* experiment_guardrail_p_ = nullptr;
+  Counters* experiments_ended_ = nullptr;
 
   // The cumulative values Metrics carries (*_total), to add their growth.
   uint64_t last_overruns_ = 0;
@@ -119,6 +131,10 @@ class PrometheusExporter {
   // Per IRQ, its counters by locality (local, remote, unknown); null until
   // the IRQ first fires with that locality.
   std::map<int32_t, std::array<prometheus::Counter*, 3>> irq_series_;
+  // The experiment's series, removed when none runs (a stale estimate on a
+  // graph would read as a live one).
+  std::vector<std::pair<Gauges*, prometheus::Gauge*>> experiment_series_;
+  std::string last_ended_experiment_;  // its end counted once
 };
 
 }  // namespace locus

@@ -52,7 +52,8 @@ void PrometheusExporter::ObserveConnections(const v1::Metrics& metrics) {
       for (auto [path, count] : {std::pair{"local", n.local()},
                                  {"spilled", n.spilled()},
                                  {"fell_back", n.fell_back()},
-                                 {"migrated", n.migrated()}}) {
+                                 {"migrated", n.migrated()},
+                                 {"control", n.control()}}) {
         connections_->Add({{"node", node}, {"path", path}})
             .Increment(static_cast<double>(count));
       }

@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "agent/ctl/agent_client.h"
+#include "agent/ctl/command_base.h"
 #include "agent/ctl/ctl_args.h"
+#include "agent/ctl/experiment_command.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
 #include "agent/ctl/top_view.h"
@@ -27,12 +29,10 @@ using ctl::FormatProbe;
 using ctl::FormatStatus;
 using ctl::ModeName;
 using ctl::RenderTop;
-using ctl::TextOrJson;
 
-class Command {
+class Command : public CommandBase {
  public:
-  Command(const CtlInvocation& inv, std::ostream& out, std::ostream& err)
-      : inv_(inv), out_(out), err_(err) {}
+  using CommandBase::CommandBase;
 
   int Run() {
     if (inv_.command == "policy") return PolicyCheck();
@@ -55,6 +55,9 @@ class Command {
     absl::Status reachable = CheckAgentSocket(inv_.socket);
     if (!reachable.ok()) return Fail(std::string(reachable.message()));
     if (inv_.command == "top") return Top();  // makes its own stub
+    if (inv_.command == "experiment") {
+      return RunExperimentCommand(inv_, out_, err_);
+    }
     stub_ = NewAgentStub(inv_.socket);
     if (inv_.command == "status") return Status();
     if (inv_.command == "watch") return Watch();
@@ -67,40 +70,6 @@ class Command {
   }
 
  private:
-  int Fail(const std::string& message) {
-    err_ << "locusctl: " << message << "\n";
-    return kExitFailed;
-  }
-  int Usage(const std::string& message) {
-    err_ << "locusctl: " << message << "\n";
-    return kExitUsage;
-  }
-  int RpcFailed(const char* call, const grpc::Status& status) {
-    return Fail(
-        absl::StrCat(call, ": ", DescribeRpcError(status, inv_.socket)));
-  }
-  // One unary call within --timeout; kExitOk, or the failure reported.
-  template <typename Request, typename Response>
-  int Call(const char* name,
-           grpc::Status (v1::Agent::Stub::*call)(grpc::ClientContext*,
-                                                 const Request&, Response*),
-           const Request& request, Response* response) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         absl::ToChronoNanoseconds(inv_.timeout));
-    grpc::Status rpc = (stub_.get()->*call)(&context, request, response);
-    return rpc.ok() ? kExitOk : RpcFailed(name, rpc);
-  }
-  // Prints `message` as JSON or as `format` shows it.
-  template <typename Message>
-  int Print(const Message& message, std::string (*format)(const Message&)) {
-    absl::StatusOr<std::string> shown = TextOrJson(message, inv_.json, format);
-    if (!shown.ok()) return Fail(std::string(shown.status().message()));
-    errno = 0;
-    out_ << *shown << std::flush;
-    return out_ ? kExitOk : CannotWrite(err_);
-  }
-
   int Status() {
     v1::AgentStatus status;
     int rc = Call("status", &v1::Agent::Stub::GetStatus, v1::GetStatusRequest(),
@@ -293,10 +262,6 @@ class Command {
     return kExitOk;
   }
 
-  const CtlInvocation& inv_;
-  std::ostream& out_;
-  std::ostream& err_;
-  std::unique_ptr<v1::Agent::Stub> stub_;
   v1::ExplainRequest explain_;
   v1::SetModeRequest set_mode_;
   int log_level_ = 0;
@@ -325,7 +290,7 @@ int RunLocusctl(const std::vector<std::string>& args, std::ostream& out,
   if (inv->version) {
     out << "locusctl " << LOCUS_VERSION_STRING << "\n";
   } else if (inv->help) {
-    out << CtlUsage(inv->command);
+    out << CtlUsage(inv->command, inv->args.empty() ? "" : inv->args[0]);
   } else {
     rc = Command(*inv, out, err).Run();
   }

@@ -35,6 +35,9 @@ std::string NodeLine(const v1::NodeConnections& n, bool totals) {
       " local (", local, " local, ", spilled, " spilled, ", fell_back,
       " fell back");
   if (migrated != 0) absl::StrAppend(&line, ", ", migrated, " migrated");
+  const uint64_t control = totals ? n.control_total() : n.control();
+  if (control != 0)
+    absl::StrAppend(&line, ", ", control, " to the experiment's control arm");
   line += ")";
   if (n.spill_permille() != 0) {
     absl::StrAppend(&line, ", spilling ",

@@ -77,25 +77,9 @@ const std::map<std::string, CommandSpec>& Commands() {
        {0, 0, false, true, "probe [--json]",
         "Shows the kernel features the agent probed and which source each\n"
         "sensor runs on.\n"}},
+      {"experiment", {1, 1, false, true, kExperimentSynopsis, kExperimentHelp}},
   };
   return *commands;
-}
-
-// Splits "--name=value" / "--name value"; `i` advances past a used value.
-bool TakeValue(const std::vector<std::string>& args, size_t& i,
-               const std::string& name, std::string* value) {
-  const std::string& arg = args[i];
-  std::string prefix = absl::StrCat("--", name);
-  if (arg == prefix) {
-    if (i + 1 >= args.size()) return false;
-    *value = args[++i];
-    return true;
-  }
-  if (absl::StartsWith(arg, prefix + "=")) {
-    *value = arg.substr(prefix.size() + 1);
-    return true;
-  }
-  return false;
 }
 
 // The options that only some commands take, as seen on the command line.
@@ -115,16 +99,16 @@ absl::Status ParseOption(const std::vector<std::string>& args, size_t& i,
     inv.version = true;
   } else if (arg == "--json") {
     inv.json = seen.json = true;
-  } else if (TakeValue(args, i, "socket", &value)) {
+  } else if (TakeOptionValue(args, i, "socket", &value)) {
     if (value.empty()) return absl::InvalidArgumentError("--socket is empty");
     inv.socket = value;
-  } else if (TakeValue(args, i, "count", &value)) {
+  } else if (TakeOptionValue(args, i, "count", &value)) {
     if (!absl::SimpleAtoi(value, &inv.count) || inv.count < 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("--count wants a positive number, not '", value, "'"));
     }
     seen.count = true;
-  } else if (TakeValue(args, i, "timeout", &value)) {
+  } else if (TakeOptionValue(args, i, "timeout", &value)) {
     double seconds = 0;
     // SimpleAtod takes "nan" and "inf": neither is a deadline.
     if (!absl::SimpleAtod(value, &seconds) || !std::isfinite(seconds) ||
@@ -138,8 +122,11 @@ absl::Status ParseOption(const std::vector<std::string>& args, size_t& i,
   } else if (arg == "--socket" || arg == "--count" || arg == "--timeout") {
     return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown option '", arg, "'"));
+    ASSIGN_OR_RETURN(bool taken, TakeExperimentOption(args, i, inv.experiment));
+    if (!taken) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '", arg, "'"));
+    }
   }
   return absl::OkStatus();
 }
@@ -153,6 +140,7 @@ absl::Status CheckCommand(const CtlInvocation& inv, const SeenOptions& seen) {
         absl::StrCat("unknown command '", inv.command, "'"));
   }
   if (inv.help) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckExperimentArgs(inv.command, inv.args, inv.experiment));
   const CommandSpec& spec = it->second;
   int n = static_cast<int>(inv.args.size());
   if (n < spec.min_args || n > spec.max_args) {
@@ -198,7 +186,8 @@ absl::StatusOr<CtlInvocation> ParseCtlArgs(
   if (inv.command == "help") {
     inv.help = true;
     inv.command = inv.args.empty() ? "" : inv.args[0];
-    inv.args.clear();
+    // "help experiment start": the subcommand stays, for its own help.
+    if (!inv.args.empty()) inv.args.erase(inv.args.begin());
   }
   if (inv.command.empty()) {
     if (inv.help || inv.version) return inv;
@@ -208,7 +197,24 @@ absl::StatusOr<CtlInvocation> ParseCtlArgs(
   return inv;
 }
 
-std::string CtlUsage(const std::string& command) {
+bool TakeOptionValue(const std::vector<std::string>& args, size_t& i,
+                     const std::string& name, std::string* value) {
+  const std::string& arg = args[i];
+  std::string prefix = absl::StrCat("--", name);
+  if (arg == prefix) {
+    if (i + 1 >= args.size()) return false;
+    *value = args[++i];
+    return true;
+  }
+  if (absl::StartsWith(arg, prefix + "=")) {
+    *value = arg.substr(prefix.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+std::string CtlUsage(const std::string& command,
+                     const std::string& subcommand) {
   const std::string global = absl::StrCat(
       "Global options:\n"
       "  --socket=PATH   the agent's socket (default ",
@@ -218,6 +224,10 @@ std::string CtlUsage(const std::string& command) {
       "  --help          help for the command\n"
       "  --version       locusctl's version and build\n");
   auto it = Commands().find(command);
+  if (command == "experiment") {
+    std::string usage = ExperimentSubcommandUsage(subcommand);
+    if (!usage.empty()) return absl::StrCat(usage, "\n", global);
+  }
   if (it != Commands().end()) {
     return absl::StrCat("usage: locusctl [--socket=PATH] ", it->second.synopsis,
                         "\n\n", it->second.help, "\n", global);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "agent/ctl/connections_format.h"
+#include "agent/ctl/experiment_format.h"
 #include "policy/cpu_list.h"
 
 namespace locus {
@@ -176,6 +177,9 @@ std::string FormatMetrics(const v1::Metrics& m) {
                     " (this client read too slowly)");
   }
   line += "\n";
+  if (m.has_experiment()) {
+    absl::StrAppend(&line, "  ", ExperimentLine(m.experiment()), "\n");
+  }
   for (const v1::Action& a : m.actions()) {
     absl::StrAppend(&line, "  action ", FormatAction(a), "\n");
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/ctl/connections_format.h"
+#include "agent/ctl/experiment_format.h"
 #include "agent/ctl/format.h"
 
 namespace locus {
@@ -29,6 +30,7 @@ std::vector<std::string> Head(const v1::Metrics& m) {
   if (!m.policy().last_error().empty()) {
     lines.push_back(absl::StrCat("policy error: ", m.policy().last_error()));
   }
+  if (m.has_experiment()) lines.push_back(ExperimentLine(m.experiment()));
   lines.push_back("");
   lines.push_back(absl::StrFormat("%-5s %-12s %6s %7s %10s %10s %9s", "NODE",
                                   "CPUS", "BUSY", "LOCAL", "FAULTS-L",

@@ -12,7 +12,9 @@
 #include <fstream>
 #include <future>
 
+#include "agent/api/agent_service.h"
 #include "agent/ctl/agent_client.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/common/sanitizers.h"
@@ -381,6 +383,132 @@ TEST_F(AgentServerTest, TcpListenerIsLoopbackAndReadOnly) {
   EXPECT_EQ(stub->SetMode(&c, request, &response).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(controller_.set_mode_calls(), 0);
+  grpc::ClientContext c2;
+  Deadline(&c2);
+  v1::ExperimentReport report;
+  grpc::Status start = stub->StartExperiment(&c2, {}, &report);
+  EXPECT_EQ(start.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(start.error_message(),
+              ::testing::HasSubstr("StartExperiment changes the agent: it is "
+                                   "refused over TCP"));
+  grpc::ClientContext c3;
+  Deadline(&c3);
+  EXPECT_EQ(stub->StopExperiment(&c3, {}, &report).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(controller_.start_requests().empty());
+  EXPECT_TRUE(controller_.stop_requests().empty());
+}
+
+// The experiment's calls reach the controller and its answers come back,
+// status codes included; starting and stopping need the same rights as
+// SetMode.
+TEST_F(AgentServerTest, ExperimentCallsRoundTripAndPassErrorsThrough) {
+  if (geteuid() != 0) GTEST_SKIP() << "the test process is not root";
+  StartServer(Options());
+  auto stub = Stub();
+  {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::StartExperimentRequest q;
+    q.mutable_duration()->set_seconds(600);
+    q.mutable_interval()->set_seconds(5);
+    q.set_aa(true);
+    q.set_seed(11);
+    q.set_reason("canary");
+    v1::ExperimentReport r;
+    grpc::Status rpc = stub->StartExperiment(&c, q, &r);
+    ASSERT_TRUE(rpc.ok()) << rpc.error_message();
+    EXPECT_EQ(r.state(), v1::EXPERIMENT_STATE_RUNNING);
+    EXPECT_TRUE(r.aa());
+    EXPECT_EQ(r.seed(), 11u);
+    ASSERT_EQ(controller_.start_requests().size(), 1u);
+    EXPECT_EQ(controller_.start_requests()[0].duration().seconds(), 600);
+    EXPECT_EQ(controller_.start_requests()[0].interval().seconds(), 5);
+    EXPECT_EQ(controller_.start_requests()[0].reason(), "canary");
+  }
+  {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::ExperimentReport r;
+    grpc::Status rpc = stub->GetExperiment(&c, {}, &r);
+    EXPECT_EQ(rpc.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(rpc.error_message(),
+              "no experiment has run since the agent started");
+    controller_.set_get_reply(SampleExperimentReport());
+    grpc::ClientContext c2;
+    Deadline(&c2);
+    ASSERT_TRUE(stub->GetExperiment(&c2, {}, &r).ok());
+    EXPECT_EQ(r.id(), "exp-20261202-173012");
+    EXPECT_EQ(r.units(1).comm(), kHostileComm);
+    EXPECT_EQ(controller_.get_experiment_calls(), 2);
+  }
+  {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::StopExperimentRequest q;
+    q.set_reason("p99 alarm");
+    v1::ExperimentReport r;
+    grpc::Status rpc = stub->StopExperiment(&c, q, &r);
+    EXPECT_EQ(rpc.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(rpc.error_message(), "no experiment is running");
+    v1::ExperimentReport stopped = SampleExperimentReport();
+    stopped.set_state(v1::EXPERIMENT_STATE_STOPPED);
+    controller_.set_stop_reply(stopped);
+    grpc::ClientContext c2;
+    Deadline(&c2);
+    ASSERT_TRUE(stub->StopExperiment(&c2, q, &r).ok());
+    EXPECT_EQ(r.state(), v1::EXPERIMENT_STATE_STOPPED);
+    ASSERT_EQ(controller_.stop_requests().size(), 2u);
+    EXPECT_EQ(controller_.stop_requests()[1].reason(), "p99 alarm");
+  }
+  {
+    controller_.set_start_reply(absl::FailedPreconditionError(
+        "the agent is in dry run: an experiment needs enforce"));
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::ExperimentReport r;
+    grpc::Status rpc = stub->StartExperiment(&c, {}, &r);
+    EXPECT_EQ(rpc.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(rpc.error_message(),
+              "the agent is in dry run: an experiment needs enforce");
+  }
+}
+
+// The service alone, as the server builds it for a peer that is neither
+// root nor in the socket's group: start and stop are refused before the
+// controller hears of them, the report is still readable.
+TEST(AgentServiceTest, UnprivilegedPeerIsRefusedStartAndStop) {
+  MetricsHub hub;
+  FakeController controller;
+  controller.set_get_reply(SampleExperimentReport());
+  AgentServiceOptions options;
+  options.allow_mutations = false;
+  options.socket_group_name = "locus";
+  AgentService service(&hub, &controller, options);
+  grpc::ServerContext context;
+  v1::ExperimentReport r;
+  v1::StartExperimentRequest start;
+  grpc::Status s = service.StartExperiment(&context, &start, &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(s.error_message(),
+            "StartExperiment changes the agent: it needs root or membership "
+            "in group 'locus' (the socket's group)");
+  v1::StopExperimentRequest stop;
+  s = service.StopExperiment(&context, &stop, &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(s.error_message(),
+              ::testing::StartsWith("StopExperiment changes the agent"));
+  EXPECT_TRUE(controller.start_requests().empty());
+  EXPECT_TRUE(controller.stop_requests().empty());
+  v1::GetExperimentRequest get;
+  ASSERT_TRUE(service.GetExperiment(&context, &get, &r).ok());
+  EXPECT_EQ(r.id(), "exp-20261202-173012");
+
+  AgentServiceOptions privileged;
+  privileged.allow_mutations = true;
+  AgentService allowed(&hub, &controller, privileged);
+  EXPECT_TRUE(allowed.StartExperiment(&context, &start, &r).ok());
+  EXPECT_EQ(controller.start_requests().size(), 1u);
 }
 
 TEST(NormalizeTcpAddress, PortAloneMeansLoopback) {

@@ -100,6 +100,65 @@ absl::StatusOr<v1::ProbeReport> FakeController::Probe() {
   return r;
 }
 
+absl::StatusOr<v1::ExperimentReport> FakeController::StartExperiment(
+    const v1::StartExperimentRequest& request) {
+  absl::MutexLock lock(&mu_);
+  start_requests_.push_back(request);
+  if (start_reply_.has_value()) return *start_reply_;
+  v1::ExperimentReport r;
+  r.set_id("exp-test");
+  r.set_state(v1::EXPERIMENT_STATE_RUNNING);
+  r.set_aa(request.aa());
+  r.set_seed(request.seed() != 0 ? request.seed() : 7);
+  *r.mutable_duration() = request.duration();
+  *r.mutable_interval() = request.interval();
+  *r.mutable_remaining() = request.duration();
+  r.set_treated(4);
+  r.set_control(4);
+  r.set_reason(request.reason());
+  return r;
+}
+
+absl::StatusOr<v1::ExperimentReport> FakeController::GetExperiment() {
+  absl::MutexLock lock(&mu_);
+  ++get_experiment_calls_;
+  return get_reply_;
+}
+
+absl::StatusOr<v1::ExperimentReport> FakeController::StopExperiment(
+    const v1::StopExperimentRequest& request) {
+  absl::MutexLock lock(&mu_);
+  stop_requests_.push_back(request);
+  return stop_reply_;
+}
+
+void FakeController::set_start_reply(
+    absl::StatusOr<v1::ExperimentReport> reply) {
+  absl::MutexLock lock(&mu_);
+  start_reply_ = std::move(reply);
+}
+void FakeController::set_get_reply(absl::StatusOr<v1::ExperimentReport> reply) {
+  absl::MutexLock lock(&mu_);
+  get_reply_ = std::move(reply);
+}
+void FakeController::set_stop_reply(
+    absl::StatusOr<v1::ExperimentReport> reply) {
+  absl::MutexLock lock(&mu_);
+  stop_reply_ = std::move(reply);
+}
+std::vector<v1::StartExperimentRequest> FakeController::start_requests() const {
+  absl::MutexLock lock(&mu_);
+  return start_requests_;
+}
+std::vector<v1::StopExperimentRequest> FakeController::stop_requests() const {
+  absl::MutexLock lock(&mu_);
+  return stop_requests_;
+}
+int FakeController::get_experiment_calls() const {
+  absl::MutexLock lock(&mu_);
+  return get_experiment_calls_;
+}
+
 int FakeController::set_mode_calls() const {
   absl::MutexLock lock(&mu_);
   return set_mode_calls_;
@@ -163,6 +222,78 @@ v1::Metrics SyntheticMetrics(uint64_t tick, int tasks) {
   return m;
 }
 
+v1::ExperimentReport SampleExperimentReport() {
+  v1::ExperimentReport r;
+  r.set_id("exp-20261202-173012");
+  r.set_state(v1::EXPERIMENT_STATE_DONE);
+  r.set_seed(42);
+  r.mutable_started()->set_seconds(1'795'000'000);
+  r.mutable_ended()->set_seconds(1'795'001'800);
+  r.mutable_duration()->set_seconds(1800);
+  r.mutable_interval()->set_seconds(10);
+  r.set_intervals(180);
+  r.set_treated(2);
+  r.set_control(2);
+  v1::ExperimentEstimate* work = r.mutable_work();
+  work->set_metric("bytes_per_cpu_second");
+  work->set_valid(true);
+  work->set_ratio(1.031);
+  work->set_low(1.012);
+  work->set_high(1.050);
+  work->set_significant(true);
+  work->set_detectable(0.04);
+  v1::ExperimentEstimate* conns = r.mutable_connections();
+  conns->set_metric("connections_per_cpu_second");
+  conns->set_valid(true);
+  conns->set_ratio(0.995);
+  conns->set_low(0.97);
+  conns->set_high(1.021);
+  conns->set_detectable(0.05);
+  r.set_verdict("Locus: +3.1 % work per CPU-second [1.2, 5.0], significant");
+  r.set_method("cluster bootstrap over workers, stratified by node");
+  r.set_connection_skew(0.08);
+  r.set_connections_fair(true);
+  r.set_work_source("bpf: socket sends and accepts per process");
+  r.set_pmu("PMU: none (perf_event_paranoid 3)");
+  r.set_guardrail_p(0.41);
+  r.set_guardrail_bound(0.0001);
+  r.add_notes("worker 1203 exited at interval 90: its intervals stop there");
+  r.set_reason("ran its whole duration");
+  struct Unit {
+    int pid;
+    const char* comm;
+    v1::ExperimentArm arm;
+    int node;
+    bool active;
+    double rate;
+    double share;
+  };
+  for (const Unit& u :
+       {Unit{1201, "nginx", v1::EXPERIMENT_ARM_TREATED, 0, true, 2.5e9, 0.26},
+        Unit{1202, kHostileComm, v1::EXPERIMENT_ARM_CONTROL, 0, true, 2.4e9,
+             0.25},
+        Unit{1203, "nginx", v1::EXPERIMENT_ARM_TREATED, 1, false, 2.6e9, 0.23},
+        Unit{1204, "nginx", v1::EXPERIMENT_ARM_CONTROL, 1, true, 2.5e9,
+             0.26}}) {
+    v1::ExperimentUnit* unit = r.add_units();
+    unit->set_pid(u.pid);
+    unit->set_comm(u.comm);
+    unit->set_arm(u.arm);
+    unit->set_stratum_node(u.node);
+    unit->set_instance(1200);
+    unit->set_active(u.active);
+    unit->set_intervals(u.active ? 180 : 90);
+    unit->set_lost_at_interval(u.active ? 0 : 90);
+    unit->set_bytes_per_cpu_second(u.rate);
+    unit->set_connection_share(u.share);
+  }
+  v1::ExperimentInterval* last = r.add_series();
+  last->set_index(179);
+  last->set_treated_bytes_per_cpu_second(2.55e9);
+  last->set_control_bytes_per_cpu_second(2.45e9);
+  return r;
+}
+
 FakePublisher::FakePublisher(MetricsHub* hub, absl::Duration period, int tasks)
     : hub_(hub), period_(period), tasks_(tasks) {
   thread_ = std::thread([this] { Run(); });
@@ -182,6 +313,10 @@ void FakePublisher::Run() {
   while (!stop_) {
     // Built before timing: the loop's own work is not the hub's cost.
     v1::Metrics m = SyntheticMetrics(++tick, tasks_);
+    {
+      absl::MutexLock lock(&mu_);
+      if (experiment_.has_value()) *m.mutable_experiment() = *experiment_;
+    }
     absl::Time start = absl::Now();
     hub_->Publish(std::move(m));
     absl::Time end = absl::Now();
@@ -197,6 +332,11 @@ void FakePublisher::Run() {
     next += period_;
     absl::SleepFor(next - absl::Now());
   }
+}
+
+void FakePublisher::SetExperiment(const v1::ExperimentReport& report) {
+  absl::MutexLock lock(&mu_);
+  experiment_ = report;
 }
 
 absl::Duration FakePublisher::max_publish_time() const {

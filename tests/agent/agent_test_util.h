@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,7 +19,9 @@
 namespace locus {
 
 // Answers like a daemon in dry-run with one known thread (tid 1234) and one
-// known IRQ (45); records the mutating calls it receives.
+// known IRQ (45); records the mutating calls it receives. The experiment
+// calls answer what the test set (by default: start echoes a running report,
+// get NOT_FOUND, stop FAILED_PRECONDITION, as the daemon does with none).
 class FakeController : public AgentController {
  public:
   absl::StatusOr<v1::AgentStatus> GetStatus() override;
@@ -29,17 +32,46 @@ class FakeController : public AgentController {
   absl::StatusOr<v1::RestoreResponse> Restore(
       const v1::RestoreRequest& request) override;
   absl::StatusOr<v1::ProbeReport> Probe() override;
+  absl::StatusOr<v1::ExperimentReport> StartExperiment(
+      const v1::StartExperimentRequest& request) override;
+  absl::StatusOr<v1::ExperimentReport> GetExperiment() override;
+  absl::StatusOr<v1::ExperimentReport> StopExperiment(
+      const v1::StopExperimentRequest& request) override;
 
   int set_mode_calls() const;
   int restore_calls() const;
   v1::AgentMode mode() const;
+
+  // Replies to the next experiment calls (until set again).
+  void set_start_reply(absl::StatusOr<v1::ExperimentReport> reply);
+  void set_get_reply(absl::StatusOr<v1::ExperimentReport> reply);
+  void set_stop_reply(absl::StatusOr<v1::ExperimentReport> reply);
+  // The requests received, oldest first.
+  std::vector<v1::StartExperimentRequest> start_requests() const;
+  std::vector<v1::StopExperimentRequest> stop_requests() const;
+  int get_experiment_calls() const;
 
  private:
   mutable absl::Mutex mu_;
   v1::AgentMode mode_ ABSL_GUARDED_BY(mu_) = v1::AGENT_MODE_DRY_RUN;
   int set_mode_calls_ ABSL_GUARDED_BY(mu_) = 0;
   int restore_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<absl::StatusOr<v1::ExperimentReport>> start_reply_
+      ABSL_GUARDED_BY(mu_);
+  absl::StatusOr<v1::ExperimentReport> get_reply_ ABSL_GUARDED_BY(mu_) =
+      absl::NotFoundError("no experiment has run since the agent started");
+  absl::StatusOr<v1::ExperimentReport> stop_reply_ ABSL_GUARDED_BY(mu_) =
+      absl::FailedPreconditionError("no experiment is running");
+  std::vector<v1::StartExperimentRequest> start_requests_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::StopExperimentRequest> stop_requests_ ABSL_GUARDED_BY(mu_);
+  int get_experiment_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// A finished experiment of 4 workers with a significant gain, a note, a
+// unit lost, and a worker whose comm carries an escape sequence and a
+// newline (what a hostile process may call itself).
+v1::ExperimentReport SampleExperimentReport();
+inline constexpr char kHostileComm[] = "ngx\x1b[2J\nroot#";
 
 // One tick's worth of plausible metrics: 2 nodes, `tasks` nginx threads,
 // one IRQ and one action.
@@ -54,6 +86,8 @@ class FakePublisher {
   ~FakePublisher();  // Stop()
   void Stop();
 
+  // Every message from now on carries `report` as Metrics.experiment.
+  void SetExperiment(const v1::ExperimentReport& report);
   uint64_t ticks() const { return ticks_; }
   absl::Duration max_publish_time() const;
   // The longest gap between two consecutive publishes.
@@ -70,6 +104,7 @@ class FakePublisher {
   mutable absl::Mutex mu_;
   absl::Duration max_publish_ ABSL_GUARDED_BY(mu_);
   absl::Duration max_interval_ ABSL_GUARDED_BY(mu_);
+  std::optional<v1::ExperimentReport> experiment_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

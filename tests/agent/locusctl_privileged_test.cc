@@ -63,6 +63,28 @@ TEST_F(PeerCredentialsEndToEnd, NonRootPeerIsRefusedSetModeAndRestore) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+TEST_F(PeerCredentialsEndToEnd, NonRootPeerIsRefusedStartingAndStopping) {
+  Start(0666);
+  controller_.set_get_reply(SampleExperimentReport());
+  ProcessResult r = Ctl(kNobody, {"experiment", "start"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("experiment start: permission denied: "
+                               "StartExperiment changes the agent: it needs "
+                               "root or membership in group 'root'"));
+  r = Ctl(kNobody, {"experiment", "stop"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("experiment stop: permission denied"));
+  EXPECT_TRUE(controller_.start_requests().empty());
+  EXPECT_TRUE(controller_.stop_requests().empty());
+  r = Ctl(kNobody, {"experiment", "status"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("VERDICT: "));
+  // Root may.
+  r = Ctl({}, {"experiment", "start", "--duration=10m"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(controller_.start_requests().size(), 1u);
+}
+
 TEST_F(PeerCredentialsEndToEnd, RootIsAllowed) {
   Start(0666);
   ProcessResult r = Ctl({}, {"mode", "enforce"});

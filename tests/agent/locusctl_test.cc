@@ -243,8 +243,9 @@ TEST_F(LocusctlTest, ProbeShowsFeatures) {
 }
 
 TEST_F(LocusctlTest, EveryCommandHasHelp) {
-  for (const char* command : {"status", "watch", "top", "explain", "policy",
-                              "mode", "restore", "probe", "doctor"}) {
+  for (const char* command :
+       {"status", "watch", "top", "explain", "policy", "mode", "restore",
+        "probe", "doctor", "experiment"}) {
     ProcessResult r = RunProcess({LOCUSCTL_PATH, command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command;
     EXPECT_THAT(
@@ -296,6 +297,117 @@ TEST_F(LocusctlTest, NonFiniteTimeoutIsRefused) {
   }
 }
 
+TEST_F(LocusctlTest, ExperimentStartSendsTheOptionsAndSaysWhatStarted) {
+  ProcessResult r =
+      Ctl({"experiment", "start", "--duration=1h", "--interval=15s", "--aa",
+           "--seed=9", "--reason=canary"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("started experiment exp-test (A/A: neither arm "
+                        "treated): 4 treated and 4 control workers, 1h in "
+                        "intervals of 15s, seed 9\n"));
+  r = Ctl({"experiment", "start"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<v1::StartExperimentRequest> sent = controller_.start_requests();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].duration().seconds(), 3600);
+  EXPECT_EQ(sent[0].interval().seconds(), 15);
+  EXPECT_TRUE(sent[0].aa());
+  EXPECT_EQ(sent[0].seed(), 9u);
+  EXPECT_EQ(sent[0].reason(), "canary");
+  // Nothing given: the agent's defaults.
+  EXPECT_FALSE(sent[1].has_duration());
+  EXPECT_FALSE(sent[1].has_interval());
+  EXPECT_FALSE(sent[1].aa());
+  EXPECT_EQ(sent[1].reason(), "locusctl experiment start");
+}
+
+TEST_F(LocusctlTest, ExperimentStatusTextAndJson) {
+  controller_.set_get_reply(SampleExperimentReport());
+  ProcessResult r = Ctl({"experiment", "status"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith(
+                         "VERDICT: Locus: +3.1 % work per CPU-second"));
+  EXPECT_THAT(r.out, HasSubstr("+3.1 % [+1.2, +5.0], significant"));
+  EXPECT_THAT(r.out, HasSubstr("  ngx\\x1b[2J\\nroot#\n"));
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  r = Ctl({"experiment", "status", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  v1::ExperimentReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok())
+      << r.out;
+  EXPECT_EQ(report.units(1).comm(), kHostileComm);
+  EXPECT_EQ(report.intervals(), 180u);
+}
+
+TEST_F(LocusctlTest, ExperimentErrorsPassThrough) {
+  ProcessResult r = Ctl({"experiment", "status"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "locusctl: experiment status: not found: no experiment has run "
+            "since the agent started\n");
+  r = Ctl({"experiment", "stop"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "locusctl: experiment stop: failed precondition: no experiment is "
+            "running\n");
+  ASSERT_EQ(controller_.stop_requests().size(), 1u);
+  EXPECT_EQ(controller_.stop_requests()[0].reason(),
+            "locusctl experiment stop");
+  controller_.set_start_reply(
+      absl::FailedPreconditionError("an experiment runs already: exp-1"));
+  r = Ctl({"experiment", "start"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("experiment start: failed precondition: an "
+                               "experiment runs already: exp-1"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(LocusctlTest, ExperimentStopPrintsTheFinalReport) {
+  v1::ExperimentReport stopped = SampleExperimentReport();
+  stopped.set_state(v1::EXPERIMENT_STATE_STOPPED);
+  controller_.set_stop_reply(stopped);
+  ProcessResult r = Ctl({"experiment", "stop", "--reason=p99 alarm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("experiment exp-20261202-173012: stopped"));
+  EXPECT_EQ(controller_.stop_requests().back().reason(), "p99 alarm");
+}
+
+// A typo never reaches the agent.
+TEST_F(LocusctlTest, ExperimentBadDurationIsAUsageError) {
+  ProcessResult r = Ctl({"experiment", "start", "--duration=30"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--duration wants a duration greater than 0 "
+                               "such as 90s, 10m or 1h30m, not '30'"));
+  r = Ctl({"experiment", "start", "--interval=10sec"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--interval wants a duration"));
+  EXPECT_THAT(r.err, HasSubstr("not '10sec'"));
+  EXPECT_TRUE(controller_.start_requests().empty());
+}
+
+TEST_F(LocusctlTest, WatchShowsTheRunningExperiment) {
+  v1::ExperimentReport running = SampleExperimentReport();
+  running.set_state(v1::EXPERIMENT_STATE_RUNNING);
+  running.set_intervals(12);
+  running.mutable_remaining()->set_seconds(1680);
+  running.clear_units();
+  publisher_->SetExperiment(running);
+  ProcessResult r = Ctl({"watch", "--count=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int lines = 0;
+  for (const std::string& line : SplitLines(r.out)) {
+    if (absl::StartsWith(line,
+                         "  experiment exp-20261202-173012 running A/B, "
+                         "12 of 180 intervals, 28m left; work per "
+                         "CPU-second +3.1 % [+1.2, +5.0], significant")) {
+      ++lines;
+    }
+  }
+  // The first message may predate SetExperiment by a tick.
+  EXPECT_GE(lines, 2) << r.out;
+}
+
 TEST(LocusctlVersion, PrintsTheVersionAndBuild) {
   ProcessResult r = RunProcess({LOCUSCTL_PATH, "--version"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -314,6 +426,8 @@ TEST_F(LocusctlTest, UsageErrorsExitTwo) {
                                              {"mode"},
                                              {"mode", "fast"},
                                              {"policy", "lint", "x"},
+                                             {"experiment"},
+                                             {"experiment", "begin"},
                                              {"status", "--bogus"}}) {
     args.insert(args.begin(), LOCUSCTL_PATH);
     ProcessResult r = RunProcess(args);

@@ -256,5 +256,115 @@ TEST(PrometheusExporterTest, ConnectionsSumOverGroupsByNodeAndPath) {
   EXPECT_EQ(s["locus_connection_groups{state=not_steered,}"], 1);
 }
 
+// A running experiment as the loop reports it each tick: no units, only its
+// last interval in the series.
+v1::ExperimentReport RunningExperiment(uint32_t intervals) {
+  v1::ExperimentReport r;
+  r.set_id("exp-1");
+  r.set_state(v1::EXPERIMENT_STATE_RUNNING);
+  r.set_intervals(intervals);
+  r.set_treated(4);
+  r.set_control(3);
+  v1::ExperimentInterval* last = r.add_series();
+  last->set_index(intervals - 1);
+  last->set_treated_bytes_per_cpu_second(2.5e9);
+  last->set_control_bytes_per_cpu_second(2.4e9);
+  v1::ExperimentEstimate* work = r.mutable_work();
+  work->set_valid(true);
+  work->set_ratio(1.03);
+  work->set_low(1.01);
+  work->set_high(1.05);
+  r.mutable_connections()->set_why_not("too few connections");
+  r.set_guardrail_p(0.4);
+  r.set_guardrail_bound(0.001);
+  return r;
+}
+
+TEST(PrometheusExporterTest, ExperimentSeriesExistWhileItRuns) {
+  PrometheusExporter exporter({"1", "k"});
+  v1::Metrics m;
+  exporter.Observe(m, v1::AgentStatus());
+  Series s = Collect(exporter);
+  EXPECT_EQ(s["locus_experiment_running{}"], 0);
+  EXPECT_EQ(s.count("locus_experiment_intervals{}"), 0u);
+  EXPECT_EQ(s["locus_experiments_ended_total{state=guardrail,}"], 0);
+  EXPECT_EQ(s.count("locus_experiments_ended_total{state=done,}"), 1u);
+
+  *m.mutable_experiment() = RunningExperiment(12);
+  exporter.Observe(m, v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(s["locus_experiment_running{}"], 1);
+  EXPECT_EQ(s["locus_experiment_intervals{}"], 12);
+  EXPECT_EQ(s["locus_experiment_units{arm=treated,}"], 4);
+  EXPECT_EQ(s["locus_experiment_units{arm=control,}"], 3);
+  EXPECT_EQ(s["locus_experiment_work_per_cpu_second{arm=treated,}"], 2.5e9);
+  EXPECT_EQ(s["locus_experiment_work_per_cpu_second{arm=control,}"], 2.4e9);
+  EXPECT_EQ(
+      s["locus_experiment_estimate{bound=ratio,metric=bytes_per_cpu_second,}"],
+      1.03);
+  EXPECT_EQ(
+      s["locus_experiment_estimate{bound=low,metric=bytes_per_cpu_second,}"],
+      1.01);
+  EXPECT_EQ(
+      s["locus_experiment_estimate{bound=high,metric=bytes_per_cpu_second,}"],
+      1.05);
+  // Not estimable yet: absent rather than a ratio of 0.
+  EXPECT_EQ(s.count("locus_experiment_estimate{bound=ratio,metric="
+                    "connections_per_cpu_second,}"),
+            0u);
+  EXPECT_EQ(s["locus_experiment_guardrail_p{}"], 0.4);
+
+  // The work estimate stops being valid, the connections' becomes so.
+  v1::ExperimentReport next = RunningExperiment(13);
+  next.mutable_work()->set_valid(false);
+  next.mutable_connections()->set_valid(true);
+  next.mutable_connections()->set_ratio(0.99);
+  next.set_guardrail_bound(0);  // as before a first look
+  *m.mutable_experiment() = next;
+  exporter.Observe(m, v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(s.count("locus_experiment_estimate{bound=ratio,metric="
+                    "bytes_per_cpu_second,}"),
+            0u);
+  EXPECT_EQ(s["locus_experiment_estimate{bound=ratio,metric="
+              "connections_per_cpu_second,}"],
+            0.99);
+  EXPECT_EQ(s.count("locus_experiment_guardrail_p{}"), 0u);
+  EXPECT_EQ(s["locus_experiment_intervals{}"], 13);
+}
+
+TEST(PrometheusExporterTest, ExperimentEndIsCountedOnceAndItsSeriesGo) {
+  PrometheusExporter exporter({"1", "k"});
+  v1::Metrics m;
+  *m.mutable_experiment() = RunningExperiment(30);
+  exporter.Observe(m, v1::AgentStatus());
+  m.mutable_experiment()->set_state(v1::EXPERIMENT_STATE_GUARDRAIL);
+  // The ending report, seen on two ticks: one end.
+  exporter.Observe(m, v1::AgentStatus());
+  exporter.Observe(m, v1::AgentStatus());
+  Series s = Collect(exporter);
+  EXPECT_EQ(s["locus_experiment_running{}"], 0);
+  EXPECT_EQ(s["locus_experiments_ended_total{state=guardrail,}"], 1);
+  EXPECT_EQ(s["locus_experiments_ended_total{state=done,}"], 0);
+  for (const auto& [key, value] : s) {
+    bool running_series = absl::StartsWith(key, "locus_experiment_") &&
+                          !absl::StartsWith(key, "locus_experiment_running");
+    EXPECT_FALSE(running_series) << key;
+  }
+  // The next one runs, and ends on its own.
+  m.clear_experiment();
+  exporter.Observe(m, v1::AgentStatus());
+  *m.mutable_experiment() = RunningExperiment(2);
+  m.mutable_experiment()->set_id("exp-2");
+  exporter.Observe(m, v1::AgentStatus());
+  EXPECT_EQ(Collect(exporter)["locus_experiment_running{}"], 1);
+  m.mutable_experiment()->set_state(v1::EXPERIMENT_STATE_DONE);
+  exporter.Observe(m, v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(s["locus_experiments_ended_total{state=done,}"], 1);
+  EXPECT_EQ(s["locus_experiments_ended_total{state=guardrail,}"], 1);
+  EXPECT_EQ(s.count("locus_experiment_intervals{}"), 0u);
+}
+
 }  // namespace
 }  // namespace locus

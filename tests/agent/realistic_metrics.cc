@@ -67,6 +67,33 @@ void AddActions(uint64_t tick, v1::Metrics& m) {
   }
 }
 
+// An A/B experiment from tick 3 on: its first interval ends at tick 4, its
+// estimate exists from tick 5.
+void AddExperiment(uint64_t tick, v1::Metrics& m) {
+  if (tick < 3) return;
+  v1::ExperimentReport* r = m.mutable_experiment();
+  r->set_id("exp-20261202-173012");
+  r->set_state(v1::EXPERIMENT_STATE_RUNNING);
+  r->set_intervals(static_cast<uint32_t>(tick - 3));
+  r->set_treated(50);
+  r->set_control(50);
+  if (tick >= 4) {
+    v1::ExperimentInterval* last = r->add_series();
+    last->set_index(static_cast<uint32_t>(tick - 4));
+    last->set_treated_bytes_per_cpu_second(2.6e9);
+    last->set_control_bytes_per_cpu_second(2.5e9);
+  }
+  for (v1::ExperimentEstimate* e :
+       {r->mutable_work(), r->mutable_connections()}) {
+    e->set_valid(tick >= 5);
+    e->set_ratio(1.04);
+    e->set_low(0.98);
+    e->set_high(1.10);
+  }
+  r->set_guardrail_p(0.6);
+  r->set_guardrail_bound(tick >= 5 ? 0.0001 : 0);
+}
+
 }  // namespace
 
 v1::Metrics RealisticMetrics(uint64_t tick, const RealisticShape& shape) {
@@ -81,6 +108,7 @@ v1::Metrics RealisticMetrics(uint64_t tick, const RealisticShape& shape) {
   AddNodes(tick, shape, m);
   AddTasksAndIrqs(shape, m);
   AddActions(tick, m);
+  AddExperiment(tick, m);
   // numa_faults falls back from iter_task to procfs at tick 5.
   v1::SensorSource* faults = m.add_sensors();
   faults->set_sensor("numa_faults");

@@ -3,7 +3,8 @@
 // nodes of 8 CPUs, `threads` nginx threads (10 per process), `irqs` NIC
 // IRQs firing on every CPU, pins and page moves every tick, a revert, an
 // external change, a sensor that falls back to another source and a
-// rejected policy reload along the way.
+// rejected policy reload along the way, and an A/B experiment running from
+// tick 3.
 #ifndef LOCUS_TESTS_AGENT_REALISTIC_METRICS_H_
 #define LOCUS_TESTS_AGENT_REALISTIC_METRICS_H_
 

@@ -1,0 +1,130 @@
+// The A/B experiment's part of the exporter (locusctl experiment): whether
+// one runs, its intervals and arms, both arms' work per CPU-second over its
+// last interval, the running estimate with its 95 % bounds, the guardrail's
+// last p, and how experiments ended. The series of a running experiment
+// exist only while it runs: a stale estimate on a graph would read as a
+// live one. Labels are fixed words (arm, metric, bound, state), never an
+// experiment's id.
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
+#include "agent/api/prometheus_exporter.h"
+
+namespace locus {
+namespace {
+
+constexpr v1::ExperimentState kEndStates[] = {
+    v1::EXPERIMENT_STATE_DONE, v1::EXPERIMENT_STATE_STOPPED,
+    v1::EXPERIMENT_STATE_GUARDRAIL, v1::EXPERIMENT_STATE_INTERRUPTED,
+    v1::EXPERIMENT_STATE_ABORTED};
+
+// EXPERIMENT_STATE_GUARDRAIL -> guardrail.
+std::string StateLabel(v1::ExperimentState state) {
+  return absl::AsciiStrToLower(
+      absl::StripPrefix(v1::ExperimentState_Name(state), "EXPERIMENT_STATE_"));
+}
+
+}  // namespace
+
+void PrometheusExporter::RegisterExperiment() {
+  experiment_running_ =
+      NewGauge("locus_experiment_running",
+               "1 while an A/B experiment runs (locusctl experiment start)");
+  experiment_intervals_ =
+      NewGauge("locus_experiment_intervals",
+               "Intervals the running experiment has measured so far");
+  experiment_units_ = NewGauge(
+      "locus_experiment_units",
+      "Workers in each arm of the running experiment (treated: the policy "
+      "tunes them; control: left as the kernel placed them)");
+  experiment_work_ = NewGauge(
+      "locus_experiment_work_per_cpu_second",
+      "Bytes sent per CPU-second by each arm's workers over the running "
+      "experiment's last interval");
+  experiment_estimate_ = NewGauge(
+      "locus_experiment_estimate",
+      "Treated/control ratio of the running experiment's metric "
+      "(bound=ratio) and its 95 % confidence interval (bound=low, high); "
+      "absent until it can be estimated");
+  experiment_guardrail_p_ = NewGauge(
+      "locus_experiment_guardrail_p",
+      "One-sided p of harm at the guardrail's last look (the experiment "
+      "stops early when it falls below the alpha-spending bound); absent "
+      "before the first look");
+  experiments_ended_ = NewCounter(
+      "locus_experiments_ended_total",
+      "A/B experiments that ended, by how: done, stopped, guardrail (stopped "
+      "early: Locus was significantly harmful), interrupted, aborted");
+  experiment_running_->Add({}).Set(0);
+  for (v1::ExperimentState state : kEndStates) {
+    experiments_ended_->Add({{"state", StateLabel(state)}});
+  }
+}
+
+void PrometheusExporter::ClearExperiment() {
+  for (auto [family, gauge] : experiment_series_) family->Remove(gauge);
+  experiment_series_.clear();
+}
+
+void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
+  const v1::ExperimentReport& r = metrics.experiment();
+  const bool running =
+      metrics.has_experiment() && r.state() == v1::EXPERIMENT_STATE_RUNNING;
+  experiment_running_->Add({}).Set(running ? 1 : 0);
+  // The tick it ends carries its final state: counted once per experiment.
+  if (metrics.has_experiment() && !running &&
+      r.state() != v1::EXPERIMENT_STATE_UNSPECIFIED &&
+      r.id() != last_ended_experiment_) {
+    experiments_ended_->Add({{"state", StateLabel(r.state())}}).Increment();
+    last_ended_experiment_ = r.id();
+  }
+  if (!running) {
+    ClearExperiment();
+    return;
+  }
+  std::vector<std::pair<Gauges*, prometheus::Gauge*>> now;
+  auto set = [&now](Gauges* family, const prometheus::Labels& labels,
+                    double value) {
+    prometheus::Gauge& gauge = family->Add(labels);
+    gauge.Set(value);
+    now.emplace_back(family, &gauge);
+  };
+  set(experiment_intervals_, {}, r.intervals());
+  set(experiment_units_, {{"arm", "treated"}}, r.treated());
+  set(experiment_units_, {{"arm", "control"}}, r.control());
+  if (!r.series().empty()) {
+    const v1::ExperimentInterval& last = *r.series().rbegin();
+    set(experiment_work_, {{"arm", "treated"}},
+        last.treated_bytes_per_cpu_second());
+    set(experiment_work_, {{"arm", "control"}},
+        last.control_bytes_per_cpu_second());
+  }
+  for (const auto& [metric, estimate] :
+       {std::pair<const char*, const v1::ExperimentEstimate*>{
+            "bytes_per_cpu_second", &r.work()},
+        {"connections_per_cpu_second", &r.connections()}}) {
+    if (!estimate->valid()) continue;
+    set(experiment_estimate_, {{"metric", metric}, {"bound", "ratio"}},
+        estimate->ratio());
+    set(experiment_estimate_, {{"metric", metric}, {"bound", "low"}},
+        estimate->low());
+    set(experiment_estimate_, {{"metric", metric}, {"bound", "high"}},
+        estimate->high());
+  }
+  // No bound yet means no look yet: a p of 0 would read as certain harm.
+  if (r.guardrail_bound() > 0) {
+    set(experiment_guardrail_p_, {}, r.guardrail_p());
+  }
+  // What this tick no longer has (an estimate that stopped being valid).
+  for (auto [family, gauge] : experiment_series_) {
+    if (std::find(now.begin(), now.end(), std::pair{family, gauge}) ==
+        now.end()) {
+      family->Remove(gauge);
+    }
+  }
+  experiment_series_ = std::move(now);
+}
+
+}  // namespace locus

@@ -1,0 +1,177 @@
+#include "agent/ctl/experiment_args.h"
+
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "agent/ctl/ctl_args.h"
+#include "common/status_macros.h"
+
+namespace locus {
+namespace {
+
+struct Subcommand {
+  std::set<std::string> options;  // besides --json, which all take
+  const char* synopsis;
+  const char* help;
+};
+
+const std::map<std::string, Subcommand>& Subcommands() {
+  static const auto* subcommands = new std::map<std::string, Subcommand>{
+      {"start",
+       {{"--duration", "--interval", "--aa", "--seed", "--reason"},
+        "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
+        "[--reason=TEXT] [--json]",
+        "Starts an A/B experiment over the target workers: each is assigned\n"
+        "at random (stratified by node and server instance) to the treated\n"
+        "arm, which the policy tunes as usual, or the control arm, which the\n"
+        "agent leaves as the kernel and the server placed it. Both arms serve\n"
+        "the same traffic at the same time. Prints the report at the start.\n"
+        "\n"
+        "  --duration=D   how long it runs (default 30m); at least two\n"
+        "                 intervals. Durations as 90s, 10m, 1h30m.\n"
+        "  --interval=D   how often each worker's work and CPU time are read\n"
+        "                 (default 10s)\n"
+        "  --aa           A/A: neither arm is treated; the interval's width\n"
+        "                 is the resolution of this host's noise\n"
+        "  --seed=N       the randomisation's seed (default: drawn; the\n"
+        "                 report says which, to repeat an assignment)\n"
+        "  --reason=TEXT  why, for the agent's log\n"
+        "\n"
+        "Refused while one runs, in dry run, or with too few workers. Needs\n"
+        "root or the socket's group.\n"}},
+      {"status",
+       {{},
+        "experiment status [--json]",
+        "Shows the running experiment, or the last one's report after it\n"
+        "ended: the verdict first, then the estimates of treated/control with\n"
+        "their 95 % confidence intervals, the smallest effect this many\n"
+        "workers and intervals can detect, the connection shares, the\n"
+        "guardrail, and one line per worker. --json prints the report as\n"
+        "one JSON object.\n"}},
+      {"stop",
+       {{"--reason"},
+        "experiment stop [--reason=TEXT] [--json]",
+        "Ends the running experiment now, with its estimate so far, and puts\n"
+        "every worker back under the policy. Needs root or the socket's\n"
+        "group.\n"}},
+  };
+  return *subcommands;
+}
+
+absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& name,
+                                                     const std::string& text) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration() ||
+      d == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name,
+                     " wants a duration greater than 0 such as 90s, "
+                     "10m or 1h30m, not '",
+                     text, "'"));
+  }
+  return d;
+}
+
+}  // namespace
+
+const char kExperimentSynopsis[] =
+    "experiment start|status|stop [--duration=D] [--interval=D] [--aa] "
+    "[--seed=N] [--reason=TEXT] [--json]";
+const char kExperimentHelp[] =
+    "Measures whether Locus helps this host, on its live traffic: a\n"
+    "randomised A/B test. The target workers are split at random into a\n"
+    "treated arm, which the policy tunes, and a control arm, left as the\n"
+    "kernel placed it; both serve the same traffic at the same time. The\n"
+    "estimate is the treated/control ratio of work (bytes sent) per\n"
+    "CPU-second, with its 95 % confidence interval.\n"
+    "\n"
+    "  start   starts one (--duration, default 30m; --interval, default\n"
+    "          10s; --aa: neither arm treated, to measure the noise;\n"
+    "          --seed, --reason). Needs root or the socket's group.\n"
+    "  status  the running one, or the last one's report: the verdict,\n"
+    "          the estimates, the workers. --json: the report as JSON.\n"
+    "  stop    ends the running one now (--reason). Needs root or the\n"
+    "          socket's group.\n"
+    "\n"
+    "'locusctl experiment SUBCOMMAND --help' says more about each.\n";
+
+absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
+                                          size_t& i, ExperimentArgs& out) {
+  const std::string& arg = args[i];
+  std::string value;
+  if (arg == "--aa") {
+    out.aa = true;
+    out.given.insert(arg);
+    return true;
+  }
+  for (const char* name : {"duration", "interval", "seed", "reason"}) {
+    const std::string option = absl::StrCat("--", name);
+    if (!TakeOptionValue(args, i, name, &value)) {
+      if (arg == option) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(option, " needs a value"));
+      }
+      continue;
+    }
+    out.given.insert(option);
+    if (option == "--duration") {
+      ASSIGN_OR_RETURN(out.duration, ParsePositiveDuration(option, value));
+    } else if (option == "--interval") {
+      ASSIGN_OR_RETURN(out.interval, ParsePositiveDuration(option, value));
+    } else if (option == "--seed") {
+      if (!absl::SimpleAtoi(value, &out.seed)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--seed wants a number from 0 to 2^64-1, not '", value, "'"));
+      }
+    } else {
+      out.reason = value;
+    }
+    return true;
+  }
+  return false;
+}
+
+absl::Status CheckExperimentArgs(const std::string& command,
+                                 const std::vector<std::string>& positionals,
+                                 const ExperimentArgs& args) {
+  if (command != "experiment") {
+    if (args.given.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(*args.given.begin(), " does not apply to ", command));
+  }
+  auto it = positionals.empty() ? Subcommands().end()
+                                : Subcommands().find(positionals[0]);
+  if (it == Subcommands().end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "experiment wants start, status or stop",
+        positionals.empty() ? std::string()
+                            : absl::StrCat(", not '", positionals[0], "'")));
+  }
+  for (const std::string& option : args.given) {
+    if (it->second.options.count(option) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          option, " does not apply to experiment ", positionals[0]));
+    }
+  }
+  // Both given: the agent would refuse it anyway, but only after a round
+  // trip and in its own words.
+  if (args.duration > absl::ZeroDuration() &&
+      args.interval > absl::ZeroDuration() &&
+      args.duration < 2 * args.interval) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--duration=", absl::FormatDuration(args.duration),
+                     " is shorter than two intervals of --interval=",
+                     absl::FormatDuration(args.interval)));
+  }
+  return absl::OkStatus();
+}
+
+std::string ExperimentSubcommandUsage(const std::string& subcommand) {
+  auto it = Subcommands().find(subcommand);
+  if (it == Subcommands().end()) return "";
+  return absl::StrCat("usage: locusctl [--socket=PATH] ", it->second.synopsis,
+                      "\n\n", it->second.help);
+}
+
+}  // namespace locus

@@ -1,0 +1,262 @@
+#include "agent/ctl/experiment_format.h"
+
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "common/utf8.h"
+#include "policy/validate.h"
+
+namespace locus {
+namespace ctl {
+namespace {
+
+absl::Duration FromProto(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+absl::Time FromProto(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
+
+std::string FormatWhen(const google::protobuf::Timestamp& t) {
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", FromProto(t),
+                          absl::LocalTimeZone());
+}
+
+// Whole seconds: a report's durations need no more.
+std::string FormatSpan(absl::Duration d) {
+  return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
+}
+
+// "2.4 GiB": bytes per CPU-second span B to GiB across hosts and loads.
+std::string FormatBytes(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? absl::StrFormat("%.0f B", bytes)
+                   : absl::StrFormat("%.1f %s", bytes, kUnits[unit]);
+}
+
+std::string ArmName(v1::ExperimentArm arm) {
+  if (arm == v1::EXPERIMENT_ARM_TREATED) return "treated";
+  if (arm == v1::EXPERIMENT_ARM_CONTROL) return "control";
+  return "-";
+}
+
+// "12 of 180 intervals" (or "12 intervals" without a plan to divide).
+std::string IntervalsDone(const v1::ExperimentReport& r) {
+  absl::Duration interval = FromProto(r.interval());
+  absl::Duration duration = FromProto(r.duration());
+  if (interval <= absl::ZeroDuration() || duration <= absl::ZeroDuration()) {
+    return absl::StrCat(r.intervals(), " intervals");
+  }
+  absl::Duration rest;
+  return absl::StrCat(r.intervals(), " of ",
+                      absl::IDivDuration(duration, interval, &rest),
+                      " intervals");
+}
+
+// "+3.1 % [+1.2, +5.0], significant (could detect ±4.0 %)".
+std::string EstimateDetail(const v1::ExperimentEstimate& e) {
+  std::string out = FormatRatioChange(e);
+  if (!e.valid()) return out;
+  absl::StrAppend(&out,
+                  e.significant() ? ", significant" : ", not significant");
+  if (e.detectable() > 0) {
+    absl::StrAppend(&out, absl::StrFormat(" (could detect ±%.1f %%)",
+                                          e.detectable() * 100));
+  }
+  return out;
+}
+
+// The first lines: the verdict, and what the guardrail did.
+std::string Verdict(const v1::ExperimentReport& r) {
+  const bool running = r.state() == v1::EXPERIMENT_STATE_RUNNING;
+  std::string out =
+      r.verdict().empty()
+          ? absl::StrCat("VERDICT: none yet (", IntervalsDone(r), ")\n")
+          : absl::StrCat("VERDICT", running ? " (so far)" : "", ": ",
+                         TerminalSafe(r.verdict()), "\n");
+  if (r.state() == v1::EXPERIMENT_STATE_GUARDRAIL) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("GUARDRAIL: Locus was significantly harmful here "
+                        "(p %.2g below its bound %.2g): the experiment "
+                        "stopped early and the treated arm was put back\n",
+                        r.guardrail_p(), r.guardrail_bound()));
+  }
+  return out;
+}
+
+// When it started, how long it has run or ran, what is left.
+std::string Timing(const v1::ExperimentReport& r) {
+  absl::Duration duration = FromProto(r.duration());
+  std::string out = absl::StrCat("  started ", FormatWhen(r.started()));
+  if (r.state() == v1::EXPERIMENT_STATE_RUNNING) {
+    absl::Duration remaining = FromProto(r.remaining());
+    absl::StrAppend(&out, ", ", FormatSpan(duration - remaining), " elapsed, ",
+                    FormatSpan(remaining), " left of ", FormatSpan(duration));
+  } else if (r.has_ended()) {
+    absl::StrAppend(&out, ", ended ", FormatWhen(r.ended()), " after ",
+                    FormatSpan(FromProto(r.ended()) - FromProto(r.started())),
+                    " of ", FormatSpan(duration));
+  }
+  absl::StrAppend(&out, "; interval ", FormatSpan(FromProto(r.interval())),
+                  ", seed ", r.seed(), "\n");
+  return out;
+}
+
+std::string Connections(const v1::ExperimentReport& r) {
+  return absl::StrFormat(
+      "  connections %s: largest skew %.0f %% from a worker's fair share "
+      "(bound ±10 %%)%s\n",
+      r.connections_fair() ? "fair" : "SKEWED", r.connection_skew() * 100,
+      r.connections_fair() ? ""
+                           : "; the estimate is per CPU-second, so it "
+                             "still compares like with like");
+}
+
+std::string Units(const v1::ExperimentReport& r) {
+  if (r.units().empty()) return "";
+  std::vector<const v1::ExperimentUnit*> units;
+  for (const v1::ExperimentUnit& u : r.units()) units.push_back(&u);
+  // Treated first, then by node and pid: each arm reads as one block.
+  std::stable_sort(units.begin(), units.end(), [](auto* a, auto* b) {
+    return std::make_tuple(-a->arm(), a->stratum_node(), a->pid()) <
+           std::make_tuple(-b->arm(), b->stratum_node(), b->pid());
+  });
+  std::string out = absl::StrFormat(
+      "workers:\n  %-7s %-8s %4s  %-9s %9s %12s %10s  %s\n", "PID", "ARM",
+      "NODE", "ACTIVE", "INTERVALS", "BYTES/CPU-S", "CONN-SHARE", "COMM");
+  for (const v1::ExperimentUnit* u : units) {
+    std::string active =
+        u->active() ? "yes" : absl::StrCat("lost@", u->lost_at_interval());
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  %-7d %-8s %4d  %-9s %9d %12s %9.1f%%  %s\n",
+                        u->pid(), ArmName(u->arm()), u->stratum_node(), active,
+                        u->intervals(), FormatBytes(u->bytes_per_cpu_second()),
+                        u->connection_share() * 100, TerminalSafe(u->comm())));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string TerminalSafe(absl::string_view text) {
+  std::string line = OneLine(ValidUtf8(text));
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    const auto next =
+        i + 1 < line.size() ? static_cast<unsigned char>(line[i + 1]) : 0;
+    // U+0080..U+009F are 0xc2 0x80..0x9f in UTF-8.
+    if (static_cast<unsigned char>(line[i]) == 0xc2 && next >= 0x80 &&
+        next <= 0x9f) {
+      absl::StrAppend(&out, absl::StrFormat("\\u%04x", next));
+      ++i;
+    } else {
+      out += line[i];
+    }
+  }
+  return out;
+}
+
+std::string FormatRatioChange(const v1::ExperimentEstimate& e) {
+  if (!e.valid()) {
+    return e.why_not().empty()
+               ? "n/a"
+               : absl::StrCat("n/a (", TerminalSafe(e.why_not()), ")");
+  }
+  return absl::StrFormat("%+.1f %% [%+.1f, %+.1f]", (e.ratio() - 1) * 100,
+                         (e.low() - 1) * 100, (e.high() - 1) * 100);
+}
+
+std::string ExperimentStateName(v1::ExperimentState state) {
+  switch (state) {
+    case v1::EXPERIMENT_STATE_RUNNING:
+      return "running";
+    case v1::EXPERIMENT_STATE_DONE:
+      return "done";
+    case v1::EXPERIMENT_STATE_STOPPED:
+      return "stopped";
+    case v1::EXPERIMENT_STATE_GUARDRAIL:
+      return "stopped by the guardrail";
+    case v1::EXPERIMENT_STATE_INTERRUPTED:
+      return "interrupted";
+    case v1::EXPERIMENT_STATE_ABORTED:
+      return "aborted";
+    default:
+      return "unknown";
+  }
+}
+
+std::string FormatExperiment(const v1::ExperimentReport& r) {
+  std::string out = Verdict(r);
+  absl::StrAppend(
+      &out, "\nexperiment ", TerminalSafe(r.id()), ": ",
+      ExperimentStateName(r.state()),
+      r.aa() ? ", A/A (neither arm treated: this host's noise)" : ", A/B", "\n",
+      Timing(r));
+  absl::StrAppend(&out, "  ", IntervalsDone(r), "; workers ", r.treated(),
+                  " treated, ", r.control(), " control\n");
+  absl::StrAppend(&out, "  work per CPU-second         ",
+                  EstimateDetail(r.work()), "\n");
+  absl::StrAppend(&out, "  connections per CPU-second  ",
+                  EstimateDetail(r.connections()), "\n");
+  absl::StrAppend(&out, Connections(r));
+  absl::StrAppend(&out,
+                  absl::StrFormat("  guardrail: p of harm %.2g, bound %.2g "
+                                  "(stops early below it)\n",
+                                  r.guardrail_p(), r.guardrail_bound()));
+  if (!r.work_source().empty()) {
+    absl::StrAppend(&out, "  work source: ", TerminalSafe(r.work_source()),
+                    "\n");
+  }
+  if (!r.pmu().empty()) {
+    absl::StrAppend(&out, "  ", r.pmu().rfind("PMU", 0) == 0 ? "" : "PMU: ",
+                    TerminalSafe(r.pmu()), "\n");
+  }
+  if (!r.method().empty()) {
+    absl::StrAppend(&out, "  method: ", TerminalSafe(r.method()), "\n");
+  }
+  if (!r.reason().empty()) {
+    absl::StrAppend(&out, "  reason: ", TerminalSafe(r.reason()), "\n");
+  }
+  if (!r.notes().empty()) {
+    out += "notes:\n";
+    for (const std::string& note : r.notes()) {
+      absl::StrAppend(&out, "  - ", TerminalSafe(note), "\n");
+    }
+  }
+  return out + Units(r);
+}
+
+std::string ExperimentLine(const v1::ExperimentReport& r) {
+  std::string line = absl::StrCat(
+      "experiment ", TerminalSafe(r.id()), " ", ExperimentStateName(r.state()),
+      r.aa() ? " A/A, " : " A/B, ", IntervalsDone(r));
+  if (r.state() == v1::EXPERIMENT_STATE_RUNNING) {
+    absl::StrAppend(&line, ", ", FormatSpan(FromProto(r.remaining())), " left");
+  }
+  absl::StrAppend(&line, "; work per CPU-second ", FormatRatioChange(r.work()));
+  if (r.work().valid()) {
+    absl::StrAppend(&line, r.work().significant() ? ", significant"
+                                                  : ", not "
+                                                    "significant");
+  }
+  if (r.state() != v1::EXPERIMENT_STATE_RUNNING && !r.verdict().empty()) {
+    absl::StrAppend(&line, "; ", TerminalSafe(r.verdict()));
+  }
+  return line;
+}
+
+}  // namespace ctl
+}  // namespace locus

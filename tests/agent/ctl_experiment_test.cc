@@ -1,0 +1,304 @@
+// locusctl experiment without a daemon: its options parsed strictly, its
+// help, the report as text (verdict first, hostile strings escaped) and as
+// JSON, and the line watch and top show while one runs.
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "agent/ctl/commands.h"
+#include "agent/ctl/ctl_args.h"
+#include "agent/ctl/experiment_format.h"
+#include "agent/ctl/format.h"
+#include "agent/ctl/top_view.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/agent/agent_test_util.h"
+
+namespace locus {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+struct CtlRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CtlRun Locusctl(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  int code = RunLocusctl(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// The sample, as it reads 30 intervals into its run.
+v1::ExperimentReport RunningReport() {
+  v1::ExperimentReport r = SampleExperimentReport();
+  r.set_state(v1::EXPERIMENT_STATE_RUNNING);
+  r.clear_ended();
+  r.set_intervals(30);
+  r.mutable_remaining()->set_seconds(1500);
+  r.set_verdict("no significant difference (could detect ±4.0 %)");
+  r.mutable_work()->set_significant(false);
+  r.mutable_work()->set_low(0.99);
+  return r;
+}
+
+TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
+  auto inv =
+      ParseCtlArgs({"--duration=1h30m", "experiment", "start", "--interval",
+                    "15s", "--aa", "--seed=9", "--reason=canary on web-3"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ(inv->command, "experiment");
+  EXPECT_EQ(inv->args, std::vector<std::string>{"start"});
+  EXPECT_EQ(inv->experiment.duration, absl::Minutes(90));
+  EXPECT_EQ(inv->experiment.interval, absl::Seconds(15));
+  EXPECT_TRUE(inv->experiment.aa);
+  EXPECT_EQ(inv->experiment.seed, 9u);
+  EXPECT_EQ(inv->experiment.reason, "canary on web-3");
+
+  inv = ParseCtlArgs({"experiment", "start"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  // Unset: the agent's defaults, not a copy of them here.
+  EXPECT_EQ(inv->experiment.duration, absl::ZeroDuration());
+  EXPECT_EQ(inv->experiment.interval, absl::ZeroDuration());
+  EXPECT_FALSE(inv->experiment.aa);
+
+  for (const char* sub : {"status", "stop"}) {
+    inv = ParseCtlArgs({"experiment", sub, "--json"});
+    ASSERT_TRUE(inv.ok()) << sub << ": " << inv.status();
+    EXPECT_TRUE(inv->json);
+  }
+  inv = ParseCtlArgs({"experiment", "stop", "--reason", "p99 alarm"});
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ(inv->experiment.reason, "p99 alarm");
+}
+
+// A bad duration is a usage error naming the option and the value, whatever
+// absl would have guessed: a bare number has no unit.
+TEST(ExperimentArgs, DurationsAreStrict) {
+  for (const char* flag : {"--duration", "--interval"}) {
+    for (const char* bad :
+         {"30", "x", "-5m", "0s", "0", "inf", "", "10 s", "1fortnight"}) {
+      std::string arg = absl::StrCat(flag, "=", bad);
+      auto inv = ParseCtlArgs({"experiment", "start", arg});
+      ASSERT_FALSE(inv.ok()) << arg;
+      EXPECT_EQ(inv.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(std::string(inv.status().message()),
+                  HasSubstr(absl::StrCat(flag, " wants a duration")))
+          << arg;
+      EXPECT_THAT(std::string(inv.status().message()),
+                  HasSubstr(absl::StrCat("not '", bad, "'")))
+          << arg;
+      CtlRun r = Locusctl({"experiment", "start", arg});
+      EXPECT_EQ(r.code, kExitUsage) << arg;
+      EXPECT_THAT(r.err, StartsWith(absl::StrCat("locusctl: ", flag)));
+      EXPECT_EQ(r.out, "");
+    }
+  }
+  auto inv = ParseCtlArgs({"experiment", "start", "--duration=2h45m30s"});
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->experiment.duration,
+            absl::Hours(2) + absl::Minutes(45) + absl::Seconds(30));
+}
+
+TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"experiment"}, "experiment wants start, status or stop"},
+           {{"experiment", "begin"}, "not 'begin'"},
+           {{"experiment", "start", "now"}, "usage: locusctl experiment"},
+           {{"experiment", "stop", "--duration=5m"},
+            "--duration does not apply to experiment stop"},
+           {{"experiment", "status", "--aa"},
+            "--aa does not apply to experiment status"},
+           {{"experiment", "status", "--reason=x"},
+            "--reason does not apply to experiment status"},
+           {{"status", "--seed=3"}, "--seed does not apply to status"},
+           {{"experiment", "start", "--count=2"}, "--count does not apply"},
+           {{"experiment", "start", "--seed=-1"}, "--seed wants a number"},
+           {{"experiment", "start", "--seed=x"}, "not 'x'"},
+           {{"experiment", "start", "--duration"}, "--duration needs a value"},
+           {{"experiment", "start", "--duration=15s", "--interval=10s"},
+            "--duration=15s is shorter than two intervals of "
+            "--interval=10s"}}) {
+    auto inv = ParseCtlArgs(c.args);
+    ASSERT_FALSE(inv.ok()) << c.says;
+    EXPECT_EQ(inv.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(inv.status().message()), HasSubstr(c.says));
+    EXPECT_EQ(Locusctl(c.args).code, kExitUsage) << c.says;
+  }
+  // Two intervals exactly is enough.
+  EXPECT_TRUE(
+      ParseCtlArgs({"experiment", "start", "--duration=20s", "--interval=10s"})
+          .ok());
+}
+
+TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* synopsis;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"experiment", "start", "--help"},
+            "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
+            "[--reason=TEXT] [--json]"},
+           {{"help", "experiment", "status"}, "experiment status [--json]"},
+           {{"experiment", "stop", "-h"},
+            "experiment stop [--reason=TEXT] [--json]"},
+           {{"experiment", "--help"}, "experiment start|status|stop"}}) {
+    CtlRun r = Locusctl(c.args);
+    EXPECT_EQ(r.code, kExitOk) << c.synopsis << r.err;
+    EXPECT_THAT(r.out, StartsWith(absl::StrCat(
+                           "usage: locusctl [--socket=PATH] ", c.synopsis)));
+    EXPECT_THAT(r.out, HasSubstr("Global options:"));
+  }
+  EXPECT_THAT(Locusctl({"experiment", "start", "--help"}).out,
+              HasSubstr("--aa           A/A"));
+  EXPECT_THAT(CtlUsage(""), HasSubstr("experiment start|status|stop"));
+}
+
+TEST(FormatExperiment, VerdictFirstThenEstimatesArmsAndWorkers) {
+  std::string text = ctl::FormatExperiment(SampleExperimentReport());
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  ASSERT_GT(lines.size(), 10u);
+  EXPECT_EQ(lines[0],
+            "VERDICT: Locus: +3.1 % work per CPU-second [1.2, 5.0], "
+            "significant");
+  EXPECT_THAT(text, HasSubstr("experiment exp-20261202-173012: done, A/B\n"));
+  EXPECT_THAT(text, HasSubstr(" after 30m of 30m; interval 10s, seed 42\n"));
+  EXPECT_THAT(text, HasSubstr("  180 of 180 intervals; workers 2 treated, 2 "
+                              "control\n"));
+  EXPECT_THAT(text, HasSubstr("  work per CPU-second         +3.1 % [+1.2, "
+                              "+5.0], significant (could detect ±4.0 %)\n"));
+  EXPECT_THAT(text, HasSubstr("  connections per CPU-second  -0.5 % [-3.0, "
+                              "+2.1], not significant (could detect ±5.0 "
+                              "%)\n"));
+  EXPECT_THAT(text, HasSubstr("  connections fair: largest skew 8 % from a "
+                              "worker's fair share (bound ±10 %)\n"));
+  EXPECT_THAT(text, HasSubstr("  guardrail: p of harm 0.41, bound 0.0001"));
+  EXPECT_THAT(text, HasSubstr("  work source: bpf: socket sends and accepts "
+                              "per process\n"));
+  EXPECT_THAT(text, HasSubstr("\n  PMU: none (perf_event_paranoid 3)\n"));
+  EXPECT_THAT(text, HasSubstr("  method: cluster bootstrap"));
+  EXPECT_THAT(text, HasSubstr("notes:\n  - worker 1203 exited at interval 90"));
+  EXPECT_THAT(text, HasSubstr("PID     ARM      NODE  ACTIVE    INTERVALS  "
+                              "BYTES/CPU-S CONN-SHARE  COMM\n"));
+  // Treated first; a lost worker says when it was lost.
+  EXPECT_THAT(text, HasSubstr("  1201    treated     0  yes             180 "
+                              "     2.3 GiB      26.0%  nginx\n"));
+  EXPECT_THAT(text, HasSubstr("  1203    treated     1  lost@90          90"));
+  EXPECT_LT(text.find("  1203 "), text.find("  1202 "));
+}
+
+// A worker may call itself anything: its comm cannot clear the screen or
+// start a line of its own.
+TEST(FormatExperiment, HostileStringsAreShownEscaped) {
+  v1::ExperimentReport r = SampleExperimentReport();
+  r.set_verdict("ok\x1b]0;owned\x07");
+  r.add_notes("a\nVERDICT: forged");
+  std::string text = ctl::FormatExperiment(r);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.find('\x07'), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("nginx\n  1202 "));  // its row starts a line
+  EXPECT_THAT(text, HasSubstr("  ngx\\x1b[2J\\nroot#\n"));
+  EXPECT_THAT(text, HasSubstr("VERDICT: ok\\x1b]0;owned\\x07\n"));
+  EXPECT_THAT(text, HasSubstr("  - a\\nVERDICT: forged\n"));
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    EXPECT_FALSE(absl::StartsWith(line, "root#")) << text;
+    EXPECT_FALSE(absl::StartsWith(line, "VERDICT: forged")) << text;
+  }
+}
+
+TEST(FormatExperiment, RunningGuardrailAndAaReadAsSuch) {
+  std::string text = ctl::FormatExperiment(RunningReport());
+  EXPECT_THAT(text, StartsWith("VERDICT (so far): no significant difference "
+                               "(could detect ±4.0 %)\n"));
+  EXPECT_THAT(text, HasSubstr(", 5m elapsed, 25m left of 30m;"));
+  EXPECT_THAT(text, HasSubstr("30 of 180 intervals"));
+  EXPECT_THAT(text, HasSubstr("+3.1 % [-1.0, +5.0], not significant"));
+
+  v1::ExperimentReport fresh = RunningReport();
+  fresh.set_verdict("");
+  fresh.set_intervals(0);
+  fresh.mutable_work()->set_valid(false);
+  fresh.mutable_work()->set_why_not("fewer than 2 intervals");
+  text = ctl::FormatExperiment(fresh);
+  EXPECT_THAT(text, StartsWith("VERDICT: none yet (0 of 180 intervals)\n"));
+  EXPECT_THAT(text, HasSubstr("work per CPU-second         n/a (fewer than 2 "
+                              "intervals)\n"));
+
+  v1::ExperimentReport harmful = SampleExperimentReport();
+  harmful.set_state(v1::EXPERIMENT_STATE_GUARDRAIL);
+  harmful.set_guardrail_p(0.0004);
+  harmful.set_guardrail_bound(0.001);
+  harmful.set_aa(true);
+  harmful.set_connections_fair(false);
+  harmful.set_connection_skew(0.23);
+  text = ctl::FormatExperiment(harmful);
+  EXPECT_THAT(text, HasSubstr("\nGUARDRAIL: Locus was significantly harmful "
+                              "here (p 0.0004 below its bound 0.001)"));
+  EXPECT_THAT(text, HasSubstr(": stopped by the guardrail, A/A (neither arm "
+                              "treated"));
+  EXPECT_THAT(text, HasSubstr("connections SKEWED: largest skew 23 %"));
+}
+
+TEST(FormatExperiment, TerminalSafeEscapesC0DelAndC1Only) {
+  EXPECT_EQ(ctl::TerminalSafe("nginx: worker ±5 % é"), "nginx: worker ±5 % é");
+  EXPECT_EQ(ctl::TerminalSafe("a\tb\rc\x7f"), "a\\tb\\x0dc\\x7f");
+  EXPECT_EQ(ctl::TerminalSafe("\xc2\x9b"
+                              "2J"),
+            "\\u009b2J");  // 8-bit CSI
+  EXPECT_EQ(ctl::TerminalSafe("\xff"), "\\xff");
+}
+
+TEST(FormatExperiment, JsonIsTheWholeReportOnOneLine) {
+  v1::ExperimentReport r = SampleExperimentReport();
+  auto json = ctl::TextOrJson(r, true, ctl::FormatExperiment);
+  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_EQ(json->back(), '\n');
+  EXPECT_EQ(json->find('\n'), json->size() - 1);
+  EXPECT_EQ(json->find('\x1b'), std::string::npos);
+  EXPECT_THAT(*json, HasSubstr("\"comm\":\"ngx\\u001b[2J\\nroot#\""));
+  EXPECT_THAT(*json, HasSubstr("\"state\":\"EXPERIMENT_STATE_DONE\""));
+  v1::ExperimentReport back;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*json, &back).ok());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(r, back));
+}
+
+TEST(WatchLine, OneLinePerTickWithStateIntervalsAndEstimate) {
+  v1::Metrics m = SyntheticMetrics(7, 2);
+  m.clear_time();
+  *m.mutable_experiment() = RunningReport();
+  std::vector<std::string> lines = absl::StrSplit(ctl::FormatMetrics(m), '\n');
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_THAT(lines[0], StartsWith("tick 7 "));
+  EXPECT_EQ(lines[1],
+            "  experiment exp-20261202-173012 running A/B, 30 of 180 "
+            "intervals, 25m left; work per CPU-second +3.1 % [-1.0, +5.0], "
+            "not significant");
+
+  m.mutable_experiment()->set_state(v1::EXPERIMENT_STATE_STOPPED);
+  m.mutable_experiment()->set_id("exp\n1");
+  lines = absl::StrSplit(ctl::FormatMetrics(m), '\n');
+  EXPECT_THAT(lines[1], StartsWith("  experiment exp\\n1 stopped A/B, 30 of "
+                                   "180 intervals; work per CPU-second"));
+  EXPECT_THAT(lines[1], HasSubstr("; no significant difference"));
+
+  std::vector<std::string> top = ctl::RenderTop(m, 40, 0);
+  EXPECT_THAT(top, ::testing::Contains(StartsWith("experiment exp\\n1 ")));
+  m.clear_experiment();
+  EXPECT_THAT(ctl::FormatMetrics(m), Not(HasSubstr("experiment")));
+}
+
+}  // namespace
+}  // namespace locus
