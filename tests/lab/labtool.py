@@ -19,6 +19,23 @@
                               confined to the client CPU's node; the
                               others by client CPU and worker, with
                               where they fell in that CPU's sequence
+  labtool.py cpusample PID.. one line "MSEC PID:NS ..." of each PID's CPU time
+                              (/proc/PID/schedstat) with the wall clock
+  labtool.py truth REPORT ACCESS_LOG SAMPLES
+                              an experiment's report (`locusctl experiment
+                              status --json`) against nginx's access log
+                              ($msec $pid $bytes_sent) and the cpusample
+                              lines, over the report's measured window:
+                              per arm, bytes and CPU seconds as Locus counted
+                              them and as nginx and the kernel did, the
+                              relative errors, and each worker's share of
+                              the requests against 1/N
+  labtool.py noise REPORT      the noise an A/A report shows, for the
+                              experiment's power model (experiment_power's
+                              flags): a worker's own per-interval standard
+                              deviation of log work per CPU-second (mean of
+                              interval_sd), the workers' lasting spread beyond
+                              it, and the intervals' common swing (time_sd)
 
 Each prints `key=value` words a shell can read. Only the standard library:
 the guests run this machine's Debian python3.
@@ -366,6 +383,115 @@ def conns(port, n, cpus, access_log):
              by or "-"))
 
 
+def cpusample(pids):
+    import time
+    parts = []
+    for pid in pids:
+        try:
+            parts.append("%s:%s" % (pid, read("/proc/%s/schedstat" % pid).split()[0]))
+        except (OSError, IndexError):
+            pass
+    print("%d %s" % (int(time.time() * 1000), " ".join(parts)))
+
+
+def ts_seconds(stamp):
+    """RFC 3339 (protobuf's JSON Timestamp) to Unix seconds."""
+    from datetime import datetime
+    stamp = stamp.rstrip("Z")
+    frac = 0.0
+    if "." in stamp:
+        stamp, digits = stamp.split(".")
+        frac = float("0." + digits)
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=__import__("datetime").timezone.utc).timestamp() + frac
+
+
+def cpu_at(samples, pid, t):
+    """pid's CPU ns at Unix time t, linear between the samples around it."""
+    points = [(ms / 1000.0, v[pid]) for ms, v in samples if pid in v]
+    before = [p for p in points if p[0] <= t]
+    after = [p for p in points if p[0] >= t]
+    if not before or not after:
+        return None
+    (t0, v0), (t1, v1) = before[-1], after[0]
+    return v0 if t1 == t0 else v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+
+
+def truth(report_path, access_log, samples_path):
+    report = json.load(open(report_path))
+    start = ts_seconds(report["started"])
+    end = ts_seconds(report["series"][-1]["end"])
+    arm = {int(u["pid"]): u["arm"] for u in report["units"]}
+    samples = []
+    for line in read(samples_path).split("\n"):
+        f = line.split()
+        if not f:
+            continue
+        samples.append((int(f[0]), {int(p): int(v) for p, v in
+                                    (w.split(":") for w in f[1:])}))
+    logged = defaultdict(int)
+    requests = defaultdict(int)
+    for line in read(access_log).split("\n"):
+        f = line.split()
+        if len(f) != 3:
+            continue
+        t, pid, sent = float(f[0]), int(f[1]), int(f[2])
+        if start <= t <= end:
+            logged[pid] += sent
+            requests[pid] += 1
+    out = []
+    for a in ("EXPERIMENT_ARM_TREATED", "EXPERIMENT_ARM_CONTROL"):
+        pids = [p for p, x in arm.items() if x == a]
+        units = [u for u in report["units"] if u["arm"] == a]
+        locus_bytes = sum(int(u.get("bytes_sent", 0)) for u in units)
+        locus_cpu = sum(float(u.get("cpu_seconds", 0)) for u in units)
+        log_bytes = sum(logged[p] for p in pids)
+        kernel_cpu = 0.0
+        for p in pids:
+            c0, c1 = cpu_at(samples, p, start), cpu_at(samples, p, end)
+            if c0 is not None and c1 is not None:
+                kernel_cpu += (c1 - c0) / 1e9
+        name = a.split("_")[-1].lower()
+        out.append("%s_bytes=%d %s_log_bytes=%d %s_bytes_err=%.4f "
+                   "%s_cpu=%.3f %s_kernel_cpu=%.3f %s_cpu_err=%.4f" % (
+                       name, locus_bytes, name, log_bytes, name,
+                       abs(locus_bytes - log_bytes) / log_bytes if log_bytes else 1,
+                       name, locus_cpu, name, kernel_cpu, name,
+                       abs(locus_cpu - kernel_cpu) / kernel_cpu if kernel_cpu else 1))
+    total = sum(requests[p] for p in arm)
+    fair = 1.0 / len(arm) if arm else 0
+    skew = max((abs(requests[p] / total / fair - 1) for p in arm), default=1) \
+        if total else 1
+    out.append("requests=%d request_skew=%.4f window=%.1f" % (total, skew, end - start))
+    print(" ".join(out))
+
+
+def noise(report_path):
+    import math
+    report = json.load(open(report_path))
+    units = [u for u in report.get("units", []) if int(u.get("intervals", 0)) > 1]
+    sds = [float(u.get("interval_sd", 0)) for u in units]
+    logs = [math.log(float(u["bytes_per_cpu_second"])) for u in units
+            if float(u.get("bytes_per_cpu_second", 0)) > 0]
+    k = sum(int(u["intervals"]) for u in units) / len(units) if units else 0
+    if len(logs) < 2 or not k:
+        print("units=%d" % len(units))
+        return
+    mean = sum(logs) / len(logs)
+    spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+    interval_sd = sum(sds) / len(sds)
+    worker_sd = math.sqrt(max(0.0, spread ** 2 - interval_sd ** 2 / k))
+    arms = [math.log(float(i["control_bytes_per_cpu_second"]))
+            for i in report.get("series", [])
+            if float(i.get("control_bytes_per_cpu_second", 0)) > 0]
+    time_sd = 0.0
+    if len(arms) > 1:
+        m = sum(arms) / len(arms)
+        time_sd = math.sqrt(sum((x - m) ** 2 for x in arms) / (len(arms) - 1))
+    print("units=%d intervals=%.0f interval_sd=%.4f unit_sd=%.4f worker_sd=%.4f "
+          "time_sd=%.4f" % (len(units), k, interval_sd, spread, worker_sd, time_sd))
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "pages":
         pages(int(argv[1]))
@@ -379,6 +505,12 @@ def main(argv):
         pintick()
     elif len(argv) == 5 and argv[0] == "conns":
         conns(int(argv[1]), int(argv[2]), argv[3], argv[4])
+    elif len(argv) >= 2 and argv[0] == "cpusample":
+        cpusample(argv[1:])
+    elif len(argv) == 2 and argv[0] == "noise":
+        noise(argv[1])
+    elif len(argv) == 4 and argv[0] == "truth":
+        truth(argv[1], argv[2], argv[3])
     elif len(argv) >= 2 and argv[0] == "adoption":
         adoption(argv[1], argv[2:])
     else:

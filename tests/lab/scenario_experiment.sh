@@ -1,0 +1,242 @@
+#!/bin/bash
+# Lab scenarios for the A/B experiment (issue #27), in one guest boot:
+#   ab        nginx with 8 workers (`reuseport`, a 16 KiB file per request,
+#             a new connection each) under load from both nodes; a
+#             2-minute experiment. Mid-run the treated workers are confined
+#             to one node and the control workers have every CPU; at the
+#             end the bytes and CPU time Locus counted per arm agree within
+#             5 % with nginx's access log ($bytes_sent per $pid) and
+#             /proc/PID/schedstat over the same window, each worker's share
+#             of the requests is within 10 % of 1/8, and afterwards every
+#             worker is placed again. The guest has no remote-memory cost:
+#             its verdict is printed, not asserted.
+#   aa        the same with --aa: nobody is treated; the interval's width is
+#             this guest's resolution (printed).
+#   sigterm   SIGTERM mid-experiment: every worker's affinity is as nginx
+#             left it, and the record says the experiment was interrupted.
+# EXPERIMENT_DURATION and AA_DURATION (locusctl durations) lengthen the runs
+# for tests/lab/bench/experiment.sh.
+# Run inside a guest (tests/lab/guest.sh); needs >= 2 nodes.
+# Usage: scenario_experiment.sh [SCENARIO...]   (default: all, in order)
+set -uo pipefail
+# shellcheck source=tests/lab/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+sysctl -qw kernel.numa_balancing=0
+PORT=81
+WORKERS=8
+ONLINE=$(</sys/devices/system/cpu/online)
+DURATION=${EXPERIMENT_DURATION:-2m}
+AA=${AA_DURATION:-90s}
+RECORD=$WORK/journal.experiment
+
+# nginx with WORKERS workers on 127.0.0.1:PORT (reuseport) serving a 16 KiB
+# file with sendfile, logging "$msec $pid $bytes_sent" per request.
+nginx_experiment() {
+  mkdir -p "$WORK/www"
+  head -c 16384 /dev/zero | tr '\0' x >"$WORK/www/f"
+  cat >"$WORK/nginx.conf" <<CONF
+worker_processes $WORKERS;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx.err warn;
+events { worker_connections 1024; }
+http {
+  sendfile on;
+  log_format ab '\$msec \$pid \$bytes_sent';
+  access_log $WORK/access.txt ab;
+  server { listen 127.0.0.1:$PORT reuseport; root $WORK/www; }
+}
+CONF
+  "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" || return 1
+  wait_until 30 nginx_has_workers "$WORKERS" ||
+    fail "nginx did not start $WORKERS workers: $(tail -n 3 "$WORK/nginx.err")"
+}
+
+# Clients on each node, a new connection per request, until load_both_stop.
+load_both() {
+  local n
+  load_pids=()
+  for n in $(seq 0 $(($(nodes) - 1))); do
+    taskset -c "$(node_cpus "$n")" wrk -t1 -c4 -d900s -H "Connection: close" \
+      "http://127.0.0.1:$PORT/f" >"$WORK/wrk.$n.out" 2>&1 &
+    load_pids+=($!)
+  done
+}
+load_pids=()
+load_both_stop() {
+  [ "${#load_pids[@]}" -gt 0 ] || return 0
+  kill "${load_pids[@]}" 2>/dev/null
+  wait "${load_pids[@]}" 2>/dev/null
+  load_pids=()
+}
+
+# Every second: the wall clock (ms) and each worker's CPU time, without
+# starting a process.
+sampler_start() {
+  local pids
+  pids=$(nginx_workers | paste -sd' ')
+  (
+    while true; do
+      local line=${EPOCHREALTIME/./} p v
+      line=${line:0:13}
+      for p in $pids; do
+        read -r v _ <"/proc/$p/schedstat" 2>/dev/null && line+=" $p:$v"
+      done
+      echo "$line"
+      sleep 1
+    done
+  ) >"$WORK/cpu.txt" &
+  sampler_pid=$!
+}
+sampler_stop() {
+  [ -n "${sampler_pid:-}" ] || return 0
+  kill "$sampler_pid" 2>/dev/null
+  wait "$sampler_pid" 2>/dev/null
+  sampler_pid=
+}
+
+every_worker_confined() {
+  local w
+  for w in $(nginx_workers); do
+    [ "$(confined_node "$w")" -ge 0 ] 2>/dev/null || return 1
+  done
+}
+state() { ctl experiment status --json 2>/dev/null | tool get state; }
+not_running() { [ "$(state)" != EXPERIMENT_STATE_RUNNING ]; }
+# Units of one arm (TREATED or CONTROL) in the running experiment.
+units_of() {
+  ctl experiment status --json | "$PY" -c '
+import json, sys
+for u in json.load(sys.stdin).get("units", []):
+    if u["arm"] == "EXPERIMENT_ARM_" + sys.argv[1] and u.get("active"):
+        print(u["pid"])' "$1"
+}
+
+# nginx, the agent and the load, workers placed by the policy.
+setup() {
+  load_both_stop
+  sampler_stop
+  policy irqs=false connections=true
+  nginx_experiment || return 1
+  locusd_ensure || return 1
+  # A guardrail stop leaves the agent in dry run (a runtime override).
+  ctl mode policy >/dev/null || return 1
+  policy_apply irqs=false connections=true || return 1
+  load_both
+  wait_until 90 every_worker_confined ||
+    fail "workers not placed: $(for w in $(nginx_workers); do echo -n "$w:$(affinity "$w") "; done)"
+}
+
+ab() {
+  setup || return 1
+  [ -n "${EXPERIMENT_COST:-}" ] && ctl watch --json --count=10 >"$WORK/before.jsonl"
+  sampler_start
+  : >"$WORK/access.txt"
+  ctl experiment start --duration="$DURATION" --interval=10s --seed=7 ||
+    fail "experiment did not start" || return 1
+  wait_until 30 bash -c "[ -n \"\$('$LOCUSCTL' --socket='$SOCK' experiment status --json | '$PY' '$LAB_DIR/labtool.py' get units)\" ]" ||
+    fail "no units after 30 s" || return 1
+  ctl watch --count=3 >/dev/null
+  if [ -n "${EXPERIMENT_COST:-}" ]; then
+    ctl watch --json --count=10 >"$WORK/during.jsonl"
+    log "tick_cpu_ms before=$(tick_cpu_ms "$WORK/before.jsonl") during=$(tick_cpu_ms "$WORK/during.jsonl")"
+  fi
+  local w treated control bad=0
+  treated=$(units_of TREATED)
+  control=$(units_of CONTROL)
+  log "treated: $(echo $treated); control: $(echo $control)"
+  for w in $treated; do
+    [ "$(confined_node "$w")" -ge 0 ] 2>/dev/null ||
+      { log "treated worker $w not confined: $(affinity "$w")"; bad=1; }
+  done
+  for w in $control; do
+    [ "$(affinity "$w")" = "$ONLINE" ] ||
+      { log "control worker $w not as nginx left it: $(affinity "$w")"; bad=1; }
+  done
+  [ "$bad" = 0 ] || fail "arms not as they should be mid-run" || return 1
+  wait_until 400 not_running || fail "the experiment did not end" || return 1
+  sampler_stop
+  ctl experiment status | sed 's/^/    /'
+  ctl experiment status --json >"$WORK/report.json"
+  local t end
+  end=$(tool get state <"$WORK/report.json")
+  t=$(tool truth "$WORK/report.json" "$WORK/access.txt" "$WORK/cpu.txt")
+  log "against nginx's log and schedstat: $t"
+  local k
+  for k in treated_bytes_err control_bytes_err treated_cpu_err control_cpu_err; do
+    check_le "$k" "$(field "$k" "$t")" 0.05 || return 1
+  done
+  check_le "requests' skew from 1/$WORKERS" "$(field request_skew "$t")" 0.10 || return 1
+  [ "$(tool get connections_fair <"$WORK/report.json")" = True ] ||
+    fail "Locus found the connections unfair: skew $(tool get connection_skew <"$WORK/report.json")" || return 1
+  log "verdict: $(tool get verdict <"$WORK/report.json")"
+  case "$end" in
+    EXPERIMENT_STATE_DONE)
+      wait_until 60 every_worker_confined ||
+        fail "not every worker placed again after the experiment" || return 1
+      ;;
+    EXPERIMENT_STATE_GUARDRAIL)
+      # Found harmful: the treated arm is put back and the agent stops acting.
+      log "stopped by the guardrail: $(tool get reason <"$WORK/report.json")"
+      ctl status | grep -q 'mode dry_run' ||
+        fail "the agent is not in dry run after the guardrail" || return 1
+      for w in $(nginx_workers); do
+        [ "$(affinity "$w")" = "$ONLINE" ] ||
+          fail "worker $w still confined after the guardrail: $(affinity "$w")" || return 1
+      done
+      ;;
+    *) fail "ended $end" || return 1 ;;
+  esac
+  load_both_stop
+}
+
+aa() {
+  setup || return 1
+  ctl experiment start --aa --duration="$AA" --interval=10s --seed=11 ||
+    fail "A/A did not start" || return 1
+  ctl watch --count=3 >/dev/null
+  local w
+  for w in $(nginx_workers); do
+    [ "$(affinity "$w")" = "$ONLINE" ] ||
+      fail "A/A: worker $w treated: $(affinity "$w")" || return 1
+  done
+  wait_until 300 not_running || fail "the A/A experiment did not end" || return 1
+  ctl experiment status --json >"$WORK/aa.json"
+  ctl experiment status | sed 's/^/    /'
+  log "$(tool get verdict <"$WORK/aa.json")"
+  log "A/A interval: [$(tool get work.low <"$WORK/aa.json"), $(tool get work.high <"$WORK/aa.json")]"
+  log "A/A noise: $(tool noise "$WORK/aa.json")"
+  load_both_stop
+}
+
+sigterm() {
+  setup || return 1
+  ctl experiment start --duration=10m --interval=10s --seed=3 ||
+    fail "experiment did not start" || return 1
+  ctl watch --count=3 >/dev/null
+  [ -n "$(units_of TREATED)" ] || fail "no treated units" || return 1
+  locusd_stop
+  local w bad=0
+  for w in $(nginx_workers); do
+    [ "$(affinity "$w")" = "$ONLINE" ] ||
+      { log "worker $w still confined after SIGTERM: $(affinity "$w")"; bad=1; }
+  done
+  [ "$bad" = 0 ] || fail "SIGTERM left affinities behind" || return 1
+  [ "$(tool get state <"$RECORD")" = EXPERIMENT_STATE_INTERRUPTED ] ||
+    fail "record: $(tool get state <"$RECORD")" || return 1
+  log "record after SIGTERM: $(tool get state <"$RECORD"): $(tool get reason <"$RECORD")"
+  load_both_stop
+}
+
+# Mean CPU time of the ticks in a `locusctl watch --json` file, in ms.
+tick_cpu_ms() {
+  "$PY" -c '
+import json, sys
+ns = [int(json.loads(l).get("tick_cpu_ns", 0)) for l in open(sys.argv[1]) if l.strip()]
+print("%.2f" % (sum(ns) / len(ns) / 1e6 if ns else 0))' "$1"
+}
+
+field() { local w; for w in $2; do [[ "$w" == "$1"=* ]] && echo "${w#*=}"; done; }
+
+[ $# -gt 0 ] || set -- ab aa sigterm
+run_scenarios "$@"
