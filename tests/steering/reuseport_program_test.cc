@@ -41,6 +41,20 @@ struct Skeleton {
   ~Skeleton() { reuseport_bpf__destroy(skel); }
 };
 
+// A path's count in a row of the per-CPU counters, summed over the CPUs.
+uint64_t CounterOf(const Skeleton& bpf, uint32_t row,
+                   locus_reuseport_path path) {
+  uint32_t key = row * LOCUS_REUSEPORT_NR_PATHS + path;
+  std::vector<uint64_t> values(libbpf_num_possible_cpus());
+  EXPECT_EQ(
+      bpf_map__lookup_elem(bpf.skel->maps.counters, &key, sizeof(key),
+                           values.data(), values.size() * sizeof(uint64_t), 0),
+      0);
+  uint64_t sum = 0;
+  for (uint64_t v : values) sum += v;
+  return sum;
+}
+
 int AcceptAll(int listener) {
   int n = 0;
   for (;;) {
@@ -115,16 +129,7 @@ class ReuseportProgramTest : public ::testing::Test {
   }
 
   uint64_t Counter(uint32_t row, locus_reuseport_path path) {
-    uint32_t key = row * LOCUS_REUSEPORT_NR_PATHS + path;
-    int cpus = libbpf_num_possible_cpus();
-    std::vector<uint64_t> values(cpus);
-    EXPECT_EQ(bpf_map__lookup_elem(bpf_.skel->maps.counters, &key, sizeof(key),
-                                   values.data(),
-                                   values.size() * sizeof(uint64_t), 0),
-              0);
-    uint64_t sum = 0;
-    for (uint64_t v : values) sum += v;
-    return sum;
+    return CounterOf(bpf_, row, path);
   }
 
   Skeleton bpf_;
@@ -266,16 +271,9 @@ class ReuseportArmsTest : public ::testing::Test {
     }
   }
 
+  // Row 0: node 0.
   uint64_t Counter(locus_reuseport_path path) {
-    uint32_t key = path;  // row 0: node 0
-    std::vector<uint64_t> values(libbpf_num_possible_cpus());
-    EXPECT_EQ(bpf_map__lookup_elem(bpf_.skel->maps.counters, &key, sizeof(key),
-                                   values.data(),
-                                   values.size() * sizeof(uint64_t), 0),
-              0);
-    uint64_t sum = 0;
-    for (uint64_t v : values) sum += v;
-    return sum;
+    return CounterOf(bpf_, 0, path);
   }
 
   Skeleton bpf_;
