@@ -1,14 +1,9 @@
 #include "policy/policy_yaml.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -16,9 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/os_error.h"
+#include "common/file_read.h"
 #include "common/status_macros.h"
-#include "common/unique_fd.h"
 #include "policy/default_policy.h"
 #include "policy/validate.h"
 #include "policy/yaml_errors.h"
@@ -67,55 +61,6 @@ class DocumentMarks : public YAML::EventHandler {
   }
   int depth_ = 0;
 };
-
-// What is at a path that is not a regular file, for the message.
-const char* FileKind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "something else";
-}
-
-absl::Status TooBig(const std::string& path, uint64_t at_least) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ": ", at_least, " bytes or more; a policy file is at ",
-                   "most ", kMaxPolicyBytes, " bytes"));
-}
-
-// A regular file of an acceptable size, judged before reading a byte.
-absl::Status CheckFile(const std::string& path, const struct stat& st) {
-  if (!S_ISREG(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": is ", FileKind(st.st_mode), ", not a regular file"));
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxPolicyBytes) {
-    return TooBig(path, st.st_size);
-  }
-  return absl::OkStatus();
-}
-
-// Up to kMaxPolicyBytes + 1 bytes: the size fstat gave may be stale (the
-// file grows) or meaningless (size 0 in /proc), so the limit holds here too.
-absl::StatusOr<std::string> ReadAtMostLimit(int fd, const std::string& path,
-                                            size_t size_hint) {
-  std::string text(std::min(size_hint, kMaxPolicyBytes) + 1, '\0');
-  size_t used = 0;
-  while (true) {
-    if (used == text.size()) {
-      if (used > kMaxPolicyBytes) return TooBig(path, used);
-      text.resize(std::min(2 * used, kMaxPolicyBytes + 1));
-    }
-    ssize_t n = read(fd, text.data() + used, text.size() - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return LastErrnoStatus(path);
-    if (n == 0) break;
-    used += static_cast<size_t>(n);
-  }
-  text.resize(used);
-  return text;
-}
 
 // Not YAML::LoadAll: in yaml-cpp 0.7 it loops forever, allocating, on input
 // such as ",a: 1" (jbeder/yaml-cpp#1040, fixed upstream by #1319). The
@@ -195,19 +140,10 @@ absl::StatusOr<v1::Policy> ParsePolicyYaml(absl::string_view text,
 }
 
 absl::StatusOr<std::string> ReadPolicyFile(absl::string_view path) {
-  const std::string name(path.data(), path.size());
-  // stat before open: a FIFO or a device is judged without being opened
-  // (opening a FIFO waits for a writer; opening some devices does things).
-  struct stat st;
-  if (stat(name.c_str(), &st) != 0) return LastErrnoStatus(name);
-  RETURN_IF_ERROR(CheckFile(name, st));
-  // Whatever was swapped in since is judged again on the open fd; with
-  // O_NONBLOCK, even a FIFO opened in that gap does not wait.
-  UniqueFd fd(open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (!fd) return LastErrnoStatus(name);
-  if (fstat(fd.get(), &st) != 0) return LastErrnoStatus(name);
-  RETURN_IF_ERROR(CheckFile(name, st));
-  return ReadAtMostLimit(fd.get(), name, static_cast<size_t>(st.st_size));
+  // The shared reader judges what is at the path before reading a byte: a
+  // FIFO or a device is refused unopened, a huge file by its size.
+  return ReadRegularFile(std::string(path.data(), path.size()),
+                         {.max_bytes = kMaxPolicyBytes});
 }
 
 absl::StatusOr<v1::Policy> LoadPolicyFile(absl::string_view path,

@@ -35,12 +35,14 @@ absl::StatusOr<v1::Policy> ParsePolicyYamlOver(const v1::Policy& base,
 // attack on the reader (a sparse 1 GiB file, a link to /dev/zero).
 inline constexpr size_t kMaxPolicyBytes = 1 << 20;
 
-// The bytes of the policy file at `path`, read safely: never blocks (a FIFO
-// is not opened for reading), never reads more than kMaxPolicyBytes + 1.
-// NotFound when nothing is at `path` (the caller's cue for the built-in
-// default); FailedPrecondition when it is not a regular file (a directory, a
-// FIFO, a device); InvalidArgument when it is larger than kMaxPolicyBytes;
-// other failures keep their errno meaning. Every message names the path.
+// The bytes of the policy file at `path`, read with the shared reader
+// (common/file_read.h): never blocks (a FIFO is not opened for reading),
+// never reads more than kMaxPolicyBytes + 1. NotFound only when nothing is
+// at `path` (the caller's cue for the built-in default); FailedPrecondition
+// when it is not a regular file (a directory, a FIFO, a device) or is a
+// symbolic link that names nothing; OutOfRange when it is larger than
+// kMaxPolicyBytes; other failures keep their errno meaning. Every message
+// names the path.
 absl::StatusOr<std::string> ReadPolicyFile(absl::string_view path);
 
 // ReadPolicyFile, then ParsePolicyYaml. What every reader of the policy file

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "agent/act/journal_lock.h"
 #include "agent/host/cpu_mask.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
@@ -110,6 +111,9 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(
   }
   std::unique_ptr<Journal> journal(new Journal(options));
   ASSIGN_OR_RETURN(journal->options_.path, ResolveJournalPath(options.path));
+  // Locked before it is read: what another daemon is still appending to is
+  // not this one's to restore or delete.
+  ASSIGN_OR_RETURN(journal->held_, LockJournalFileAt(journal->options_.path));
   ASSIGN_OR_RETURN(journal->contents_, ReadJournal(journal->options_.path));
   return journal;
 }
@@ -125,10 +129,31 @@ absl::Status Journal::EnsureOpen() {
   if (!fd) {
     return absl::FailedPreconditionError(ErrnoMessage(options_.path, errno));
   }
+  RETURN_IF_ERROR(Hold(fd.get()));
   // A new directory entry must survive a crash too, or the journal could
   // vanish with the records in it.
   if (created) RETURN_IF_ERROR(SyncDir(dir));
   fd_ = std::move(fd);
+  return absl::OkStatus();
+}
+
+// A file this Journal did not lock yet (created now, after a Clear, or put
+// there by someone else) is locked before the first record goes in.
+absl::Status Journal::Hold(int fd) {
+  struct stat now;
+  struct stat held;
+  if (held_ && fstat(held_.get(), &held) == 0 && fstat(fd, &now) == 0 &&
+      held.st_dev == now.st_dev && held.st_ino == now.st_ino) {
+    return absl::OkStatus();
+  }
+  // Its own descriptor of the same open file: the lock then outlives fd_,
+  // which Clear closes first.
+  UniqueFd dup(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!dup) {
+    return absl::FailedPreconditionError(ErrnoMessage(options_.path, errno));
+  }
+  RETURN_IF_ERROR(LockJournalFile(dup.get(), options_.path));
+  held_ = std::move(dup);
   return absl::OkStatus();
 }
 
@@ -237,7 +262,12 @@ absl::Status Journal::CheckClearable() const {
 
 absl::Status Journal::Clear() {
   fd_.reset();
-  const bool damaged = contents_.corrupt_records > 0;
+  // Let go of the lock on return, once the file is deleted or set aside:
+  // never while another daemon could still take it.
+  const UniqueFd held = std::move(held_);
+  // Anything dropped (a damaged record, a torn or overlong tail) may be
+  // what an operator needs to restore by hand: never deleted.
+  const bool damaged = contents_.dropped_content();
   contents_ = JournalContents{};
   broken_ = absl::OkStatus();
   last_error_ = absl::OkStatus();

@@ -25,8 +25,12 @@
 // every complete record before it still counts. Text keeps it readable with
 // `cat` when an operator has to restore by hand. Forgetting is a record too
 // (no rewrite-in-place, which a crash could tear); clearing deletes the file,
-// or, when it had damaged records, sets it aside as "<path>.bad.<UTC time>"
-// so that what they held can still be recovered by hand.
+// or, when reading it dropped anything (damaged records, a torn or overlong
+// tail), sets it aside as "<path>.bad.<UTC time>" so that what they held can
+// still be recovered by hand.
+// While a Journal has the file (from Open, or from the record that creates
+// it, until Clear), it holds the file's own lock (journal_lock.h): no other
+// daemon can open it by any name, a hard link included.
 // The start time (clock ticks since boot, /proc/TID/stat field 22) makes the
 // thread key unique, so a recycled TID is never "restored".
 #ifndef LOCUS_AGENT_ACT_JOURNAL_H_
@@ -57,7 +61,8 @@ class Journal {
  public:
   // Loads what an earlier run left (a crash) and prepares to append. Never
   // fails for an unwritable location: that is found when a record is written,
-  // and then every change is refused (see Record*).
+  // and then every change is refused (see Record*). Fails (FailedPrecondition)
+  // when another open file holds the journal's lock: another daemon's.
   static absl::StatusOr<std::unique_ptr<Journal>> Open(
       const JournalOptions& options);
 
@@ -100,8 +105,9 @@ class Journal {
   absl::Status CheckClearable() const;
 
   // Deletes the file (fsyncing the directory) and forgets every entry: called
-  // once everything has been restored. A file that had damaged records is
-  // renamed to "<path>.bad.<time>" instead (see kept_copy()).
+  // once everything has been restored. A file whose reading dropped
+  // anything (JournalContents::dropped_content) is renamed to
+  // "<path>.bad.<time>" instead (see kept_copy()).
   absl::Status Clear();
 
   // Where the last Clear() set a damaged journal aside; empty if it did not.
@@ -112,10 +118,13 @@ class Journal {
   absl::Status Append(const std::string& body);  // sets last_error_
   absl::Status AppendRecord(const std::string& body);
   absl::Status EnsureOpen();
+  absl::Status Hold(int fd);
 
   JournalOptions options_;
   JournalContents contents_;
   UniqueFd fd_;
+  // Holds the lock on the file (LockJournalFile) while this Journal has one.
+  UniqueFd held_;
   absl::Status broken_;  // first write error; OK while healthy
   absl::Status last_error_;
   std::string kept_copy_;

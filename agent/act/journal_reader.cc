@@ -1,9 +1,7 @@
 #include "agent/act/journal_reader.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -15,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/host/cpu_mask.h"
+#include "common/file_read.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
 #include "common/unique_fd.h"
@@ -193,7 +192,14 @@ void JournalParser::Problem(absl::string_view why) {
 }
 
 JournalContents JournalParser::Finish() && {
-  if (!line_.empty() || overlong_) {
+  if (overlong_) {
+    // No append writes more than a record: junk this long at the end was
+    // never one (5 MB of random bytes is not a crash mid-append).
+    ++line_number_;
+    ++out_.corrupt_records;
+    Problem(absl::StrCat("more than ", kMaxJournalLine,
+                         " bytes without a newline at the end: not a record"));
+  } else if (!line_.empty()) {
     ++line_number_;
     out_.truncated_tail = true;
     Problem("incomplete last record (crash while appending?), ignored");
@@ -213,25 +219,20 @@ JournalContents ParseJournal(absl::string_view text, absl::string_view path) {
 }
 
 absl::StatusOr<JournalContents> ReadJournal(const std::string& path) {
-  // O_NONBLOCK: a FIFO planted at the path must not block the start.
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) {
+  // The shared reader's open: a FIFO planted at the path must not block the
+  // start, and a link is not followed (the path is resolved already, and
+  // the writer refuses links too). Streamed rather than read whole: the
+  // parser holds one line, whatever the file's size.
+  absl::StatusOr<UniqueFd> fd = OpenRegularFile(path, /*follow_links=*/false);
+  if (!fd.ok()) {
     // Nothing can exist there: an empty journal (writing will say why not).
-    if (errno == ENOENT || errno == ENOTDIR) return JournalContents{};
-    return absl::FailedPreconditionError(ErrnoMessage(path, errno));
-  }
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) {
-    return absl::FailedPreconditionError(ErrnoMessage(path, errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": not a regular file"));
+    if (absl::IsNotFound(fd.status())) return JournalContents{};
+    return absl::FailedPreconditionError(fd.status().message());
   }
   JournalParser parser(path);
   std::array<char, 64 * 1024> buffer;
   for (;;) {
-    ssize_t n = read(fd.get(), buffer.data(), buffer.size());
+    ssize_t n = read(fd->get(), buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return absl::FailedPreconditionError(ErrnoMessage(path, errno));
     if (n == 0) break;

@@ -41,11 +41,16 @@ struct JournalContents {
   std::map<int32_t, ThreadEntry> threads;  // by tid
   std::map<int, IrqEntry> irqs;            // by irq
   std::set<ListenKey> steered;             // groups with a steering program
-  int corrupt_records = 0;                 // complete lines, bad CRC/syntax
-  bool truncated_tail = false;             // last line without '\n'
+  // Complete lines with a bad CRC or syntax, and a last line without '\n'
+  // longer than any record (junk, not a torn append).
+  int corrupt_records = 0;
+  bool truncated_tail = false;  // a short last line without '\n'
   // "<path>:<line>: <why>" for the first kMaxJournalProblems damaged
   // records (the torn tail included), then one line saying how many more.
   std::vector<std::string> problems;
+  // Whether replaying dropped anything the file holds: then the file is
+  // kept (as "<path>.bad.<time>") when the journal is cleared.
+  bool dropped_content() const { return corrupt_records > 0 || truncated_tail; }
 };
 
 // CRC-32 (IEEE, as zlib's crc32) of `data`.

@@ -70,13 +70,13 @@ class ProcListenerFinder : public ListenerFinder {
                                           std::vector<std::string>* errors) {
     std::map<uint64_t, ListenKey> wanted;
     for (int32_t pid : pids) {
-      absl::StatusOr<std::string> tcp =
-          ReadTextFile(JoinPath(root_, absl::StrCat(pid, "/net/tcp")));
+      absl::StatusOr<std::string> tcp = ReadTextFile(
+          JoinPath(root_, absl::StrCat(pid, "/net/tcp")), kMaxTcpTableBytes);
       Report(tcp.status(), errors);
       if (!tcp.ok()) continue;
       // No tcp6 in a namespace of a kernel without IPv6.
-      absl::StatusOr<std::string> tcp6 =
-          ReadTextFile(JoinPath(root_, absl::StrCat(pid, "/net/tcp6")));
+      absl::StatusOr<std::string> tcp6 = ReadTextFile(
+          JoinPath(root_, absl::StrCat(pid, "/net/tcp6")), kMaxTcpTableBytes);
       for (const TcpTable& table :
            {ParseTcpTable(*tcp, AF_INET),
             ParseTcpTable(tcp6.ok() ? *tcp6 : "", AF_INET6)}) {

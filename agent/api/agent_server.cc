@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/api/peer_credentials.h"
 #include "common/clock.h"
+#include "common/file_read.h"
 #include "common/log.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
@@ -43,11 +44,11 @@ size_t NofileLimit() {
 }
 
 size_t ResidentBytes() {
-  FILE* f = std::fopen("/proc/self/statm", "re");
-  if (f == nullptr) return 0;
+  absl::StatusOr<std::string> text =
+      ReadRegularFile("/proc/self/statm", {.max_bytes = 4096});
+  if (!text.ok()) return 0;
   unsigned long pages = 0, resident = 0;
-  int n = std::fscanf(f, "%lu %lu", &pages, &resident);
-  std::fclose(f);
+  int n = std::sscanf(text->c_str(), "%lu %lu", &pages, &resident);
   return n == 2 ? resident * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
 }
 
@@ -141,6 +142,9 @@ SubscriberInfo AgentServer::SubscriberOf(const std::string& grpc_peer,
   // can never raise a read-only connection.
   info.privileged = privileged_server && peer.has_value() && peer->privileged;
   info.root = info.privileged && peer->root;
+  info.unread_bytes = [this, grpc_peer] {
+    return connections_.UnreadBytes(grpc_peer);
+  };
   return info;
 }
 
@@ -253,7 +257,7 @@ void AgentServer::AcceptOne(int listen_fd, bool tcp) {
   // Refused: closed at once, so the client learns it now rather than at
   // its deadline. Not logged: a flood would only fill the log. Admitted by
   // the descriptor gRPC holds, which is what its peer string names.
-  if (!connections_.Admit(pair->grpc_end.get(), peer).ok()) return;
+  if (!connections_.Admit(pair->grpc_end.get(), peer, fd.get()).ok()) return;
   setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &options_.send_buffer_bytes,
              sizeof(options_.send_buffer_bytes));
   guard_->Relay(std::move(fd), std::move(pair->relay_end), peer.key);

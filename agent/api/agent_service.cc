@@ -1,5 +1,7 @@
 #include "agent/api/agent_service.h"
 
+#include <cstdint>
+#include <functional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -13,6 +15,9 @@ namespace {
 
 // How often a waiting Subscribe checks for cancellation and shutdown.
 constexpr absl::Duration kStreamPoll = absl::Milliseconds(100);
+// How often a stream whose client has not read the last message looks
+// again: a client back from a pause gets the newest tick this soon.
+constexpr absl::Duration kUnreadPoll = absl::Milliseconds(20);
 
 template <typename T>
 grpc::Status Forward(absl::StatusOr<T> result, T* response) {
@@ -78,11 +83,22 @@ grpc::Status AgentService::Subscribe(grpc::ServerContext* context,
     info.peer = context->peer();
   }
   info.on_dropped = [&guard] { guard.Dropped(); };
+  const std::function<uint64_t()> unread = info.unread_bytes;
   auto subscription = hub_->Subscribe(std::move(info));
   if (!subscription.ok()) return ToGrpcStatus(subscription.status());
   uint32_t sent = 0;
   while (!stopping_ && !context->IsCancelled()) {
     if (request->max_messages() != 0 && sent >= request->max_messages()) break;
+    // Nothing more for a client that has not read what it was sent (paused,
+    // or slower than the ticks): gRPC's window and the socket buffers would
+    // otherwise hold dozens of small ticks and replay them all on resume.
+    // Meanwhile the hub keeps only the newest and counts the rest, so the
+    // next message is the current tick with the count missed.
+    if (unread && unread() > 0) {
+      if (!(*subscription)->dropped_reason().ok()) break;
+      absl::SleepFor(kUnreadPoll);
+      continue;
+    }
     std::optional<v1::Metrics> message = (*subscription)->Next(kStreamPoll);
     if (!message.has_value()) {
       if ((*subscription)->closed()) break;

@@ -1,5 +1,7 @@
 #include "agent/api/connection_table.h"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -16,11 +18,32 @@ bool SameFile(int fd, dev_t dev, ino_t inode) {
   return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == inode;
 }
 
+// Bytes written to socket `fd` that its peer has not read (for TCP: not
+// acknowledged); 0 when the kernel does not say.
+uint64_t OutQueue(int fd) {
+  int bytes = 0;
+  if (ioctl(fd, SIOCOUTQ, &bytes) != 0 || bytes < 0) return 0;
+  return static_cast<uint64_t>(bytes);
+}
+
+// The fd number of a gRPC peer string ("fd:N"), or -1.
+int PeerFd(const std::string& grpc_peer) {
+  int fd = -1;
+  if (!absl::StartsWith(grpc_peer, "fd:") ||
+      !absl::SimpleAtoi(grpc_peer.substr(3), &fd)) {
+    return -1;
+  }
+  return fd;
+}
+
 }  // namespace
 
-absl::Status ConnectionTable::Admit(int fd, const ConnectionPeer& peer) {
+absl::Status ConnectionTable::Admit(int fd, const ConnectionPeer& peer,
+                                    int client_fd) {
   struct stat st;
   if (fstat(fd, &st) != 0) return absl::InternalError("fstat on a new socket");
+  struct stat client = {};
+  if (client_fd >= 0 && fstat(client_fd, &client) != 0) client_fd = -1;
   absl::MutexLock lock(&mu_);
   PruneLocked();
   size_t same_peer = 0;
@@ -43,23 +66,42 @@ absl::Status ConnectionTable::Admit(int fd, const ConnectionPeer& peer) {
     return absl::ResourceExhaustedError(absl::StrCat(
         peer.key, " already holds ", same_peer, " connections (the limit)"));
   }
-  entries_[fd] = Entry{.dev = st.st_dev, .inode = st.st_ino, .peer = peer};
+  entries_[fd] = Entry{.dev = st.st_dev,
+                       .inode = st.st_ino,
+                       .peer = peer,
+                       .client_fd = client_fd,
+                       .client_dev = client.st_dev,
+                       .client_inode = client.st_ino};
   return absl::OkStatus();
 }
 
 std::optional<ConnectionPeer> ConnectionTable::Lookup(
     const std::string& grpc_peer) const {
-  int fd = -1;
-  if (!absl::StartsWith(grpc_peer, "fd:") ||
-      !absl::SimpleAtoi(grpc_peer.substr(3), &fd)) {
-    return std::nullopt;
-  }
+  const int fd = PeerFd(grpc_peer);
+  if (fd < 0) return std::nullopt;
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(fd);
   if (it == entries_.end() || !SameFile(fd, it->second.dev, it->second.inode)) {
     return std::nullopt;
   }
   return it->second.peer;
+}
+
+uint64_t ConnectionTable::UnreadBytes(const std::string& grpc_peer) const {
+  const int fd = PeerFd(grpc_peer);
+  if (fd < 0) return 0;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(fd);
+  if (it == entries_.end()) return 0;
+  const Entry& e = it->second;
+  if (!SameFile(fd, e.dev, e.inode)) return 0;
+  uint64_t bytes = OutQueue(fd);
+  // The relay closes the client's socket once gRPC closed its end, and the
+  // number may name another file by then: asked only while it is the same.
+  if (e.client_fd >= 0 && SameFile(e.client_fd, e.client_dev, e.client_inode)) {
+    bytes += OutQueue(e.client_fd);
+  }
+  return bytes;
 }
 
 size_t ConnectionTable::open_connections() {

@@ -39,8 +39,9 @@ class ConnectionTable {
   explicit ConnectionTable(ConnectionLimits limits) : limits_(limits) {}
 
   // Records the freshly accepted socket `fd`, or says which limit refuses it
-  // (RESOURCE_EXHAUSTED); the caller then closes it.
-  absl::Status Admit(int fd, const ConnectionPeer& peer);
+  // (RESOURCE_EXHAUSTED); the caller then closes it. `client_fd`, when the
+  // relay stands between (frame_guard.h), is the client's own socket.
+  absl::Status Admit(int fd, const ConnectionPeer& peer, int client_fd = -1);
 
   // The peer of the connection gRPC names `grpc_peer` ("fd:N" for the fds
   // handed to it), while fd N is still the socket admitted. Should N be
@@ -48,6 +49,12 @@ class ConnectionTable {
   // is the newer connection's peer: that only matters for a call whose
   // connection is gone, which ends within a poll interval.
   std::optional<ConnectionPeer> Lookup(const std::string& grpc_peer) const;
+
+  // Bytes sent toward the client of `grpc_peer` that it has not read yet:
+  // what waits in gRPC's socket and in the client's (SIOCOUTQ). 0 once the
+  // connection is gone. Over TCP, what the client's kernel acknowledged
+  // counts as read (its receive buffer is out of sight).
+  uint64_t UnreadBytes(const std::string& grpc_peer) const;
 
   size_t open_connections();
   const ConnectionLimits& limits() const { return limits_; }
@@ -57,6 +64,9 @@ class ConnectionTable {
     dev_t dev = 0;
     ino_t inode = 0;
     ConnectionPeer peer;
+    int client_fd = -1;  // the relay's, borrowed: checked before each use
+    dev_t client_dev = 0;
+    ino_t client_inode = 0;
   };
   void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

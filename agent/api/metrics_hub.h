@@ -43,6 +43,9 @@ struct SubscriberInfo {
   // (stalled, or made way for root): it must only wake the reader (e.g.
   // cancel its RPC), never call back into the hub.
   std::function<void()> on_dropped;
+  // For the stream's writer, not the hub: bytes already sent that the
+  // client has not read (ConnectionTable::UnreadBytes); empty when unknown.
+  std::function<uint64_t()> unread_bytes;
 };
 
 // One subscriber's view of the stream. Thread-safe; normally one reader.

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/log.h"
@@ -33,6 +34,12 @@ constexpr uint32_t kDirectoryEvents = IN_CLOSE_WRITE | IN_MOVED_TO |
 
 std::string DefaultSource(const std::string& path) {
   return absl::StrCat("built-in default (", path, " absent)");
+}
+
+// The default in force because the file at start could not be used: the
+// source says why, never "absent" (a FIFO or a dangling link is there).
+std::string RefusedSource(absl::string_view why) {
+  return absl::StrCat("built-in default (", why, ")");
 }
 
 std::string DirectoryOf(const std::string& path) {
@@ -70,12 +77,10 @@ absl::Status PolicyWatcher::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     state_.version = 1;
     state_.loaded_unix_ns = absl::ToUnixNanos(absl::Now());
-    if (state_.is_default) {
-      LogInfo("policy: ", state_.source);
-    }
     if (!state_.last_error.empty()) {
       return absl::InvalidArgumentError(state_.last_error);
     }
+    if (state_.is_default) LogInfo("policy: ", state_.source);
   }
   return absl::OkStatus();
 }
@@ -136,11 +141,17 @@ bool PolicyWatcher::Load(bool force) {
 
   std::lock_guard<std::mutex> lock(mu_);
   if (last_failed_) {
-    // Anything at the path but a readable policy (a directory, a FIFO, too
-    // big, unreadable) keeps the running policy: only absence means the
-    // built-in default.
+    // Anything at the path but a readable policy (a directory, a FIFO, a
+    // link to nothing, too big, unreadable) keeps the running policy: only
+    // absence means the built-in default.
     state_.last_error = std::string(read.status().message());
     ++state_.reloads_rejected;
+    if (state_.version == 0) {
+      // At start there is no last good policy to keep: Start() returns the
+      // error, and the caller says what it does about it.
+      state_.source = RefusedSource(state_.last_error);
+      return false;
+    }
     LogError("policy: ", state_.last_error, "; keeping version ",
              state_.version, " (", state_.source, ")");
     return false;
@@ -164,6 +175,10 @@ bool PolicyWatcher::Apply(const std::string& text) {
   if (!parsed.ok()) {
     state_.last_error = std::string(parsed.status().message());
     ++state_.reloads_rejected;
+    if (state_.version == 0) {  // at start: Start() returns it (see Load)
+      state_.source = RefusedSource(absl::StrCat(options_.path, " rejected"));
+      return false;
+    }
     LogError("policy: ", options_.path, " rejected, keeping version ",
              state_.version, " (", state_.source, "):\n", state_.last_error);
     return false;

@@ -10,9 +10,10 @@
 // metrics until a good file arrives. An absent file means the built-in
 // default at start; a file removed later leaves the running policy in place
 // (editors remove and recreate files; a momentary gap must not reset tuning).
-// Anything else at the path (a directory, a FIFO, a device, a file over
-// kMaxPolicyBytes) is an error like a bad file: refused without blocking or
-// reading it whole, and the last good policy stays.
+// Anything else at the path (a directory, a FIFO, a device, a symbolic link
+// that names nothing, a file over kMaxPolicyBytes) is an error like a bad
+// file, never "removed": refused without blocking or reading it whole, and
+// the last good policy stays.
 #ifndef LOCUS_AGENT_CONFIG_POLICY_WATCHER_H_
 #define LOCUS_AGENT_CONFIG_POLICY_WATCHER_H_
 
@@ -45,9 +46,11 @@ class PolicyWatcher {
 
   // Loads the file and starts watching. A missing file gives the built-in
   // default (OK). Anything else that cannot be used (an invalid file, with
-  // every error up to kMaxReportedErrors; not a regular file; too big;
-  // unreadable) gives InvalidArgument saying why; the built-in default is
-  // then what policy() returns, and a daemon should refuse to start. Fails
+  // every error up to kMaxReportedErrors; not a regular file; a symbolic
+  // link that names nothing; too big; unreadable) gives InvalidArgument
+  // saying why, and logs nothing (the caller says what it does); the
+  // built-in default is then what policy() returns, with a source saying
+  // why (never "absent"), and a daemon should refuse to start. Fails
   // otherwise only when inotify cannot be set up.
   absl::Status Start();
 

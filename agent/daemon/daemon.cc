@@ -164,7 +164,12 @@ absl::Status Daemon::StartPolicyWatcher(const Topology& topology) {
   watcher_ = std::make_unique<PolicyWatcher>(std::move(watcher_options));
   policy_source_ = std::make_unique<WatchedPolicy>(watcher_.get());
   if (absl::Status status = watcher_->Start(); !status.ok()) {
-    return Saying("policy", status);
+    // The default stands in for an absent file only: one there but
+    // unusable (a FIFO, a link to nothing) meant something else.
+    return absl::Status(status.code(),
+                        absl::StrCat("policy: ", status.message(),
+                                     "; not starting: the built-in default "
+                                     "replaces only an absent policy file"));
   }
   return absl::OkStatus();
 }

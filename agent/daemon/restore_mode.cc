@@ -21,9 +21,11 @@ void LogRestore(const RestoreReport& report) {
           report.groups_detached, " steered group(s); ", report.dropped,
           " no longer exist",
           report.truncated_tail ? "; the journal's last record was torn" : "");
-  if (report.corrupt_records > 0) {
+  if (report.corrupt_records > 0 || report.truncated_tail) {
     LogWarning(report.journal, " had ", report.corrupt_records,
-               " damaged record(s), not restored; the journal is kept as ",
+               " damaged record(s)",
+               report.truncated_tail ? " and a torn last record" : "",
+               ", not restored; the journal is kept as ",
                report.kept_copy.empty() ? "(gone)" : report.kept_copy,
                " to recover them by hand");
   }

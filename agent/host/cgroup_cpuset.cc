@@ -26,6 +26,9 @@ struct Files {
   const char* cpus;
   const char* mems;
 };
+// A cpulist of every other CPU of 8,192 is under 40 KiB; more in a cpuset
+// file is not the kernel's.
+constexpr size_t kMaxCpusetFileBytes = 64 * 1024;
 constexpr Files kV1 = {"cpuset.effective_cpus", "cpuset.effective_mems"};
 constexpr Files kV2 = {"cpuset.cpus.effective", "cpuset.mems.effective"};
 
@@ -70,7 +73,7 @@ std::vector<std::string> CgroupsAtDepth(const std::string& hierarchy,
 }
 
 absl::StatusOr<std::vector<int>> ReadList(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadTextFile(path);
+  absl::StatusOr<std::string> text = ReadTextFile(path, kMaxCpusetFileBytes);
   if (!text.ok()) return text.status();
   absl::StatusOr<std::vector<int>> list = ParseCpuList(*text);
   if (!list.ok()) {

@@ -1,8 +1,6 @@
 #include "agent/host/file_util.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
-#include "common/unique_fd.h"
 
 namespace locus {
 namespace {
@@ -30,21 +27,9 @@ std::string JoinPath(absl::string_view root, absl::string_view path) {
   return absl::StrCat(root, "/", path);
 }
 
-absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return LastErrnoStatus(path);
-  std::string out;
-  char buf[8192];
-  while (true) {
-    ssize_t n = read(fd.get(), buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return LastErrnoStatus(path);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
+absl::StatusOr<std::string> ReadTextFile(const std::string& path,
+                                         size_t max_bytes) {
+  return ReadRegularFile(path, {.max_bytes = max_bytes});
 }
 
 absl::StatusOr<std::vector<DirEntry>> ListDirectoryEntries(

@@ -141,7 +141,7 @@ void ReadNics(const HostPaths& paths, IrqReadCache* out) {
 absl::StatusOr<std::vector<InterruptLine>> ReadInterrupts(
     const HostPaths& paths, std::vector<std::string>* errors) {
   const std::string path = JoinPath(paths.procfs_root, "interrupts");
-  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, kMaxInterruptsBytes));
   std::vector<std::string> row_errors;
   auto rows = ParseInterrupts(text, &row_errors);
   if (!rows.ok()) {

@@ -21,6 +21,12 @@
 namespace locus {
 namespace {
 
+// The kubelet's files are another program's state, read through the one
+// bounded reader: a node's CPU manager state (one short entry a container)
+// and its config stay far below this; a FIFO, a device or a huge file at
+// either path is reported, never waited on or read whole.
+constexpr size_t kMaxKubeletFileBytes = 1 << 20;
+
 // The CPU manager's checkpoint: with the static policy, per pod UID the
 // exclusive cpuset of each of its containers.
 struct CpuManagerState {
@@ -61,7 +67,7 @@ absl::StatusOr<CpuManagerState> ParseCpuManagerState(const std::string& json,
 // scalar, read by line rather than with a YAML parser for one key.
 std::string TopologyPolicy(const std::string& root) {
   absl::StatusOr<std::string> text =
-      ReadTextFile(JoinPath(root, "config.yaml"));
+      ReadTextFile(JoinPath(root, "config.yaml"), kMaxKubeletFileBytes);
   if (!text.ok()) return "";
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     if (!absl::ConsumePrefix(&line, "topologyManagerPolicy:")) continue;
@@ -133,7 +139,7 @@ void KubeletWatch::Fill(std::vector<Target>& targets,
       });
   if (!any_pod) return;
   const std::string path = JoinPath(root_, "cpu_manager_state");
-  absl::StatusOr<std::string> text = ReadTextFile(path);
+  absl::StatusOr<std::string> text = ReadTextFile(path, kMaxKubeletFileBytes);
   if (!text.ok()) {
     if (!absl::IsNotFound(text.status())) {
       errors->push_back(std::string(text.status().message()));

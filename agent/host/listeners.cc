@@ -225,7 +225,7 @@ std::optional<ListenTable> ReadListenTable(const std::string& procfs_root,
     const std::string path = JoinPath(
         procfs_root,
         absl::StrCat(pid, family == AF_INET ? "/net/tcp" : "/net/tcp6"));
-    absl::StatusOr<std::string> read = ReadTextFile(path);
+    absl::StatusOr<std::string> read = ReadTextFile(path, kMaxTcpTableBytes);
     // No tcp6 in a namespace of a kernel without IPv6.
     if (family == AF_INET6 && absl::IsNotFound(read.status())) break;
     std::optional<std::string> text = Value(std::move(read), errors);

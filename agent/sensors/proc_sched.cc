@@ -2,24 +2,22 @@
 
 #include <dirent.h>
 
-#include <fstream>
-#include <sstream>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/file_read.h"
 
 namespace locus {
 namespace {
 
 bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
+  absl::StatusOr<std::string> text = ReadRegularFile(path);
+  if (!text.ok()) return false;
+  *out = *std::move(text);
   return true;
 }
 

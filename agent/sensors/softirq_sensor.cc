@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "agent/sensors/abi.h"
 #include "agent/sensors/sampling.h"
+#include "common/file_read.h"
 #include "common/status_macros.h"
 #include "softirq.skel.h"
 
@@ -169,12 +168,12 @@ void SoftirqSensor::ReadIrqs(SensorReading& r) const {
 absl::StatusOr<std::vector<SoftirqCounts>> SoftirqSensor::ReadProcSoftirqs()
     const {
   std::string path = absl::StrCat(options_.procfs_root, "/softirqs");
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path));
-  absl::StatusOr<std::vector<SoftirqCounts>> counts =
-      ParseProcSoftirqs(text.str());
+  absl::StatusOr<std::string> text = ReadRegularFile(path);
+  if (!text.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot read ", text.status().message()));
+  }
+  absl::StatusOr<std::vector<SoftirqCounts>> counts = ParseProcSoftirqs(*text);
   if (!counts.ok()) {
     return absl::Status(counts.status().code(),
                         absl::StrCat(path, ": ", counts.status().message()));

@@ -213,12 +213,56 @@ TEST(JournalTest, OverlongLineIsOneDamagedRecord) {
                            Line("I 3 0") +
                            std::string(kMaxJournalLine + 1, 'y');
   JournalContents contents = ParseJournal(text, "j");
-  EXPECT_EQ(contents.corrupt_records, 1);
+  // The overlong tail is damage too, not a torn append: no append is longer
+  // than a record.
+  EXPECT_EQ(contents.corrupt_records, 2);
   EXPECT_EQ(contents.irqs.count(3), 1u);
-  EXPECT_TRUE(contents.truncated_tail);
+  EXPECT_FALSE(contents.truncated_tail);
   ASSERT_EQ(contents.problems.size(), 2u);
   EXPECT_THAT(contents.problems[0], HasSubstr("j:1: record longer than"));
-  EXPECT_THAT(contents.problems[1], HasSubstr("j:3: incomplete last record"));
+  EXPECT_THAT(contents.problems[1],
+              HasSubstr("j:3: more than 65536 bytes without a newline at the "
+                        "end: not a record"));
+  EXPECT_TRUE(contents.dropped_content());
+}
+
+// 5 MB of random bytes and no newline: damage, never "a torn last record",
+// and the file is kept as journal.bad.<time> when the journal is cleared.
+TEST(JournalTest, MegabytesWithoutANewlineAreKeptAsBad) {
+  TempTree tree;
+  JournalOptions options{tree.root() + "/journal"};
+  std::string junk(5 << 20, '\0');
+  uint32_t x = 12345;
+  for (char& c : junk) {
+    x = x * 1103515245u + 12345u;
+    const char byte = static_cast<char>(x >> 16);
+    c = byte == '\n' ? 'n' : byte;
+  }
+  tree.Write("journal", junk);
+  auto journal = Journal::Open(options);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  EXPECT_FALSE((*journal)->contents().truncated_tail);
+  EXPECT_EQ((*journal)->contents().corrupt_records, 1);
+  ASSERT_TRUE((*journal)->Clear().ok());
+  EXPECT_NE(access(options.path.c_str(), F_OK), 0);
+  EXPECT_THAT((*journal)->kept_copy(), HasSubstr(options.path + ".bad."));
+  EXPECT_EQ(Slurp((*journal)->kept_copy()), junk);
+}
+
+// Whatever reading drops, even a record torn by a crash mid-append, may be
+// what an operator needs: the file is kept, never deleted.
+TEST(JournalTest, ATornLastRecordIsKeptAsBadToo) {
+  TempTree tree;
+  JournalOptions options{tree.root() + "/journal"};
+  const std::string text = Line("I 5 0") + "I 6 0-1 1a2b";
+  tree.Write("journal", text);
+  auto journal = Journal::Open(options);
+  ASSERT_TRUE(journal.ok());
+  EXPECT_TRUE((*journal)->contents().truncated_tail);
+  EXPECT_EQ((*journal)->contents().corrupt_records, 0);
+  ASSERT_TRUE((*journal)->Clear().ok());
+  EXPECT_THAT((*journal)->kept_copy(), HasSubstr(options.path + ".bad."));
+  EXPECT_EQ(Slurp((*journal)->kept_copy()), text);
 }
 
 TEST(JournalTest, DamagedJournalIsSetAsideNotDeleted) {
@@ -275,6 +319,52 @@ TEST(JournalTest, LinksResolveToTheRealFile) {
   // A loop is an error, not a hang.
   std::filesystem::create_symlink("loop", tree.root() + "/loop");
   EXPECT_FALSE(ResolveJournalPath(tree.root() + "/loop").ok());
+}
+
+// The journal's lock is on the file itself: while a Journal has it, no
+// other Journal opens it, by its name or by a hard link (flock conflicts
+// between open files, so a second one in this process stands in for a
+// second daemon). Nothing is read, restored or deleted through the link.
+TEST(JournalTest, AHardLinkToAHeldJournalIsRefused) {
+  TempTree tree;
+  const std::string path = tree.root() + "/journal";
+  const std::string link = tree.root() + "/hardlink";
+  auto first = Journal::Open(JournalOptions{path});
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->RecordIrq({5, {0}}).ok());
+  ASSERT_EQ(::link(path.c_str(), link.c_str()), 0);
+  for (const std::string& name : {link, path}) {
+    auto second = Journal::Open(JournalOptions{name});
+    ASSERT_FALSE(second.ok()) << name;
+    EXPECT_TRUE(absl::IsFailedPrecondition(second.status()));
+    EXPECT_THAT(std::string(second.status().message()),
+                HasSubstr(absl::StrCat("another locusd (pid ", getpid(),
+                                       ") is running with this journal")));
+  }
+  EXPECT_TRUE(std::filesystem::exists(link));
+  ASSERT_TRUE((*first)->RecordIrq({6, {1}}).ok()) << "the first goes on";
+  first->reset();
+  // Let go with the first: the next one reads what it left, by either name.
+  auto next = Journal::Open(JournalOptions{link});
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ((*next)->contents().irqs.size(), 2u);
+}
+
+// A file created by the first record is locked before the record goes in,
+// and again after a Clear, when the next record creates a new one.
+TEST(JournalTest, ANewFileIsLockedFromItsFirstRecord) {
+  TempTree tree;
+  JournalOptions options{tree.root() + "/journal"};
+  auto first = Journal::Open(options);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(Journal::Open(options).ok()) << "no file yet, nothing to lock";
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE((*first)->RecordIrq({5, {0}}).ok());
+    EXPECT_TRUE(absl::IsFailedPrecondition(Journal::Open(options).status()))
+        << "round " << round;
+    ASSERT_TRUE((*first)->Clear().ok());
+    EXPECT_TRUE(Journal::Open(options).ok()) << "round " << round;
+  }
 }
 
 TEST(JournalTest, FifoIsAnErrorNotAHang) {

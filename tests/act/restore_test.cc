@@ -69,6 +69,8 @@ TEST_F(RestoreTest, HalfWrittenJournalRestoresCompleteRecords) {
   EXPECT_EQ(report->threads_restored, 2);
   EXPECT_EQ(report->irqs_restored, 1);
   EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));
+  // The torn record is dropped, so the file is kept for recovery by hand.
+  EXPECT_THAT(report->kept_copy, HasSubstr(options_.path + ".bad."));
 }
 
 TEST_F(RestoreTest, FallsBackToCpusetWhenOriginalNoLongerAllowed) {

@@ -1,5 +1,6 @@
 // Runs the real locusctl binary against a test server (fake controller, fake
 // publisher) on a temporary socket.
+#include <fcntl.h>
 #include <google/protobuf/util/json_util.h>
 #include <poll.h>
 #include <pty.h>
@@ -11,6 +12,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +37,13 @@ class RefusingController : public FakeController {
       return absl::NotFoundError(
           "pid 4242 (nginx): not trusted as a target: its executable "
           "/tmp/x/nginx is owned by uid 65534, not root");
+    }
+    if (request.subject_case() == v1::ExplainRequest::kTid &&
+        request.tid() == 4343) {  // an agent that did not escape its path
+      return absl::NotFoundError(
+          "pid 4343 (nginx): not trusted as a target: its executable "
+          "/tmp/a\n\x1b[2J\neverything restored; bye/nginx is owned by "
+          "uid 1000, not root");
     }
     return FakeController::Explain(request);
   }
@@ -118,6 +128,103 @@ TEST_F(LocusctlTest, WatchJsonLinesParse) {
     EXPECT_EQ(m.actions(0).reason(), "82% remote faults on node 1");
   }
   EXPECT_THAT(lines[0], HasSubstr("\"subscriber_dropped_total\":"));
+}
+
+// Lines a child writes to the pipe `fd`, as they come.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  // Reads until `done` holds for the lines so far, EOF, or the deadline.
+  template <typename Done>
+  const std::vector<std::string>& Until(Done done, absl::Duration timeout) {
+    absl::Time deadline = absl::Now() + timeout;
+    while (!done(lines_) && absl::Now() < deadline) {
+      pollfd p = {fd_, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;
+      char buf[65536];
+      ssize_t n = read(fd_, buf, sizeof(buf));
+      if (n <= 0) break;
+      partial_.append(buf, static_cast<size_t>(n));
+      for (size_t nl; (nl = partial_.find('\n')) != std::string::npos;) {
+        lines_.push_back(partial_.substr(0, nl));
+        partial_.erase(0, nl + 1);
+      }
+    }
+    return lines_;
+  }
+
+ private:
+  int fd_;
+  std::string partial_;
+  std::vector<std::string> lines_;
+};
+
+// A watch stopped (SIGSTOP) for 50 ticks and continued gets the current
+// tick with the count it missed within a message or two, not the 50 old
+// ticks with drops 0. The ticks are small on purpose: gRPC's 64 KiB window
+// and the socket buffers hold all 50, so the agent must not send them.
+TEST_F(LocusctlTest, AStoppedWatchGetsTheNewestTickWithTheCountMissed) {
+  ASSERT_LT(SyntheticMetrics(1, 6).ByteSizeLong() * 60, 48u << 10)
+      << "ticks this big would overflow the buffers by themselves";
+  int out[2];
+  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+  std::string socket_arg = "--socket=" + server_->socket_path();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out[1], 1);
+    execl(LOCUSCTL_PATH, LOCUSCTL_PATH, socket_arg.c_str(), "watch", "--json",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  LineReader reader(out[0]);
+  auto got = [](size_t n) {
+    return [n](const std::vector<std::string>& l) { return l.size() >= n; };
+  };
+  ASSERT_EQ(reader.Until(got(3), absl::Seconds(10)).size(), 3u);
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);
+  const uint64_t stopped_at = publisher_->ticks();
+  while (publisher_->ticks() < stopped_at + 50) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const uint64_t resumed_at = publisher_->ticks();
+  ASSERT_EQ(kill(pid, SIGCONT), 0);
+  std::vector<v1::Metrics> after;  // what came after the first three
+  auto fresh = [&](const std::vector<std::string>& lines) {
+    after.clear();
+    for (size_t i = 3; i < lines.size(); ++i) {
+      v1::Metrics m;
+      if (!google::protobuf::util::JsonStringToMessage(lines[i], &m).ok()) {
+        continue;
+      }
+      after.push_back(m);
+    }
+    return !after.empty() && after.back().tick() >= resumed_at;
+  };
+  const std::vector<std::string> lines = reader.Until(fresh, absl::Seconds(10));
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  close(out[0]);
+  ASSERT_TRUE(fresh(lines)) << "no tick since the resume";
+  // Stale: published while it was stopped, delivered after.
+  int stale = 0;
+  uint64_t missed = 0;
+  for (const v1::Metrics& m : after) {
+    if (m.tick() > stopped_at + 1 && m.tick() < resumed_at) ++stale;
+    missed += m.drops().subscriber_dropped();
+    if (m.tick() >= resumed_at) break;
+  }
+  EXPECT_LE(stale, 2) << "old ticks replayed after the resume";
+  EXPECT_GE(missed, 45u) << "the ticks missed are not counted";
+  v1::Metrics previous;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(lines[2], &previous).ok());
+  for (const v1::Metrics& m : after) {
+    EXPECT_EQ(m.tick() - previous.tick() - 1, m.drops().subscriber_dropped())
+        << "tick " << m.tick() << " after " << previous.tick();
+    previous = m;
+  }
 }
 
 TEST_F(LocusctlTest, TopDrawsFramesAndStopsAtCount) {
@@ -232,6 +339,17 @@ TEST_F(LocusctlTest, ExplainSaysWhyALookAlikeIsNotATarget) {
   EXPECT_THAT(r.err, HasSubstr("explain: not found: pid 4242 (nginx): not "
                                "trusted as a target: its executable "
                                "/tmp/x/nginx is owned by uid 65534, not root"));
+}
+
+// What the agent says reaches the terminal on one line, with nothing a
+// terminal acts on, whatever the look-alike's path holds.
+TEST_F(LocusctlTest, ExplainShowsALookAlikesPathInert) {
+  ProcessResult r = Ctl({"explain", "4343"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("/tmp/a\\n\\x1b[2J\\neverything restored; "
+                               "bye/nginx is owned by uid 1000"));
 }
 
 TEST_F(LocusctlTest, ProbeShowsFeatures) {

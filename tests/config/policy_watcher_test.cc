@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/log.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/default_policy.h"
@@ -26,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 class PolicyWatcherTest : public ::testing::Test {
@@ -287,17 +290,77 @@ TEST_F(PolicyWatcherRefusalTest, OversizedFileKeepsTheLastGoodPolicy) {
         std::ofstream(path_, std::ios::trunc);
         ASSERT_EQ(truncate(path_.c_str(), 1ll << 30), 0);
       },
-      path_ +
-          ": 1073741824 bytes or more; a policy file is at most 1048576 "
-          "bytes");
+      path_ + ": larger than 1048576 bytes (1073741824 or more)");
 }
 
-TEST_F(PolicyWatcherRefusalTest, FifoAtStartIsAnError) {
+// A link to nothing (here /proc/kcore where the kernel has none; where it
+// has one it is too big, or unreadable) is there: not "removed".
+TEST_F(PolicyWatcherRefusalTest, ALinkToNothingIsNotARemovedFile) {
+  ExpectRefusedAndKept(
+      [this] {
+        fs::remove(path_);
+        fs::create_symlink(dir_ + "/nowhere", path_);
+      },
+      path_ + ": a symbolic link to " + dir_ + "/nowhere, which names nothing");
+}
+
+TEST_F(PolicyWatcherRefusalTest, ALinkToProcKcoreIsRefusedNotRemoved) {
+  WriteFile(path_, "mode: dry_run\n");
+  PolicyWatcher watcher({path_, std::nullopt});
+  ASSERT_TRUE(watcher.Start().ok());
+  fs::remove(path_);
+  fs::create_symlink("/proc/kcore", path_);
+  watcher.Reload();
+  PolicyState state = watcher.state();
+  EXPECT_THAT(state.last_error, StartsWith(path_ + ": "));
+  EXPECT_THAT(state.last_error, Not(HasSubstr("removed")));
+  EXPECT_EQ(state.policy->mode(), v1::Policy::MODE_DRY_RUN);
+  EXPECT_EQ(state.version, 1u);
+}
+
+// Logs of one watcher's start, kept for a test to read.
+class CapturedLog : public LogSink {
+ public:
+  CapturedLog() { SetLogSink(this); }
+  ~CapturedLog() override { SetLogSink(nullptr); }
+  void Write(const LogEntry& entry) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    text_ += entry.message + "\n";
+  }
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return text_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string text_;
+};
+
+// The error says what is there, and nothing says "absent": the default
+// in force says why it is.
+TEST_F(PolicyWatcherRefusalTest, FifoAtStartIsAnErrorNeverAbsent) {
   ASSERT_EQ(mkfifo(path_.c_str(), 0600), 0);
+  CapturedLog log;
   PolicyWatcher watcher({path_, std::nullopt});
   absl::Status status = watcher.Start();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(), path_ + ": is a FIFO, not a regular file");
+  PolicyState state = watcher.state();
+  EXPECT_TRUE(state.is_default);
+  EXPECT_EQ(state.source,
+            "built-in default (" + path_ + ": is a FIFO, not a regular file)");
+  EXPECT_THAT(log.text(), Not(HasSubstr("absent")));
+}
+
+TEST_F(PolicyWatcherRefusalTest, AnInvalidFileAtStartIsNeverAbsent) {
+  WriteFile(path_, "mode: sideways\n");
+  CapturedLog log;
+  PolicyWatcher watcher({path_, std::nullopt});
+  EXPECT_FALSE(watcher.Start().ok());
+  EXPECT_EQ(watcher.state().source,
+            "built-in default (" + path_ + " rejected)");
+  EXPECT_THAT(log.text(), Not(HasSubstr("absent")));
 }
 
 // The time each version came into force, for status ("loaded ...").

@@ -2,7 +2,14 @@
 // (tests/fixtures/cgroup_v{1,2}), and the containers the kubelet places.
 #include "agent/host/cgroup_cpuset.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <future>
 
 #include "agent/host/host_model.h"
 #include "agent/host/kubelet.h"
@@ -13,6 +20,7 @@
 namespace locus {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -331,6 +339,90 @@ TEST(HostModelCpusetTest, TheKubeletsStateIsReadThroughInitsRoot) {
               "the kubelet: static CPU manager, exclusive cpus 6-7")
         << target.pid;
   }
+}
+
+// A pod's tree of numa2 whose kubelet state a test replaces.
+class HostilePathsTest : public ::testing::Test {
+ protected:
+  static constexpr char kCgroup[] =
+      "/kubepods.slice/kubepods-pod0f1e_22.slice/cri-containerd-1.scope";
+  static constexpr char kState[] =
+      "proc/1/root/var/lib/kubelet/cpu_manager_state";
+  void SetUp() override {
+    tree_.CopyFixture("numa2");
+    const std::string dir = std::string("sys/fs/cgroup") + kCgroup;
+    tree_.Write(dir + "/cpuset.cpus.effective", "6-7\n");
+    tree_.Write(dir + "/cpuset.mems.effective", "1\n");
+    for (int pid = 100; pid <= 104; ++pid) {
+      tree_.Write("proc/" + std::to_string(pid) + "/cgroup",
+                  std::string("0::") + kCgroup);
+    }
+  }
+  // Replaces `relative` with a FIFO no one writes to.
+  void MakeFifo(const std::string& relative) {
+    tree_.Write(relative, "");  // its directories
+    tree_.Remove(relative);
+    ASSERT_EQ(mkfifo((tree_.root() + "/" + relative).c_str(), 0600), 0);
+  }
+  // The first tick's scan, on another thread: one that blocks fails the
+  // test (every FIFO of the tree then gets a writer so that it can end).
+  std::vector<std::string> Scan(Snapshot* snapshot) {
+    HostModelOptions options;
+    options.paths = {tree_.root() + "/sys", tree_.root() + "/proc"};
+    options.targets.read_numa_maps = false;
+    options.read_irqs = false;
+    HostModel model(options);
+    std::vector<std::string> errors;
+    auto scan = std::async(std::launch::async,
+                           [&] { return model.Refresh(snapshot, &errors); });
+    if (scan.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      ADD_FAILURE() << "the scan blocked on a FIFO";
+      for (const auto& entry :
+           std::filesystem::recursive_directory_iterator(tree_.root())) {
+        if (entry.is_fifo()) {
+          close(open(entry.path().c_str(), O_WRONLY | O_NONBLOCK));
+        }
+      }
+    }
+    EXPECT_TRUE(scan.get().ok());
+    return errors;
+  }
+  TempTree tree_;
+};
+
+TEST_F(HostilePathsTest, AFifoAsTheKubeletsStateLetsTheFirstTickComplete) {
+  MakeFifo(kState);
+  Snapshot snapshot;
+  std::vector<std::string> errors = Scan(&snapshot);
+  EXPECT_THAT(errors, Contains(tree_.root() + "/" + kState +
+                               ": is a FIFO, not a regular file"));
+  ASSERT_FALSE(snapshot.targets.empty());
+  EXPECT_EQ(snapshot.targets[0].cgroup->placed_by, "") << "nothing read";
+}
+
+TEST_F(HostilePathsTest, AFifoAsACpusetFileLetsTheFirstTickComplete) {
+  const std::string file =
+      std::string("sys/fs/cgroup") + kCgroup + "/cpuset.cpus.effective";
+  MakeFifo(file);
+  Snapshot snapshot;
+  std::vector<std::string> errors = Scan(&snapshot);
+  EXPECT_THAT(errors, Contains(HasSubstr(tree_.root() + "/" + file +
+                                         ": is a FIFO, not a regular file")));
+}
+
+// 200 MiB that cost no disk: refused from its size, not read into memory.
+TEST_F(HostilePathsTest, AHugeSparseKubeletStateIsRefusedUnread) {
+  tree_.Write(kState, "");
+  ASSERT_EQ(truncate((tree_.root() + "/" + kState).c_str(), 200ll << 20), 0);
+  struct rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  Snapshot snapshot;
+  std::vector<std::string> errors = Scan(&snapshot);
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_THAT(errors, Contains(tree_.root() + "/" + kState +
+                               ": larger than 1048576 bytes (209715200 or "
+                               "more)"));
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 16 << 10) << "KiB";
 }
 
 }  // namespace

@@ -360,11 +360,10 @@ TEST_F(PolicyFileTest, SparseGigabyteIsRefusedFromItsSize) {
   ASSERT_EQ(truncate(path_.c_str(), 1ll << 30), 0) << strerror(errno);
   size_t before = PeakRss();
   absl::StatusOr<v1::Policy> policy = LoadPolicyFile(path_);
-  EXPECT_EQ(policy.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(policy.status().message(),
-            absl::StrCat(path_,
-                         ": 1073741824 bytes or more; a policy file is "
-                         "at most 1048576 bytes"));
+  EXPECT_EQ(policy.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(
+      policy.status().message(),
+      absl::StrCat(path_, ": larger than 1048576 bytes (1073741824 or more)"));
   EXPECT_LT(PeakRss() - before, 16u << 20);
 }
 
@@ -377,7 +376,7 @@ TEST_F(PolicyFileTest, TheLimitItselfIsRead) {
   EXPECT_EQ(*read, text);
   std::ofstream(path_, std::ios::app) << "\n";
   EXPECT_EQ(ReadPolicyFile(path_).status().code(),
-            absl::StatusCode::kInvalidArgument);
+            absl::StatusCode::kOutOfRange);
 }
 
 TEST_F(PolicyFileTest, AbsentIsNotFound) {
