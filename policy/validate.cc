@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/printable.h"
 #include "policy/cpu_list.h"
 
 namespace locus {
@@ -88,6 +89,13 @@ void CheckSystemdUnit(const std::string& unit, const PolicyErrorSink& sink) {
          absl::StrCat("\"", absl::CHexEscape(unit),
                       "\" is not a systemd service or scope name (e.g. "
                       "nginx.service)"));
+  } else if (absl::StartsWith(unit, "user@")) {
+    // Whatever runs in a user's own service manager, that user started.
+    sink("targets.systemd_unit",
+         absl::StrCat("\"", unit,
+                      "\" is a user's own service manager, which vouches "
+                      "for nothing that user starts; name the system's unit "
+                      "of the service (e.g. nginx.service)"));
   }
 }
 
@@ -217,31 +225,13 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
   CheckConnections(policy.connections(), sink);
 }
 
-std::string OneLine(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += absl::StrFormat("\\x%02x", u);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 absl::Status Collect(const v1::Policy& policy, const Topology* host) {
   std::vector<std::string> errors;
   CheckPolicy(policy, host,
               [&errors](absl::string_view path, absl::string_view message) {
-                errors.push_back(OneLine(absl::StrCat(path, ": ", message)));
+                errors.push_back(Printable(absl::StrCat(path, ": ", message)));
               });
   if (errors.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));

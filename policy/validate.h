@@ -24,10 +24,6 @@ using PolicyErrorSink =
 void CheckPolicy(const v1::Policy& policy, const Topology* host,
                  const PolicyErrorSink& sink);
 
-// `text` with control characters (newlines above all) escaped, so that user
-// text inside a message cannot break the one-error-per-line format.
-std::string OneLine(absl::string_view text);
-
 // All problems as one InvalidArgument status, one "path: message" per line.
 absl::Status ValidatePolicy(const v1::Policy& policy);
 absl::Status ValidatePolicyForHost(const v1::Policy& policy,

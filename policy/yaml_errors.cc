@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/printable.h"
 #include "common/utf8.h"
 #include "policy/validate.h"
 
@@ -20,7 +21,7 @@ YamlLocation FromMark(const YAML::Mark& mark) {
 // One line of valid UTF-8, at most kMaxErrorBytes (plus "..."). Only a
 // bounded head of `text` is looked at: a message may quote a 1 MB scalar.
 std::string Shorten(absl::string_view text) {
-  std::string line = ValidUtf8(OneLine(text.substr(0, kMaxErrorBytes + 1)));
+  std::string line = Printable(text.substr(0, kMaxErrorBytes + 1));
   if (text.size() <= kMaxErrorBytes && line.size() <= kMaxErrorBytes) {
     return line;
   }
@@ -30,7 +31,7 @@ std::string Shorten(absl::string_view text) {
 }  // namespace
 
 YamlErrors::YamlErrors(absl::string_view filename)
-    : filename_(ValidUtf8(OneLine(filename))) {}
+    : filename_(Printable(filename)) {}
 
 bool YamlErrors::Before(const ErrorLine& a, const ErrorLine& b) {
   return std::tie(a.at.line, a.at.column, a.order) <

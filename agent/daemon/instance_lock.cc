@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/act/journal.h"
+#include "agent/act/journal_lock.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
 
@@ -34,6 +35,12 @@ absl::StatusOr<InstanceLock> InstanceLock::Acquire(
     }
     return absl::UnavailableError(ErrnoMessage(path, errno));
   }
+  // The lock file is one per name of the journal; a hard link is another
+  // name. The file's own lock, which a running daemon's Journal holds, is
+  // tried too, and let go at once: this daemon's Journal takes it next.
+  // Any other error is the Journal's to report when it opens the file.
+  absl::StatusOr<UniqueFd> held = LockJournalFileAt(journal);
+  if (absl::IsFailedPrecondition(held.status())) return held.status();
   return InstanceLock(std::move(fd));
 }
 

@@ -15,11 +15,14 @@ namespace locus {
 // An exclusive flock(2) on "<journal>.lock", where <journal> is the journal's
 // real path (ResolveJournalPath: symlinks resolved), held until destroyed (or
 // the process ends, crash included: the kernel drops it). Creates the
-// journal's directory when missing.
+// journal's directory when missing. A journal file there must not be locked
+// either (journal_lock.h): a running daemon holds it whatever name it was
+// given, a hard link included.
 class InstanceLock {
  public:
-  // FailedPrecondition naming the lock file when another process holds it,
-  // or naming the journal path when it cannot be resolved.
+  // FailedPrecondition naming the lock file or the journal when another
+  // process holds either, or naming the journal path when it cannot be
+  // resolved.
   static absl::StatusOr<InstanceLock> Acquire(const std::string& journal_path);
 
  private:

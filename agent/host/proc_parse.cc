@@ -100,12 +100,43 @@ std::string ParseCgroupPath(absl::string_view text) {
 std::string SystemdUnitOf(absl::string_view cgroup_path) {
   std::vector<absl::string_view> parts =
       absl::StrSplit(cgroup_path, '/', absl::SkipEmpty());
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    if (absl::EndsWith(*it, ".service") || absl::EndsWith(*it, ".scope")) {
-      return std::string(*it);
+  for (absl::string_view part : parts) {
+    // Slices hold units and nothing else: only the system's manager made
+    // them, so the first other component is the unit it placed there.
+    if (absl::EndsWith(part, ".slice")) continue;
+    if (absl::EndsWith(part, ".service") || absl::EndsWith(part, ".scope")) {
+      return std::string(part);
     }
+    return "";
   }
   return "";
+}
+
+bool IsUserManagerUnit(absl::string_view unit) {
+  return absl::StartsWith(unit, "user@") && absl::EndsWith(unit, ".service");
+}
+
+std::optional<int32_t> ParseFlockHolder(absl::string_view proc_locks,
+                                        uint32_t dev_major, uint32_t dev_minor,
+                                        uint64_t inode) {
+  // "1: FLOCK  ADVISORY  WRITE 1234 fe:00:10952735 0 EOF"
+  for (absl::string_view line : absl::StrSplit(proc_locks, '\n')) {
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    if (f.size() < 6 || f[1] != "FLOCK") continue;
+    std::vector<absl::string_view> id = absl::StrSplit(f[5], ':');
+    uint32_t major = 0;
+    uint32_t minor = 0;
+    uint64_t ino = 0;
+    int32_t pid = 0;
+    if (id.size() == 3 && absl::SimpleHexAtoi(id[0], &major) &&
+        absl::SimpleHexAtoi(id[1], &minor) && absl::SimpleAtoi(id[2], &ino) &&
+        absl::SimpleAtoi(f[4], &pid) && major == dev_major &&
+        minor == dev_minor && ino == inode) {
+      return pid;
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<MemRange> ParseMigratableRanges(

@@ -52,9 +52,26 @@ std::vector<CgroupLine> ParseCgroupLines(absl::string_view text);
 // line, else the v1 name=systemd line; "" when neither is present.
 std::string ParseCgroupPath(absl::string_view text);
 
-// The systemd unit a cgroup path belongs to: the innermost component ending
-// in .service or .scope ("/system.slice/nginx.service" -> "nginx.service").
+// The unit of the system's service manager a cgroup path lies in: the first
+// component below the slices, when it is a service or scope
+// ("/system.slice/nginx.service/workers" -> "nginx.service"). Never a name
+// further down: below a unit the cgroups may be delegated, and a user's own
+// manager ("/user.slice/user-1000.slice/user@1000.service/app.slice/
+// nginx.service") or a container may name one anything; that path lies in
+// "user@1000.service". "" when no such unit holds it (a path outside
+// locusd's cgroup namespace, "/../x.service", included).
 std::string SystemdUnitOf(absl::string_view cgroup_path);
+
+// Whether `unit` is a user's service manager (user@UID.service), which
+// holds whatever that user starts.
+bool IsUserManagerUnit(absl::string_view unit);
+
+// Who holds the flock(2) on a file, from /proc/locks: the pid of its
+// granted FLOCK line for device `dev_major`:`dev_minor`, inode `inode`;
+// nullopt when none is listed (waiters, "->", are not holders).
+std::optional<int32_t> ParseFlockHolder(absl::string_view proc_locks,
+                                        uint32_t dev_major, uint32_t dev_minor,
+                                        uint64_t inode);
 
 // An address range of a process worth migrating (private writable memory).
 struct MemRange {

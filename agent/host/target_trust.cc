@@ -3,13 +3,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "agent/host/file_util.h"
 #include "agent/host/proc_parse.h"
 #include "common/os_error.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace {
@@ -22,7 +26,7 @@ std::string ExecutableProblem(const std::string& dir) {
   if (stat(link.c_str(), &st) != 0) {
     return ErrnoMessage(absl::StrCat("its executable (", link, ")"), errno);
   }
-  const std::string exe = ExecutablePath(dir);
+  const std::string exe = Clip(ExecutablePath(dir));
   if (st.st_uid != 0) {
     return absl::StrCat("its executable ", exe, " is owned by uid ", st.st_uid,
                         ", not root");
@@ -49,11 +53,28 @@ std::string ExecutablePath(const std::string& proc_dir) {
   return target;
 }
 
-bool TrustCheck::InUnit(const std::string& dir) const {
-  if (trust_.systemd_unit.empty()) return false;
+std::string TrustCheck::NotInUnit(const std::string& dir) const {
+  const std::string& unit = trust_.systemd_unit;
+  const std::string not_in = absl::StrCat("it is not in ", unit);
   auto cgroup = ReadTextFile(JoinPath(dir, "cgroup"));
-  return cgroup.ok() &&
-         SystemdUnitOf(ParseCgroupPath(*cgroup)) == trust_.systemd_unit;
+  if (!cgroup.ok()) return not_in;
+  const std::string path = ParseCgroupPath(*cgroup);
+  // The unit of the system's manager that holds the process: its name comes
+  // from cgroups only root can make, unlike any name further down.
+  const std::string holder = SystemdUnitOf(path);
+  if (holder == unit && !IsUserManagerUnit(unit)) return "";
+  const std::vector<absl::string_view> parts =
+      absl::StrSplit(path, '/', absl::SkipEmpty());
+  if (std::find(parts.begin(), parts.end(), unit) == parts.end()) {
+    return not_in;
+  }
+  // A cgroup of that name below another unit: a user's `systemd-run --user
+  // --unit=nginx.service`, or a container's own manager.
+  return absl::StrCat(
+      "it is not in the system's ", unit, ": its cgroup of that name is ",
+      holder.empty() ? "in no unit of the system's service manager"
+                     : absl::StrCat("inside ", holder),
+      IsUserManagerUnit(holder) ? ", a user's own service manager" : "");
 }
 
 const std::string& TrustCheck::MasterProblem(int32_t master) {
@@ -74,14 +95,14 @@ const std::string& TrustCheck::MasterProblem(int32_t master) {
 
 std::string TrustCheck::WhyNot(int32_t pid, int32_t master) {
   const std::string dir = JoinPath(procfs_root_, absl::StrCat(pid));
-  if (InUnit(dir)) return "";
+  const bool by_unit = !trust_.systemd_unit.empty();
+  const std::string not_in_unit = by_unit ? NotInUnit(dir) : "";
+  if (by_unit && not_in_unit.empty()) return "";
   std::string why = ExecutableProblem(dir);
   if (why.empty()) why = MasterProblem(master);
   if (why.empty()) return "";
   if (pid != master) absl::StrAppend(&why, " (its master is pid ", master, ")");
-  if (!trust_.systemd_unit.empty()) {
-    absl::StrAppend(&why, "; and it is not in ", trust_.systemd_unit);
-  }
+  if (by_unit) absl::StrAppend(&why, "; and ", not_in_unit);
   return absl::StrCat("not trusted as a target: ", why);
 }
 

@@ -4,7 +4,11 @@
 // that no group or other user may write and its master (the topmost
 // selected process above it, or itself) was started by root; or, whatever
 // its binary, when it sits in the cgroup of the systemd unit the policy names
-// (targets.systemd_unit), which only root can start things in.
+// (targets.systemd_unit) in the system's service manager, which only root
+// can start things in: "/system.slice/nginx.service" (or under any other
+// slice), sub-cgroups included; never a cgroup of that name below another
+// unit, such as a user's own manager (user@1000.service), where the user
+// names units as they please.
 #ifndef LOCUS_AGENT_HOST_TARGET_TRUST_H_
 #define LOCUS_AGENT_HOST_TARGET_TRUST_H_
 
@@ -40,7 +44,9 @@ class TrustCheck {
   std::string WhyNot(int32_t pid, int32_t master);
 
  private:
-  bool InUnit(const std::string& dir) const;
+  // "" when the process in `dir` is in the policy's unit of the system's
+  // service manager (trust_.systemd_unit, not empty), else why not.
+  std::string NotInUnit(const std::string& dir) const;
   const std::string& MasterProblem(int32_t master);
 
   std::string procfs_root_;

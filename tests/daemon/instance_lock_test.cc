@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
+#include "agent/act/journal.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/host/temp_tree.h"
@@ -53,6 +55,32 @@ TEST(InstanceLockTest, OneHolderPerJournalWhateverPathNamesIt) {
   // Released: the next daemon, through any path, gets it; nothing deleted.
   EXPECT_EQ(ChildTries(tree.root() + "/filelink"), 0);
   EXPECT_TRUE(std::filesystem::is_symlink(tree.root() + "/filelink"));
+  EXPECT_TRUE(std::filesystem::exists(journal));
+}
+
+// A hard link is the same file under another name, with a lock file of
+// its own: the journal file's lock, held by the running daemon's Journal,
+// refuses it. A daemon with no journal file yet holds the name's lock only.
+TEST(InstanceLockTest, AHardLinkToAJournalInUseIsRefused) {
+  TempTree tree;
+  const std::string journal = tree.root() + "/journal";
+  const std::string link = tree.root() + "/hardlink";
+  absl::StatusOr<InstanceLock> held = InstanceLock::Acquire(journal);
+  ASSERT_TRUE(held.ok()) << held.status();
+  auto in_use = Journal::Open(JournalOptions{journal});
+  ASSERT_TRUE(in_use.ok());
+  ASSERT_TRUE((*in_use)->RecordIrq({5, {0}}).ok());
+  ASSERT_EQ(::link(journal.c_str(), link.c_str()), 0);
+  EXPECT_EQ(ChildTries(link), 1);
+  absl::StatusOr<InstanceLock> second = InstanceLock::Acquire(link);
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(
+      std::string(second.status().message()),
+      HasSubstr(absl::StrCat("another locusd (pid ", getpid(),
+                             ") is running with this journal: ", link)));
+  // Let go with the Journal: the link's own lock was never taken.
+  in_use->reset();
+  EXPECT_EQ(ChildTries(link), 0);
   EXPECT_TRUE(std::filesystem::exists(journal));
 }
 

@@ -73,6 +73,42 @@ TEST(CgroupTest, PathAndUnit) {
   EXPECT_EQ(SystemdUnitOf("/"), "");
 }
 
+// The unit is the system manager's: the first component below the slices,
+// never a name further down, which a user's manager or a container chose.
+TEST(CgroupTest, UnitIsTheSystemManagersNeverOneBelowIt) {
+  EXPECT_EQ(SystemdUnitOf("/system.slice/foo.slice/nginx.service"),
+            "nginx.service");
+  EXPECT_EQ(SystemdUnitOf("/nginx.service"), "nginx.service");
+  EXPECT_EQ(SystemdUnitOf("/user.slice/user-1000.slice/user@1000.service/"
+                          "app.slice/nginx.service"),
+            "user@1000.service");
+  EXPECT_EQ(SystemdUnitOf("/system.slice/other.service/nginx.service"),
+            "other.service");
+  EXPECT_EQ(SystemdUnitOf("/machine.slice/libpod-1.scope/system.slice/"
+                          "nginx.service"),
+            "libpod-1.scope");
+  EXPECT_EQ(SystemdUnitOf("/system.slice/nginx.service.d/x.service"), "");
+  EXPECT_EQ(SystemdUnitOf("/../../system.slice/nginx.service"), "");
+  EXPECT_EQ(SystemdUnitOf("/pinned/nginx.service"), "");
+  EXPECT_TRUE(IsUserManagerUnit("user@1000.service"));
+  EXPECT_FALSE(IsUserManagerUnit("user-1000.slice"));
+  EXPECT_FALSE(IsUserManagerUnit("nginx.service"));
+}
+
+TEST(ProcLocksTest, TheGrantedFlockOfTheFileNamesItsHolder) {
+  const std::string locks =
+      "1: POSIX  ADVISORY  WRITE 700 fe:00:42 0 EOF\n"
+      "2: FLOCK  ADVISORY  WRITE 15573 fe:01:42 0 EOF\n"
+      "2: -> FLOCK  ADVISORY  WRITE 16011 fe:01:42 0 EOF\n"
+      "3: FLOCK  ADVISORY  WRITE 800 103:02:77 0 EOF\n"
+      "garbage\n";
+  EXPECT_EQ(ParseFlockHolder(locks, 0xfe, 0x01, 42), 15573);
+  EXPECT_EQ(ParseFlockHolder(locks, 0x103, 0x02, 77), 800);
+  EXPECT_EQ(ParseFlockHolder(locks, 0xfe, 0x00, 42), std::nullopt);
+  EXPECT_EQ(ParseFlockHolder(locks, 0xfe, 0x01, 43), std::nullopt);
+  EXPECT_EQ(ParseFlockHolder("", 0, 0, 0), std::nullopt);
+}
+
 TEST(CgroupTest, LinesSplitAtTheFirstTwoColons) {
   std::vector<CgroupLine> lines =
       ParseCgroupLines("3:cpuset,cpu:/pinned\n0::/odd:name\nnot a line\n");

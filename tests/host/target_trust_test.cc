@@ -136,6 +136,75 @@ TEST_F(TargetTrustTest, TheNamedUnitVouchesForItsProcesses) {
   EXPECT_THAT(pids_, ElementsAre(100, 101, 102, 104, 500));
 }
 
+// The policy's unit is the system manager's: under any slice, sub-cgroups
+// included. A cgroup of the same name anywhere else (a user's `systemd-run
+// --user --unit=nginx.service`, another unit's subtree, a container, a path
+// outside locusd's cgroup namespace) or of a name ending the same vouches
+// for nothing, and explain says why. Every process here runs a binary of
+// nobody's, as nobody: only the unit could make it a target.
+TEST_F(TargetTrustTest, OnlyTheSystemManagersUnitVouches) {
+  const std::string binary = UserBinary();
+  const std::map<int, std::string> trusted = {
+      {500, "/system.slice/nginx.service"},
+      {501, "/system.slice/foo.slice/nginx.service"},
+      {502, "/system.slice/nginx.service/payload"},
+      {503, "/nginx.service"},
+  };
+  const std::string user_manager =
+      "/user.slice/user-1000.slice/user@1000.service";
+  const std::map<int, std::string> refused = {
+      {600, user_manager + "/app.slice/nginx.service"},
+      {601, user_manager + "/app.slice/nginx.service/payload"},
+      {602, "/system.slice/other.service/nginx.service"},
+      {603, "/machine.slice/libpod-1.scope/system.slice/nginx.service"},
+      {604, "/../../system.slice/nginx.service"},
+      {605, "/system.slice/xnginx.service"},
+      {606, "/system.slice/nginx.service.d/x.service"},
+      {607, user_manager},
+  };
+  for (const auto& [pid, cgroup] : trusted) {
+    AddProcess(pid, 1, binary, 65534, cgroup, "nginx: master process");
+  }
+  for (const auto& [pid, cgroup] : refused) {
+    AddProcess(pid, 1, binary, 65534, cgroup, "nginx: master process");
+  }
+  options_.trust.systemd_unit = "nginx.service";
+  auto why = Refused();
+  for (const auto& [pid, cgroup] : trusted) {
+    EXPECT_EQ(why.count(pid), 0u) << cgroup << ": " << why[pid];
+  }
+  for (const auto& [pid, cgroup] : refused) {
+    EXPECT_THAT(why[pid], HasSubstr("not trusted as a target")) << cgroup;
+  }
+  EXPECT_THAT(pids_, ElementsAre(100, 101, 102, 104, 500, 501, 502, 503));
+  const std::string lookalike =
+      "; and it is not in the system's nginx.service: its cgroup of that "
+      "name is ";
+  EXPECT_THAT(why[600],
+              HasSubstr(lookalike + "inside user@1000.service, a user's own "
+                                    "service manager"));
+  EXPECT_THAT(why[601], HasSubstr("inside user@1000.service"));
+  EXPECT_THAT(why[602], HasSubstr(lookalike + "inside other.service"));
+  EXPECT_THAT(why[603], HasSubstr(lookalike + "inside libpod-1.scope"));
+  EXPECT_THAT(why[604],
+              HasSubstr(lookalike + "in no unit of the system's service "
+                                    "manager"));
+  EXPECT_THAT(why[605], HasSubstr("; and it is not in nginx.service"));
+  EXPECT_THAT(why[606], HasSubstr("; and it is not in nginx.service"));
+  EXPECT_THAT(why[607], HasSubstr("; and it is not in nginx.service"));
+}
+
+// Named in the policy anyway (validation refuses it), a user's manager
+// vouches for nothing in it either.
+TEST_F(TargetTrustTest, AUsersManagerNeverVouches) {
+  AddProcess(600, 1, UserBinary(), 1000,
+             "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+             "x.service",
+             "nginx: master process");
+  options_.trust.systemd_unit = "user@1000.service";
+  EXPECT_THAT(Refused()[600], HasSubstr("a user's own service manager"));
+}
+
 TEST(ProcParseUidTest, RealUid) {
   auto uid = ParseStatusRealUid("Name:\tx\nUid:\t1000\t0\t0\t0\nGid:\t5\n");
   ASSERT_TRUE(uid.ok());

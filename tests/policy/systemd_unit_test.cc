@@ -39,5 +39,14 @@ TEST(SystemdUnitTest, AnythingElseIsRefusedWithItsField) {
   }
 }
 
+// A user's own manager holds whatever that user starts: never a voucher.
+TEST(SystemdUnitTest, AUsersServiceManagerIsRefused) {
+  absl::Status status = WithUnit("user@1000.service");
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()), HasSubstr("targets.systemd_unit"));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("is a user's own service manager"));
+}
+
 }  // namespace
 }  // namespace locus
