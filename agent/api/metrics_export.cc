@@ -2,36 +2,111 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
+#include <utility>
 #include <vector>
 
+#include "CivetServer.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "agent/api/prometheus_textfile.h"
+#include "civetweb.h"
 #include "common/log.h"
 #include "prometheus/exposer.h"
 
 namespace locus {
 
+namespace {
+
+// civetweb gives a connection a worker thread from accept to close, and a
+// thread waits on a client that sends nothing until the request timeout
+// (civetweb's 30 s by default): two silent clients took both threads and
+// every scrape timed out. The time to read a request's headers is bounded
+// from its first read, not reset by each byte, so a slow drip gains nothing
+// over silence. civetweb 1.15 has no per-peer cap and no hook at accept
+// that could refuse a connection (init_connection cannot), so the bound is
+// threads and that timeout: K slow connections delay a scrape by about
+// K / kServerThreads x kRequestTimeoutMs.
+constexpr char kServerThreads[] = "16";
+constexpr char kRequestTimeoutMs[] = "3000";
+// Keep-alive answers pipelined requests in order instead of dropping all
+// but the first; an idle kept connection gives its thread back soon.
+constexpr char kKeepAliveTimeoutMs[] = "1000";
+
+std::vector<std::string> ServerOptions(const std::string& address) {
+  const std::pair<std::string, std::string> options[] = {
+      {"listening_ports", address},
+      {"num_threads", kServerThreads},
+      {"request_timeout_ms", kRequestTimeoutMs},
+      {"enable_keep_alive", "yes"},
+      {"keep_alive_timeout_ms", kKeepAliveTimeoutMs},
+      // The path is compared as sent: decoded, "/metrics%00" was "/metrics".
+      {"decode_url", "no"},
+  };
+  std::vector<std::string> flat;
+  for (const auto& [name, value] : options) {
+    flat.push_back(name);
+    flat.push_back(value);
+  }
+  return flat;
+}
+
+// Exactly /metrics (any query): civetweb routes a handler's URI as a
+// prefix, so "/metricsx" and "/metrics/x" reached prometheus-cpp's.
+int OnlyMetricsPath(mg_connection* conn) {
+  const mg_request_info* request = mg_get_request_info(conn);
+  if (request != nullptr && request->local_uri_raw != nullptr &&
+      std::strcmp(request->local_uri_raw, "/metrics") == 0) {
+    return 0;  // civetweb goes on to the exposer's handler
+  }
+  mg_send_http_error(conn, 404, "%s", "only /metrics is served here\n");
+  return 404;
+}
+
+bool AllDigits(absl::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+}
+
+}  // namespace
+
+bool MetricsEndpointHasIpv6() {
+  return (mg_check_feature(MG_FEATURES_IPV6) & MG_FEATURES_IPV6) != 0;
+}
+
 absl::Status CheckListenAddress(const std::string& address) {
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics address '", address, "': ", why,
-                     " (want ADDR:PORT, e.g. 127.0.0.1:9477 or [::1]:9477)"));
+                     " (want ADDR:PORT, e.g. 127.0.0.1:9477)"));
   };
   size_t colon = address.rfind(':');
   if (colon == std::string::npos) return bad("no port");
   std::string host = address.substr(0, colon);
+  absl::string_view digits = absl::string_view(address).substr(colon + 1);
+  // Digits only: SimpleAtoi took "+1" and " 1" for port 1.
   uint32_t port = 0;
-  if (!absl::SimpleAtoi(address.substr(colon + 1), &port) || port > 65535) {
+  if (!AllDigits(digits) || digits.size() > 5 ||
+      !absl::SimpleAtoi(digits, &port) || port > 65535) {
     return bad("the port is not a number from 0 to 65535");
   }
   unsigned char buf[sizeof(in6_addr)];
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     std::string v6 = host.substr(1, host.size() - 2);
-    if (inet_pton(AF_INET6, v6.c_str(), buf) == 1) return absl::OkStatus();
-    return bad("not an IPv6 address in brackets");
+    if (inet_pton(AF_INET6, v6.c_str(), buf) != 1) {
+      return bad("not an IPv6 address in brackets");
+    }
+    if (!MetricsEndpointHasIpv6()) {
+      return bad(
+          "IPv6 is not available: the civetweb library serving /metrics was "
+          "built without it (Debian 12's is); use an IPv4 address, or "
+          "--metrics_textfile");
+    }
+    return absl::OkStatus();
   }
+  // inet_pton takes exactly four dotted decimals: no names, no spaces.
   if (inet_pton(AF_INET, host.c_str(), buf) != 1) {
     return bad("not an IPv4 address (names are not resolved)");
   }
@@ -53,6 +128,14 @@ absl::StatusOr<std::unique_ptr<MetricsExport>> MetricsExport::Start(
     }
   }
   if (!options.textfile.empty()) {
+    absl::StatusOr<AtomicTextfile> file = AtomicTextfile::Open(
+        options.textfile, AtomicTextfile::Symlinks::kRefuse);
+    if (!file.ok()) {
+      return absl::Status(
+          file.status().code(),
+          absl::StrCat("metrics textfile: ", file.status().message()));
+    }
+    out->textfile_.emplace(std::move(*file));
     if (absl::Status written = out->WriteTextfile(); !written.ok()) {
       return absl::Status(written.code(), absl::StrCat("metrics textfile: ",
                                                        written.message()));
@@ -67,7 +150,10 @@ absl::Status MetricsExport::Listen(const std::string& address) {
   }
   // civetweb reports a bind failure as an exception from the constructor.
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address, 2);
+    CivetCallbacks callbacks;  // copied by the server
+    callbacks.begin_request = &OnlyMetricsPath;
+    exposer_ = std::make_unique<prometheus::Exposer>(ServerOptions(address),
+                                                     &callbacks);
   } catch (const std::exception& e) {
     return absl::UnavailableError(
         absl::StrCat("metrics endpoint ", address, ": ", e.what(),
@@ -82,13 +168,13 @@ absl::Status MetricsExport::Listen(const std::string& address) {
 }
 
 absl::Status MetricsExport::WriteTextfile() {
-  return WriteTextfileAtomically(options_.textfile, exporter_.Text());
+  return textfile_->Write(exporter_.Text());
 }
 
 void MetricsExport::Observe(const v1::Metrics& metrics,
                             const v1::AgentStatus& status) {
   exporter_.Observe(metrics, status);
-  if (options_.textfile.empty()) return;
+  if (!textfile_) return;
   absl::Status written = WriteTextfile();
   if (!written.ok() && !textfile_failing_) {
     LogWarning("metrics textfile: ", written.message(),

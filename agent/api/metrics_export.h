@@ -5,10 +5,12 @@
 #define LOCUS_AGENT_API_METRICS_EXPORT_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "agent/api/prometheus_exporter.h"
+#include "agent/api/prometheus_textfile.h"
 #include "locus/v1/agent.pb.h"
 
 namespace prometheus {
@@ -19,16 +21,24 @@ namespace locus {
 
 struct MetricsExportOptions {
   // ADDR:PORT to serve /metrics on: an IPv4 address or a bracketed IPv6
-  // one, and a port (0: any free one). Empty: no endpoint.
+  // one (where civetweb has IPv6), and a port (0: any free one, for tests).
+  // Empty: no endpoint.
   std::string listen;
-  // File rewritten after every tick. Empty: none.
+  // File rewritten after every tick; no directory of its path may be a
+  // symlink. Empty: none.
   std::string textfile;
 
   bool enabled() const { return !listen.empty() || !textfile.empty(); }
 };
 
 // Checks an ADDR:PORT for `listen`; the error says what is wrong with it.
+// Strict: decimal digits for the port and nothing around the address, so
+// that what is served is what was written. A bracketed IPv6 address is
+// refused where civetweb was built without IPv6 (Debian 12's is).
 absl::Status CheckListenAddress(const std::string& address);
+
+// Whether the civetweb this binary runs with can listen on IPv6.
+bool MetricsEndpointHasIpv6();
 
 class MetricsExport {
  public:
@@ -56,6 +66,7 @@ class MetricsExport {
   const MetricsExportOptions options_;
   PrometheusExporter exporter_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  std::optional<AtomicTextfile> textfile_;  // held open from Start
   int port_ = 0;
   bool textfile_failing_ = false;
 };

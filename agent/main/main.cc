@@ -45,12 +45,16 @@ ABSL_FLAG(std::string, listen_tcp, "",
           "Also serve the (read-only) API on TCP: PORT (127.0.0.1) or "
           "HOST:PORT. Empty: Unix socket only.");
 ABSL_FLAG(std::string, metrics_listen, "",
-          "Serve Prometheus metrics on http://ADDR:PORT/metrics (e.g. "
-          "127.0.0.1:9477, [::1]:9477). Empty: no endpoint.");
+          "Serve Prometheus metrics on http://ADDR:PORT/metrics: an IPv4 "
+          "address and a port, e.g. 127.0.0.1:9477. A bracketed IPv6 address "
+          "([::1]:9477) needs a civetweb built with IPv6; Debian 12's is not, "
+          "and locusd refuses one at start. Empty: no endpoint.");
 ABSL_FLAG(std::string, metrics_textfile, "",
           "Rewrite this file with the Prometheus metrics after every tick, "
           "atomically, for node_exporter's textfile collector (e.g. "
-          "/var/lib/prometheus/node-exporter/locus.prom). Empty: none.");
+          "/var/lib/prometheus/node-exporter/locus.prom). Its directory is "
+          "opened once, at start, and no directory on the path may be a "
+          "symlink. Empty: none.");
 ABSL_FLAG(std::string, journal, locus::kDefaultJournalPath,
           "Undo journal: the original value of everything locusd changes, "
           "written before the change.");

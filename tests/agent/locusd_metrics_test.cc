@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "agent/api/metrics_export.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/scrape.h"
@@ -63,10 +64,28 @@ TEST(LocusdMetricsTest, ScrapesARunningAgent) {
 }
 
 TEST(LocusdMetricsTest, RefusesABadAddressAtStart) {
+  for (const char* bad :
+       {"localhost:9477", "127.0.0.1:+1", "127.0.0.1:9477 ", "127.0.0.1:0x1"}) {
+    ProcessResult result =
+        RunProcess({LOCUSD_PATH, std::string("--metrics_listen=") + bad},
+                   absl::Seconds(10));
+    EXPECT_EQ(result.exit_code, 2) << bad;
+    EXPECT_TRUE(absl::StrContains(result.err, "--metrics_listen"))
+        << result.err;
+  }
+}
+
+// It exited 1 with civetweb's "null context when constructing CivetServer":
+// Debian's civetweb has no IPv6, so the flag itself is refused, saying so.
+TEST(LocusdMetricsTest, Ipv6WithoutLibrarySupportIsRefusedAtTheFlag) {
+  if (MetricsEndpointHasIpv6()) GTEST_SKIP() << "this civetweb has IPv6";
   ProcessResult result = RunProcess(
-      {LOCUSD_PATH, "--metrics_listen=localhost:9477"}, absl::Seconds(10));
+      {LOCUSD_PATH, "--metrics_listen=[::1]:9477"}, absl::Seconds(10));
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(result.err, "--metrics_listen")) << result.err;
+  EXPECT_TRUE(absl::StrContains(result.err, "IPv6 is not available"))
+      << result.err;
+  EXPECT_FALSE(absl::StrContains(result.err, "null context")) << result.err;
 }
 
 }  // namespace
