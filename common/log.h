@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/printable.h"
 
 namespace locus {
 
@@ -75,20 +76,27 @@ inline bool StderrIsJournal() {
   return st.st_dev == dev && st.st_ino == ino;
 }
 
+// The line a text sink writes for `entry`: with `journald`, a "<N>"
+// priority prefix; otherwise the level spelled out (none for info). The
+// message passes through Printable: it quotes names any local user picks
+// (a comm, an executable or cgroup path), and a newline or an escape
+// sequence in one must not forge a line or reach root's terminal. That makes
+// every entry one line (a message of several shows "\n" between them).
+inline std::string TextLogLine(const LogEntry& entry, bool journald) {
+  const std::string message = Printable(entry.message);
+  if (journald) {
+    return absl::StrCat("<", static_cast<int>(entry.level), ">", message, "\n");
+  }
+  if (entry.level == LogLevel::kInfo) return absl::StrCat(message, "\n");
+  return absl::StrCat(LogLevelName(entry.level), ": ", message, "\n");
+}
+
 // Lines on stderr; fields are not shown (the message says it all).
 class StderrTextSink : public LogSink {
  public:
   void Write(const LogEntry& entry) override {
     static const bool journald = StderrIsJournal();
-    std::string line;
-    if (journald) {
-      line = absl::StrCat("<", static_cast<int>(entry.level), ">",
-                          entry.message, "\n");
-    } else if (entry.level == LogLevel::kInfo) {
-      line = absl::StrCat(entry.message, "\n");
-    } else {
-      line = absl::StrCat(LogLevelName(entry.level), ": ", entry.message, "\n");
-    }
+    const std::string line = TextLogLine(entry, journald);
     // One fwrite per line so lines from different threads do not interleave.
     std::fwrite(line.data(), 1, line.size(), stderr);
   }

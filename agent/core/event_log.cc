@@ -144,6 +144,16 @@ LogEntry RefusalEntry(const RefusedProcess& process, std::string message) {
   return entry;
 }
 
+LogEntry RefusalSummaryEntry(absl::string_view kind, uint64_t count,
+                             std::string message) {
+  LogEntry entry =
+      Entry(EventKind::kRefusal, LogLevel::kWarning, std::move(message));
+  AddNumber(entry, "LOCUS_COUNT", static_cast<int64_t>(count));
+  AddText(entry, "LOCUS_REFUSAL_KIND", kind);
+  AddText(entry, "LOCUS_OUTCOME", "not-a-target");
+  return entry;
+}
+
 LogEntry RestoreEntry(bool failed, std::string message) {
   LogEntry entry =
       Entry(EventKind::kRestore, failed ? LogLevel::kError : LogLevel::kInfo,

@@ -7,6 +7,7 @@
 #ifndef LOCUS_AGENT_CORE_EVENT_LOG_H_
 #define LOCUS_AGENT_CORE_EVENT_LOG_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -45,6 +46,10 @@ LogEntry RevertEntry(const Action& action, const absl::Status& status,
                      std::string message);
 LogEntry ExternalChangeEntry(const ExternalEvent& event, std::string message);
 LogEntry RefusalEntry(const RefusedProcess& process, std::string message);
+// Refusals of one kind (refusal_log.h) not logged one by one: LOCUS_COUNT
+// of them, LOCUS_REFUSAL_KIND which.
+LogEntry RefusalSummaryEntry(absl::string_view kind, uint64_t count,
+                             std::string message);
 LogEntry RestoreEntry(bool failed, std::string message);
 // `kind` is one of the experiment's; `outcome` its LOCUS_OUTCOME ("started",
 // "done", "guardrail", "significant", ...).

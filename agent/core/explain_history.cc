@@ -4,12 +4,16 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/printable.h"
 
 namespace locus {
 
 std::string RefusalMessage(const RefusedProcess& process) {
-  return absl::StrCat("pid ", process.pid, " (", process.comm,
-                      "): ", process.reason);
+  // The reason quotes the executable's path, up to 4 KB of it; the comm is
+  // the kernel's 15 bytes. Escaping is left to where the text is shown (the
+  // text log's sinks, explain's answer), so that JSON lines escape it once.
+  return absl::StrCat("pid ", process.pid, " (", Clip(process.comm),
+                      "): ", Clip(process.reason, kMaxRefusalReasonBytes));
 }
 
 void ExplainHistory::Note(EntityKey key, uint64_t tick, uint64_t now_ns,

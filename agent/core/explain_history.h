@@ -28,6 +28,9 @@ struct Decision {
 
 // "pid 4242 (nginx): not trusted as a target: its executable ... is owned by
 // uid 65534, not root": what explain answers for it and the log says once.
+// The reason is cut after kMaxRefusalReasonBytes ("…(+N bytes)"); nothing
+// is escaped (common/printable.h: the sinks and explain do that).
+inline constexpr size_t kMaxRefusalReasonBytes = 512;
 std::string RefusalMessage(const RefusedProcess& process);
 
 class ExplainHistory {

@@ -80,9 +80,7 @@ TickReport Loop::Tick() {
     // Shared with the report, which outlives this tick on the stream.
     std::shared_ptr<const Snapshot> snap = report.snapshot;
     explain_.RememberThreads(*snap);
-    for (const RefusedProcess& process : explain_.RememberRefused(*snap)) {
-      Log(RefusalEntry(process, RefusalMessage(process)));
-    }
+    refusal_log_.Report(explain_.RememberRefused(*snap), report.now_ns);
     RevertWhatGotWorse(*snap, report);
     PlanFor(*snap, Arms(*snap, report), report);
     for (const Action& action : report.plan.actions) {

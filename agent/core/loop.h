@@ -19,6 +19,7 @@
 #include "agent/core/explain_history.h"
 #include "agent/core/mode.h"
 #include "agent/core/ports.h"
+#include "agent/core/refusal_log.h"
 #include "agent/core/verifier.h"
 #include "common/clock.h"
 #include "policy/history.h"
@@ -150,6 +151,7 @@ class Loop {
 
   // Loop thread only.
   History history_;
+  RefusalLog refusal_log_;  // each look-alike once, and not too many
   // Each group's problem as last logged: logged again only when it changes.
   std::map<std::string, std::string> last_steering_;
   SocketNodes socket_node_;              // as explained last

@@ -16,6 +16,7 @@
 #include "agent/ctl/commands.h"
 #include "agent/ctl/ctl_args.h"
 #include "agent/ctl/format.h"
+#include "common/printable.h"
 #include "locus/v1/agent.grpc.pb.h"
 
 namespace locus {
@@ -26,8 +27,10 @@ class CommandBase {
       : inv_(inv), out_(out), err_(err) {}
 
  protected:
+  // The message often quotes the agent's words (a refusal's reason names a
+  // look-alike's path): shown through Printable, on one line.
   int Fail(const std::string& message) {
-    err_ << "locusctl: " << message << "\n";
+    err_ << "locusctl: " << Printable(message) << "\n";
     return kExitFailed;
   }
   int Usage(const std::string& message) {

@@ -17,6 +17,7 @@
 #include "agent/ctl/terminal.h"
 #include "agent/ctl/top_view.h"
 #include "agent/daemon/doctor_reader.h"
+#include "common/printable.h"
 #include "locus_version.h"  // generated: agent/main/CMakeLists.txt
 #include "policy/policy_yaml.h"
 
@@ -198,7 +199,9 @@ class Command : public CommandBase {
     }
     out_ << "restored " << response.restored() << " change(s), "
          << response.failed() << " failed\n";
-    for (const std::string& e : response.errors()) out_ << "  " << e << "\n";
+    for (const std::string& e : response.errors()) {
+      out_ << "  " << Printable(e) << "\n";
+    }
     if (response.mode_source() == v1::MODE_SOURCE_RUNTIME) {
       out_ << "mode set to " << ModeName(response.mode())
            << " (a runtime override, so that the agent does not act again; "

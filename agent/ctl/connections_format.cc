@@ -3,12 +3,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/ctl/format.h"
+#include "common/printable.h"
 
 namespace locus::ctl {
 namespace {
 
 std::string GroupLine(const v1::ConnectionGroup& g) {
-  std::string line = absl::StrCat("connections ", g.group(), ": ");
+  std::string line = absl::StrCat("connections ", Printable(g.group()), ": ");
   if (g.steered()) {
     absl::StrAppend(&line, "steered",
                     g.migrates() ? " (queued requests migrate on close)" : "");
@@ -16,7 +17,8 @@ std::string GroupLine(const v1::ConnectionGroup& g) {
     line += "not steered";
   }
   absl::StrAppend(&line, ", ", g.sockets(), " socket(s)");
-  if (!g.problem().empty()) absl::StrAppend(&line, "; ", g.problem());
+  if (!g.problem().empty())
+    absl::StrAppend(&line, "; ", Printable(g.problem()));
   return line;
 }
 

@@ -4,6 +4,7 @@
 #include "absl/time/time.h"
 #include "agent/ctl/command_base.h"
 #include "agent/ctl/experiment_format.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace {
@@ -18,7 +19,7 @@ void ToProto(absl::Duration d, google::protobuf::Duration* out) {
 // report, with no interval yet, would be mostly empty; --json gives it).
 std::string FormatStarted(const v1::ExperimentReport& r) {
   std::string out = absl::StrCat(
-      "started experiment ", ctl::TerminalSafe(r.id()),
+      "started experiment ", Printable(r.id()),
       r.aa() ? " (A/A: neither arm treated)" : " (A/B)", ": ", r.treated(),
       " treated and ", r.control(), " control workers, ",
       absl::FormatDuration(absl::Seconds(r.duration().seconds())),
@@ -26,7 +27,7 @@ std::string FormatStarted(const v1::ExperimentReport& r) {
       absl::FormatDuration(absl::Seconds(r.interval().seconds())), ", seed ",
       r.seed(), "\n");
   for (const std::string& note : r.notes()) {
-    absl::StrAppend(&out, "  note: ", ctl::TerminalSafe(note), "\n");
+    absl::StrAppend(&out, "  note: ", Printable(note), "\n");
   }
   return out +
          "'locusctl experiment status' shows its estimate as it goes; "

@@ -7,8 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "common/utf8.h"
-#include "policy/validate.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace ctl {
@@ -83,7 +82,7 @@ std::string Verdict(const v1::ExperimentReport& r) {
       r.verdict().empty()
           ? absl::StrCat("VERDICT: none yet (", IntervalsDone(r), ")\n")
           : absl::StrCat("VERDICT", running ? " (so far)" : "", ": ",
-                         TerminalSafe(r.verdict()), "\n");
+                         Printable(r.verdict()), "\n");
   if (r.state() == v1::EXPERIMENT_STATE_GUARDRAIL) {
     absl::StrAppend(
         &out,
@@ -143,37 +142,18 @@ std::string Units(const v1::ExperimentReport& r) {
         absl::StrFormat("  %-7d %-8s %4d  %-9s %9d %12s %9.1f%%  %s\n",
                         u->pid(), ArmName(u->arm()), u->stratum_node(), active,
                         u->intervals(), FormatBytes(u->bytes_per_cpu_second()),
-                        u->connection_share() * 100, TerminalSafe(u->comm())));
+                        u->connection_share() * 100, Printable(u->comm())));
   }
   return out;
 }
 
 }  // namespace
 
-std::string TerminalSafe(absl::string_view text) {
-  std::string line = OneLine(ValidUtf8(text));
-  std::string out;
-  out.reserve(line.size());
-  for (size_t i = 0; i < line.size(); ++i) {
-    const auto next =
-        i + 1 < line.size() ? static_cast<unsigned char>(line[i + 1]) : 0;
-    // U+0080..U+009F are 0xc2 0x80..0x9f in UTF-8.
-    if (static_cast<unsigned char>(line[i]) == 0xc2 && next >= 0x80 &&
-        next <= 0x9f) {
-      absl::StrAppend(&out, absl::StrFormat("\\u%04x", next));
-      ++i;
-    } else {
-      out += line[i];
-    }
-  }
-  return out;
-}
-
 std::string FormatRatioChange(const v1::ExperimentEstimate& e) {
   if (!e.valid()) {
     return e.why_not().empty()
                ? "n/a"
-               : absl::StrCat("n/a (", TerminalSafe(e.why_not()), ")");
+               : absl::StrCat("n/a (", Printable(e.why_not()), ")");
   }
   return absl::StrFormat("%+.1f %% [%+.1f, %+.1f]", (e.ratio() - 1) * 100,
                          (e.low() - 1) * 100, (e.high() - 1) * 100);
@@ -201,7 +181,7 @@ std::string ExperimentStateName(v1::ExperimentState state) {
 std::string FormatExperiment(const v1::ExperimentReport& r) {
   std::string out = Verdict(r);
   absl::StrAppend(
-      &out, "\nexperiment ", TerminalSafe(r.id()), ": ",
+      &out, "\nexperiment ", Printable(r.id()), ": ",
       ExperimentStateName(r.state()),
       r.aa() ? ", A/A (neither arm treated: this host's noise)" : ", A/B", "\n",
       Timing(r));
@@ -217,23 +197,22 @@ std::string FormatExperiment(const v1::ExperimentReport& r) {
                                   "(stops early below it)\n",
                                   r.guardrail_p(), r.guardrail_bound()));
   if (!r.work_source().empty()) {
-    absl::StrAppend(&out, "  work source: ", TerminalSafe(r.work_source()),
-                    "\n");
+    absl::StrAppend(&out, "  work source: ", Printable(r.work_source()), "\n");
   }
   if (!r.pmu().empty()) {
     absl::StrAppend(&out, "  ", r.pmu().rfind("PMU", 0) == 0 ? "" : "PMU: ",
-                    TerminalSafe(r.pmu()), "\n");
+                    Printable(r.pmu()), "\n");
   }
   if (!r.method().empty()) {
-    absl::StrAppend(&out, "  method: ", TerminalSafe(r.method()), "\n");
+    absl::StrAppend(&out, "  method: ", Printable(r.method()), "\n");
   }
   if (!r.reason().empty()) {
-    absl::StrAppend(&out, "  reason: ", TerminalSafe(r.reason()), "\n");
+    absl::StrAppend(&out, "  reason: ", Printable(r.reason()), "\n");
   }
   if (!r.notes().empty()) {
     out += "notes:\n";
     for (const std::string& note : r.notes()) {
-      absl::StrAppend(&out, "  - ", TerminalSafe(note), "\n");
+      absl::StrAppend(&out, "  - ", Printable(note), "\n");
     }
   }
   return out + Units(r);
@@ -241,7 +220,7 @@ std::string FormatExperiment(const v1::ExperimentReport& r) {
 
 std::string ExperimentLine(const v1::ExperimentReport& r) {
   std::string line = absl::StrCat(
-      "experiment ", TerminalSafe(r.id()), " ", ExperimentStateName(r.state()),
+      "experiment ", Printable(r.id()), " ", ExperimentStateName(r.state()),
       r.aa() ? " A/A, " : " A/B, ", IntervalsDone(r));
   if (r.state() == v1::EXPERIMENT_STATE_RUNNING) {
     absl::StrAppend(&line, ", ", FormatSpan(FromProto(r.remaining())), " left");
@@ -253,7 +232,7 @@ std::string ExperimentLine(const v1::ExperimentReport& r) {
                                                     "significant");
   }
   if (r.state() != v1::EXPERIMENT_STATE_RUNNING && !r.verdict().empty()) {
-    absl::StrAppend(&line, "; ", TerminalSafe(r.verdict()));
+    absl::StrAppend(&line, "; ", Printable(r.verdict()));
   }
   return line;
 }

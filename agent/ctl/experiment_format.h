@@ -2,8 +2,8 @@
 // verdict first, then how sure it is and over what), and the one line that
 // `watch` and `top` show per tick while one runs. Every string the agent
 // sends (a worker's comm above all: any process may name itself) is shown
-// with its control characters escaped, so it cannot move the cursor, clear
-// the screen or forge a line.
+// through Printable (common/printable.h), so it cannot move the cursor,
+// clear the screen or forge a line.
 #ifndef LOCUS_AGENT_CTL_EXPERIMENT_FORMAT_H_
 #define LOCUS_AGENT_CTL_EXPERIMENT_FORMAT_H_
 
@@ -14,11 +14,6 @@
 
 namespace locus {
 namespace ctl {
-
-// `text` on one line with nothing a terminal acts on: C0 controls, DEL and
-// C1 controls (U+0080..U+009F: 8-bit CSI among them) escaped as \n, \t,
-// \xNN or \u00NN.
-std::string TerminalSafe(absl::string_view text);
 
 // A treated/control ratio as the change it means, its interval's bounds
 // too: "+3.1 % [+1.2, +5.0]"; "n/a (why)" when the estimate is not valid.

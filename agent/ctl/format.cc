@@ -6,14 +6,30 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/ctl/connections_format.h"
 #include "agent/ctl/experiment_format.h"
+#include "common/printable.h"
 #include "policy/cpu_list.h"
 
 namespace locus {
 namespace ctl {
 namespace {
+
+// Every string the agent sends is shown through Printable: most quote a
+// comm, a path or a reason read from the host, which any local user may
+// name with a newline or an escape sequence (common/printable.h). P() is
+// that, short. A policy error is one line per problem: each line is shown
+// on its own, indented, so that none can pass for a line of this report.
+std::string P(const std::string& text) { return Printable(text); }
+std::string Lines(const std::string& text) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::StrAppend(&out, out.empty() ? "" : "\n    ", Printable(line));
+  }
+  return out;
+}
 
 std::string FormatTime(const google::protobuf::Timestamp& t) {
   if (t.seconds() == 0 && t.nanos() == 0) return "-";
@@ -30,8 +46,9 @@ std::string FormatSensors(
   std::string out = "sensors:\n";
   for (const v1::SensorSource& s : sensors) {
     absl::StrAppend(
-        &out, absl::StrFormat("  %-14s %-10s %-4s %s\n", s.sensor(), s.source(),
-                              s.ok() ? "ok" : "DOWN", s.detail()));
+        &out,
+        absl::StrFormat("  %-14s %-10s %-4s %s\n", P(s.sensor()), P(s.source()),
+                        s.ok() ? "ok" : "DOWN", P(s.detail())));
   }
   return out;
 }
@@ -140,11 +157,12 @@ std::string FormatAction(const v1::Action& action) {
       what = "no action";
   }
   std::string line = what;
-  if (!action.reason().empty()) absl::StrAppend(&line, ": ", action.reason());
+  if (!action.reason().empty())
+    absl::StrAppend(&line, ": ", P(action.reason()));
   std::string outcome = OutcomeName(action.outcome());
   if (!outcome.empty()) absl::StrAppend(&line, " [", outcome, "]");
   if (!action.error().empty())
-    absl::StrAppend(&line, " (", action.error(), ")");
+    absl::StrAppend(&line, " (", P(action.error()), ")");
   return line;
 }
 
@@ -185,7 +203,7 @@ std::string FormatMetrics(const v1::Metrics& m) {
   }
   for (const v1::Revert& r : m.reverts()) {
     absl::StrAppend(&line, "  revert ", FormatAction(r.action()), ": ",
-                    r.reason(), "; held down until tick ",
+                    P(r.reason()), "; held down until tick ",
                     r.hold_down_until_tick(), "\n");
   }
   for (const v1::ExternalChange& c : m.external_changes()) {
@@ -193,11 +211,12 @@ std::string FormatMetrics(const v1::Metrics& m) {
                     c.irq() >= 0 && c.tid() == 0
                         ? absl::StrCat("irq ", c.irq())
                         : absl::StrCat("tid ", c.tid()),
-                    ": ", c.what(), c.detail().empty() ? "" : " (", c.detail(),
-                    c.detail().empty() ? "" : ")", "\n");
+                    ": ", P(c.what()), c.detail().empty() ? "" : " (",
+                    P(c.detail()), c.detail().empty() ? "" : ")", "\n");
   }
   if (!m.policy().last_error().empty()) {
-    absl::StrAppend(&line, "  policy error: ", m.policy().last_error(), "\n");
+    absl::StrAppend(&line, "  policy error: ", Lines(m.policy().last_error()),
+                    "\n");
   }
   for (const std::string& c : ConnectionLines(m.connections(), false)) {
     absl::StrAppend(&line, "  ", c, "\n");
@@ -207,18 +226,18 @@ std::string FormatMetrics(const v1::Metrics& m) {
 
 std::string FormatStatus(const v1::AgentStatus& s) {
   std::string out =
-      absl::StrCat("locusd ", s.version().empty() ? "" : s.version() + " ",
+      absl::StrCat("locusd ", s.version().empty() ? "" : P(s.version()) + " ",
                    "mode ", ModeName(s.mode()), ModeSourceNote(s), ", started ",
                    FormatTime(s.started()), "\n");
   absl::StrAppend(&out, "tick ", s.tick(), " every ",
                   FormatDurationNs(s.tick_period_ns()), ", ",
                   s.overruns_total(), " overruns\n");
   const v1::PolicyState& p = s.policy();
-  absl::StrAppend(&out, "policy ", p.path().empty() ? "(built-in)" : p.path(),
-                  " version ", p.version(), ", loaded ", FormatTime(p.loaded()),
-                  "\n");
+  absl::StrAppend(&out, "policy ",
+                  p.path().empty() ? "(built-in)" : P(p.path()), " version ",
+                  p.version(), ", loaded ", FormatTime(p.loaded()), "\n");
   if (!p.last_error().empty()) {
-    absl::StrAppend(&out, "policy last error: ", p.last_error(), "\n");
+    absl::StrAppend(&out, "policy last error: ", Lines(p.last_error()), "\n");
   }
   absl::StrAppend(&out, s.numa_nodes(), " NUMA node(s); ", s.targets(),
                   " target process(es), ", s.threads(), " thread(s); ",
@@ -226,7 +245,7 @@ std::string FormatStatus(const v1::AgentStatus& s) {
                   " journal entr(ies); ", s.held_down(), " held down; ",
                   s.subscribers(), " subscriber(s)\n");
   if (!s.journal_error().empty()) {
-    absl::StrAppend(&out, "NOT ACTING: ", s.journal_error(), "\n");
+    absl::StrAppend(&out, "NOT ACTING: ", P(s.journal_error()), "\n");
   }
   if (s.actions_forbidden_total() != 0) {
     absl::StrAppend(&out, s.actions_forbidden_total(),
@@ -240,7 +259,7 @@ std::string FormatStatus(const v1::AgentStatus& s) {
 }
 
 std::string FormatExplain(const v1::ExplainResponse& e) {
-  std::string out = absl::StrCat(e.subject(), "\n");
+  std::string out = absl::StrCat(P(e.subject()), "\n");
   if (e.has_task()) {
     const v1::TaskMetrics& t = e.task();
     absl::StrAppend(
@@ -267,28 +286,29 @@ std::string FormatExplain(const v1::ExplainResponse& e) {
     // A decision is an action (with an optional note), or only a note that
     // tells the whole story ("... → pin ...: applied").
     std::string what =
-        d.has_action()     ? absl::StrCat(FormatAction(d.action()),
-                                      d.note().empty() ? "" : " — ", d.note())
+        d.has_action()
+            ? absl::StrCat(FormatAction(d.action()),
+                           d.note().empty() ? "" : " — ", P(d.note()))
         : d.note().empty() ? "no action"
-                           : d.note();
+                           : P(d.note());
     absl::StrAppend(&out, "  tick ", d.tick(), ": ", what, "\n");
   }
   for (const v1::Revert& r : e.reverts()) {
     absl::StrAppend(&out, "  tick ", r.tick(), ": reverted ",
-                    FormatAction(r.action()), ": ", r.reason(),
+                    FormatAction(r.action()), ": ", P(r.reason()),
                     "; held down until tick ", r.hold_down_until_tick(), "\n");
   }
   return out;
 }
 
 std::string FormatProbe(const v1::ProbeReport& r) {
-  std::string out = absl::StrCat("kernel ", r.kernel(), "\n");
+  std::string out = absl::StrCat("kernel ", P(r.kernel()), "\n");
   for (const v1::ProbeFeature& f : r.features()) {
-    absl::StrAppend(&out, absl::StrFormat("  %-24s %-11s %s\n", f.name(),
+    absl::StrAppend(&out, absl::StrFormat("  %-24s %-11s %s\n", P(f.name()),
                                           f.forced_off()  ? "forced off"
                                           : f.available() ? "yes"
                                                           : "no",
-                                          f.detail()));
+                                          P(f.detail())));
   }
   return out + FormatSensors(r.sensors());
 }

@@ -8,6 +8,7 @@
 #include "agent/ctl/connections_format.h"
 #include "agent/ctl/experiment_format.h"
 #include "agent/ctl/format.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace ctl {
@@ -28,7 +29,8 @@ std::vector<std::string> Head(const v1::Metrics& m) {
       "  overruns ", m.overruns_total(), "  dropped ",
       m.drops().subscriber_dropped_total(), "    (q to quit)"));
   if (!m.policy().last_error().empty()) {
-    lines.push_back(absl::StrCat("policy error: ", m.policy().last_error()));
+    lines.push_back(
+        absl::StrCat("policy error: ", Printable(m.policy().last_error())));
   }
   if (m.has_experiment()) lines.push_back(ExperimentLine(m.experiment()));
   lines.push_back("");
@@ -56,11 +58,11 @@ std::vector<std::string> Tail(const v1::Metrics& m) {
                                    "NAME", "DEVNODE", "CPUS", "EFFECTIVE",
                                    "COUNT"));
     for (const v1::IrqMetrics& i : m.irqs()) {
-      tail.push_back(
-          absl::StrFormat("%-5d %-20s %-7d %-10s %-10s %10d%s", i.irq(),
-                          i.name(), i.device_node(), CpuListOrDash(i.cpus()),
-                          CpuListOrDash(i.effective_cpus()), i.count(),
-                          i.kernel_managed() ? " managed" : ""));
+      tail.push_back(absl::StrFormat(
+          "%-5d %-20s %-7d %-10s %-10s %10d%s", i.irq(), Printable(i.name()),
+          i.device_node(), CpuListOrDash(i.cpus()),
+          CpuListOrDash(i.effective_cpus()), i.count(),
+          i.kernel_managed() ? " managed" : ""));
     }
     tail.push_back("");
   }
@@ -68,8 +70,8 @@ std::vector<std::string> Tail(const v1::Metrics& m) {
     tail.push_back(absl::StrCat("action ", FormatAction(a)));
   }
   for (const v1::Revert& r : m.reverts()) {
-    tail.push_back(
-        absl::StrCat("revert ", FormatAction(r.action()), ": ", r.reason()));
+    tail.push_back(absl::StrCat("revert ", FormatAction(r.action()), ": ",
+                                Printable(r.reason())));
   }
   return tail;
 }
@@ -77,7 +79,7 @@ std::vector<std::string> Tail(const v1::Metrics& m) {
 std::string TaskLine(const v1::TaskMetrics& t) {
   return absl::StrFormat(
       "%-7d %-7d %-15s %-6s %4d %4d %6s %9d %9d %6d %6d%s", t.pid(), t.tid(),
-      t.comm(), RoleName(t.role()), t.node(), t.cpu(),
+      Printable(t.comm()), RoleName(t.role()), t.node(), t.cpu(),
       FormatLocalShare(t.faults_local(), t.faults_remote()), t.faults_local(),
       t.faults_remote(), t.migrations(), t.cross_node_migrations(),
       t.held_down() ? " held" : "");

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/daemon/metrics_convert.h"
 #include "common/log.h"
+#include "common/printable.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -104,7 +105,10 @@ absl::StatusOr<v1::ExplainResponse> DaemonController::Explain(
        ++it, --limit) {
     v1::Decision* d = response.add_decisions();
     d->set_tick(it->tick);
-    d->set_note(it->what);
+    // A note quotes comms and reasons read from the host: shown as is by
+    // any client, so made inert here (Printable is idempotent: a client that
+    // escapes again changes nothing).
+    d->set_note(Printable(it->what));
   }
   return response;
 }
@@ -119,7 +123,7 @@ absl::Status DaemonController::DescribeTask(int32_t tid, bool has_story,
   if (!response.has_task()) {
     // A look-alike the scan refused: say why, not merely "not a target".
     if (std::optional<RefusedProcess> refused = loop_->ExplainRefused(tid)) {
-      return absl::NotFoundError(RefusalMessage(*refused));
+      return absl::NotFoundError(Printable(RefusalMessage(*refused)));
     }
     if (!has_story) {
       return absl::NotFoundError(
@@ -130,7 +134,7 @@ absl::Status DaemonController::DescribeTask(int32_t tid, bool has_story,
   }
   const v1::TaskMetrics& task = response.task();
   response.set_subject(
-      absl::StrCat("thread ", task.tid(), " (", task.comm(),
+      absl::StrCat("thread ", task.tid(), " (", Printable(task.comm()),
                    task.role() == v1::TASK_ROLE_WORKER   ? " worker"
                    : task.role() == v1::TASK_ROLE_MASTER ? " master"
                                                          : "",
@@ -149,10 +153,10 @@ absl::Status DaemonController::DescribeIrq(int irq, bool has_story,
     return absl::NotFoundError(
         absl::StrCat("irq ", irq, " is unknown to the agent"));
   }
-  response.set_subject(
-      response.has_irq()
-          ? absl::StrCat("irq ", irq, " (", response.irq().name(), ")")
-          : absl::StrCat("irq ", irq));
+  response.set_subject(response.has_irq()
+                           ? absl::StrCat("irq ", irq, " (",
+                                          Printable(response.irq().name()), ")")
+                           : absl::StrCat("irq ", irq));
   return absl::OkStatus();
 }
 

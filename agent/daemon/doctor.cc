@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace {
@@ -157,7 +159,9 @@ DoctorCheck Reuseport(const DoctorInputs& in) {
   std::vector<std::string> without, with, errors;
   for (const NginxListening& n : in.nginx) {
     const std::string who = absl::StrCat("nginx ", n.master_pid);
-    if (!n.error.empty()) errors.push_back(absl::StrCat(who, ": ", n.error));
+    if (!n.error.empty()) {
+      errors.push_back(absl::StrCat(who, ": ", Printable(n.error)));
+    }
     for (const std::string& a : n.no_reuseport)
       without.push_back(absl::StrCat(who, " ", a));
     for (const std::string& a : n.reuseport)
@@ -188,7 +192,8 @@ DoctorCheck Cpusets(const DoctorInputs& in) {
   for (const NginxListening& n : in.nginx) {
     if (n.cgroup.empty() || n.cpu_nodes.empty()) continue;
     if (n.cpu_nodes.size() > 1) continue;
-    std::string what = absl::StrCat("nginx ", n.master_pid, " in ", n.cgroup,
+    std::string what = absl::StrCat("nginx ", n.master_pid, " in ",
+                                    Printable(n.cgroup, kMaxQuotedBytes),
                                     ": CPUs on node ", n.cpu_nodes[0]);
     if (n.mems != n.cpu_nodes) {
       absl::StrAppend(&what, ", memory on node(s) ", absl::StrJoin(n.mems, ","),
@@ -205,6 +210,28 @@ DoctorCheck Cpusets(const DoctorInputs& in) {
               "widen the cpuset (AllowedCPUs=/AllowedMemoryNodes= of the "
               "unit, the pod's CPUs) if the workers should use other nodes; "
               "give it memory on the node of its CPUs");
+}
+
+// Look-alikes: processes the policy selects that locusd would refuse to
+// act on, each with the agent's reason (agent/host/target_trust.h).
+DoctorCheck Refused(const DoctorInputs& in) {
+  constexpr size_t kShown = 5;  // anyone can start thousands
+  std::vector<std::string> seen;
+  for (const RefusedProcess& p : in.refused) {
+    if (seen.size() == kShown) break;
+    seen.push_back(absl::StrCat("pid ", p.pid, " (", Printable(p.comm), "): ",
+                                Printable(p.reason, 2 * kMaxQuotedBytes)));
+  }
+  if (in.refused.size() > kShown) {
+    seen.push_back(absl::StrCat("and ", in.refused.size() - kShown, " more"));
+  }
+  return Warn("refused",
+              absl::StrCat("selected by the policy but refused as targets, "
+                           "locusd leaves them alone: ",
+                           absl::StrJoin(seen, "; ")),
+              "if one is your server, run it from a root-owned binary no "
+              "one else may write, started by root, or name its unit in "
+              "targets.systemd_unit; if not, find out who started it");
 }
 
 DoctorCheck PtraceScope(const DoctorInputs& in) {
@@ -230,8 +257,10 @@ DoctorCheck Kubelet(const DoctorInputs& in) {
     return Ok(name, "no kubelet CPU manager state");
   }
   if (*in.kubelet_cpu_policy != "static") {
-    return Ok(name, absl::StrCat("kubelet CPU manager policy '",
-                                 *in.kubelet_cpu_policy, "'"));
+    return Ok(
+        name,
+        absl::StrCat("kubelet CPU manager policy '",
+                     Printable(*in.kubelet_cpu_policy, kMaxQuotedBytes), "'"));
   }
   return Warn(
       name,
@@ -323,18 +352,31 @@ std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in) {
       NumaBalancing(in), Conflicts(in), PtraceScope(in), Reuseport(in),
       Cpusets(in),       Kubelet(in),   Policy(in),      Journal(in),
       Instance(in)};
+  if (!in.refused.empty()) {
+    // After the reuseport (or "no nginx running") line it explains.
+    checks.insert(checks.begin() + 8, Refused(in));
+  }
   if (in.agent.has_value()) checks.push_back(Agent(*in.agent));
   return checks;
 }
 
 std::string FormatDoctor(const std::vector<DoctorCheck>& checks) {
+  // Each line of `text` through Printable, the further ones indented.
+  const auto shown = [](const std::string& text) {
+    std::string out;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      absl::StrAppend(&out, out.empty() ? "" : "\n        ", Printable(line));
+    }
+    return out;
+  };
   std::string out;
   for (const DoctorCheck& c : checks) {
     const char* word = c.verdict == Verdict::kOk     ? "OK  "
                        : c.verdict == Verdict::kWarn ? "WARN"
                                                      : "FAIL";
-    absl::StrAppend(&out, word, "  ", c.name, ": ", c.detail, "\n");
-    if (!c.fix.empty()) absl::StrAppend(&out, "      fix: ", c.fix, "\n");
+    absl::StrAppend(&out, word, "  ", c.name, ": ", shown(c.detail), "\n");
+    if (!c.fix.empty())
+      absl::StrAppend(&out, "      fix: ", shown(c.fix), "\n");
   }
   return out;
 }

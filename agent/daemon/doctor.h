@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "locus/v1/agent.pb.h"
+#include "policy/snapshot.h"
 
 namespace locus {
 
@@ -64,7 +65,10 @@ struct DoctorInputs {
   std::optional<int> numa_balancing;  // nullopt: the kernel has no AutoNUMA
   std::optional<int> ptrace_scope;    // nullopt: no Yama
   std::vector<RunningProcess> conflicting;  // irqbalance, numad
-  std::vector<NginxListening> nginx;
+  std::vector<NginxListening> nginx;        // the trusted targets' instances
+  // Processes the policy selects that locusd would refuse as targets (a
+  // look-alike: any user can name a binary nginx), with why.
+  std::vector<RefusedProcess> refused;
   // The kubelet's CPU manager policy ("static", "none"); nullopt: no state
   // file, so no kubelet here.
   std::optional<std::string> kubelet_cpu_policy;
@@ -90,6 +94,9 @@ inline constexpr int kCapBpf = 39;
 std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in);
 
 // "OK    name: detail" lines, with "      fix: ..." below a WARN or FAIL.
+// Details quote names from the host (comms, cgroup paths, reasons): each
+// line of a detail is shown through Printable (common/printable.h), and a
+// detail's further lines are indented, so that nothing passes for a check.
 std::string FormatDoctor(const std::vector<DoctorCheck>& checks);
 
 // 0 when no check failed, 1 otherwise.

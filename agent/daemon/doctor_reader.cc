@@ -17,12 +17,14 @@
 #include "agent/host/file_util.h"
 #include "agent/host/listeners.h"
 #include "agent/host/proc_parse.h"
+#include "agent/host/targets.h"
 #include "agent/host/topology.h"
 #include "agent/sensors/libbpf_prober.h"
 #include "agent/sensors/probe_report.h"
 #include "agent/sensors/source_plan.h"
 #include "common/os_error.h"
 #include "common/unique_fd.h"
+#include "policy/default_policy.h"
 #include "policy/policy_yaml.h"
 
 namespace locus {
@@ -117,31 +119,47 @@ void ReadCpuset(const DoctorPaths& paths, const Topology* topology,
   out.mems = targets[0].cgroup->mems;
 }
 
+// The policy's targets as locusd finds them: its selectors and its trust
+// rules (agent/host/target_trust.h, as the daemon's TargetsOf sets them), so
+// that a look-alike any user started is listed as refused, with why, never
+// as a server to tune. Only what the checks need is read.
+std::vector<Target> ScanPolicyTargets(const DoctorPaths& paths,
+                                      const v1::Policy& policy,
+                                      const Topology* topology,
+                                      std::vector<RefusedProcess>* refused) {
+  TargetScanOptions options;
+  options.selector = TargetSelector{};
+  options.selector.comms.assign(policy.targets().comm().begin(),
+                                policy.targets().comm().end());
+  options.trust.systemd_unit = policy.targets().systemd_unit();
+  options.read_threads = false;
+  options.read_thread_cpu = false;
+  options.read_numa_maps = false;
+  std::vector<std::string> errors;
+  absl::StatusOr<std::vector<Target>> targets = ScanTargets(
+      HostPaths{paths.sysfs_root, paths.procfs_root}, options,
+      topology != nullptr ? *topology : Topology{}, &errors, nullptr, refused);
+  return targets.ok() ? *std::move(targets) : std::vector<Target>{};
+}
+
+// Each trusted instance (a master and the workers below it) with how its
+// TCP listeners are grouped and its cgroup's cpuset.
 std::vector<NginxListening> ReadNginxListening(
-    const DoctorPaths& paths, const std::vector<RunningProcess>& processes,
+    const DoctorPaths& paths, const std::vector<Target>& targets,
     const Topology* topology) {
-  const std::string& procfs_root = paths.procfs_root;
-  std::map<int32_t, ProcStat> nginx;
-  for (const RunningProcess& p : processes) {
-    if (p.comm != "nginx") continue;
-    absl::StatusOr<std::string> text =
-        ReadTextFile(JoinPath(procfs_root, absl::StrCat("/", p.pid, "/stat")));
-    if (!text.ok()) continue;
-    absl::StatusOr<ProcStat> stat = ParseProcStat(*text);
-    if (stat.ok()) nginx[p.pid] = *stat;
+  std::map<int32_t, NginxInstance> instances;
+  for (const Target& t : targets) {
+    NginxInstance& instance = instances[t.instance];
+    instance.master_pid = t.instance;
+    if (t.pid != t.instance) instance.worker_pids.push_back(t.pid);
   }
   std::vector<NginxListening> out;
-  for (const auto& [pid, stat] : nginx) {
-    if (nginx.count(stat.ppid)) continue;  // a worker
-    NginxInstance instance{pid, {}};
-    for (const auto& [child, child_stat] : nginx) {
-      if (child_stat.ppid == pid) instance.worker_pids.push_back(child);
-    }
+  for (const auto& [pid, instance] : instances) {
     NginxListening listening;
     listening.master_pid = pid;
     std::vector<std::string> errors;
     absl::StatusOr<std::vector<ListenGroup>> groups =
-        ReadListenGroups(procfs_root, instance, &errors);
+        ReadListenGroups(paths.procfs_root, instance, &errors);
     if (!groups.ok()) {
       listening.error = std::string(groups.status().message());
     } else {
@@ -240,15 +258,18 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   const std::vector<RunningProcess> processes =
       ListProcesses(paths.procfs_root);
   in.conflicting = FindConflicting(processes);
-  in.nginx = ReadNginxListening(paths, processes,
-                                topology.ok() ? &*topology : nullptr);
   in.kubelet_state_path = paths.kubelet_state;
   in.kubelet_cpu_policy = ReadKubeletPolicy(paths.kubelet_state);
   in.policy_path = paths.policy_path;
   // CPU lists in the file are checked against this host, as locusd does.
-  in.policy =
-      LoadPolicyFile(paths.policy_path, topology.ok() ? &*topology : nullptr)
-          .status();
+  const Topology* host = topology.ok() ? &*topology : nullptr;
+  absl::StatusOr<v1::Policy> policy = LoadPolicyFile(paths.policy_path, host);
+  in.policy = policy.status();
+  // Without a valid file locusd runs the built-in default (or not at all):
+  // its targets are the ones to look at.
+  const std::vector<Target> targets = ScanPolicyTargets(
+      paths, policy.ok() ? *policy : DefaultPolicy(), host, &in.refused);
+  in.nginx = ReadNginxListening(paths, targets, host);
   in.journal_path = paths.journal_path;
   in.journal_writable = JournalWritable(paths.journal_path);
   in.instance = InstanceFree(paths.journal_path);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/printable.h"
 #include "common/utf8.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -22,10 +23,13 @@ absl::StatusOr<LogFormat> ParseLogFormat(absl::string_view text) {
 
 void JournalSink::Write(const LogEntry& entry) {
   // "NAME=value" each; journald takes any bytes after the '=' (a value with
-  // a newline included), so nothing needs escaping.
+  // a newline included), so the fields, data that tools match on
+  // (LOCUS_COMM=...), go as they are. MESSAGE is the text journalctl shows
+  // and `journalctl -a` prints raw: it passes through Printable, as the
+  // text sink's lines do.
   std::vector<std::string> items;
   items.reserve(entry.fields.size() + 4);
-  items.push_back(absl::StrCat("MESSAGE=", entry.message));
+  items.push_back(absl::StrCat("MESSAGE=", Printable(entry.message)));
   items.push_back(absl::StrCat("PRIORITY=", static_cast<int>(entry.level)));
   items.push_back(absl::StrCat("SYSLOG_IDENTIFIER=", identifier_));
   if (!entry.message_id.empty()) {

@@ -252,15 +252,6 @@ TEST(FormatExperiment, RunningGuardrailAndAaReadAsSuch) {
   EXPECT_THAT(text, HasSubstr("connections SKEWED: largest skew 23 %"));
 }
 
-TEST(FormatExperiment, TerminalSafeEscapesC0DelAndC1Only) {
-  EXPECT_EQ(ctl::TerminalSafe("nginx: worker ±5 % é"), "nginx: worker ±5 % é");
-  EXPECT_EQ(ctl::TerminalSafe("a\tb\rc\x7f"), "a\\tb\\x0dc\\x7f");
-  EXPECT_EQ(ctl::TerminalSafe("\xc2\x9b"
-                              "2J"),
-            "\\u009b2J");  // 8-bit CSI
-  EXPECT_EQ(ctl::TerminalSafe("\xff"), "\\xff");
-}
-
 TEST(FormatExperiment, JsonIsTheWholeReportOnOneLine) {
   v1::ExperimentReport r = SampleExperimentReport();
   auto json = ctl::TextOrJson(r, true, ctl::FormatExperiment);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <sstream>
 #include <streambuf>
@@ -277,6 +278,30 @@ TEST(FormatExplain, NoteOnlyDecisionsReadAsTheyAreAndNoneSaysWhy) {
   EXPECT_THAT(out,
               ::testing::HasSubstr("tick 5: 40% of runtime off node 1 → pin"));
   EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr("no action")));
+}
+
+// Every string the agent sends is shown inert: a comm or a reason cannot
+// add a line, clear the screen or move the cursor.
+TEST(FormatExplain, WhatTheAgentSaysCannotForgeALine) {
+  v1::ExplainResponse e;
+  e.set_subject("thread 7 (\x1b[2J\nOK)");
+  e.add_decisions()->set_note("a\nb\x1b[1A");
+  v1::Revert* r = e.add_reverts();
+  r->set_reason(
+      "worse\n\xc2\x9b"
+      "2J");
+  r->mutable_action()->set_reason("why\x07");
+  const std::string out = FormatExplain(e);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3) << out;
+  EXPECT_THAT(out, ::testing::StartsWith("thread 7 (\\x1b[2J\\nOK)\n"));
+  v1::AgentStatus status;
+  status.mutable_policy()->set_last_error("p.yaml:1:1: a\np.yaml:2:1: \x1b");
+  EXPECT_THAT(FormatStatus(status),
+              ::testing::HasSubstr("policy last error: p.yaml:1:1: a\n"
+                                   "    p.yaml:2:1: \\x1b\n"));
 }
 
 }  // namespace

@@ -110,6 +110,50 @@ TEST(DoctorChecks, ACpusetOnOneNodeIsSaid) {
   EXPECT_THAT(c.fix, HasSubstr("AllowedCPUs="));
 }
 
+// A look-alike (any user can name a binary nginx) is listed as refused,
+// with the agent's reason, not as a server to tune; names from the host
+// cannot forge a line of the report.
+TEST(DoctorChecks, LookAlikesAreRefusedAndNamesCannotForgeALine) {
+  DoctorInputs in = Healthy();
+  in.nginx[0].cgroup = "/system.slice/x\n\x1b[2JOK    everything fine";
+  in.nginx[0].cpu_nodes = {0};
+  in.nginx[0].mems = {0};
+  in.refused.push_back(
+      {4242, "nginx",
+       "not trusted as a target: its executable /tmp/a\n\x1b[2J/nginx is "
+       "owned by uid 1000, not root"});
+  for (int pid = 1; pid <= 9; ++pid) in.refused.push_back({pid, "nginx", "x"});
+  const std::vector<DoctorCheck> checks = RunDoctorChecks(in);
+  EXPECT_EQ(checks.size(), 14u);
+  const DoctorCheck refused = Find(in, "refused");
+  EXPECT_EQ(refused.verdict, Verdict::kWarn);
+  EXPECT_THAT(refused.detail,
+              HasSubstr("pid 4242 (nginx): not trusted as a target: its "
+                        "executable /tmp/a\\n\\x1b[2J/nginx is owned by "
+                        "uid 1000"));
+  EXPECT_THAT(refused.detail, HasSubstr("; and 5 more"));
+  const std::string text = FormatDoctor(checks);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_THAT(text, Not(HasSubstr("\nOK    everything fine")));
+  // One line per check, and one per fix.
+  size_t lines = 0, fixes = 0;
+  for (char c : text) lines += c == '\n';
+  for (size_t at = text.find("fix: "); at != std::string::npos;
+       at = text.find("fix: ", at + 1)) {
+    ++fixes;
+  }
+  EXPECT_EQ(lines, checks.size() + fixes) << text;
+}
+
+TEST(DoctorChecks, ADetailOfSeveralLinesIsIndentedAndEscaped) {
+  std::vector<DoctorCheck> checks = {
+      {"policy", Verdict::kFail, "a.yaml:1:1: bad\na.yaml:2:1: \x1b[2J", "x"}};
+  EXPECT_EQ(FormatDoctor(checks),
+            "FAIL  policy: a.yaml:1:1: bad\n"
+            "        a.yaml:2:1: \\x1b[2J\n"
+            "      fix: x\n");
+}
+
 TEST(DoctorChecks, Capabilities) {
   DoctorInputs in = Healthy();
   // CAP_BPF + CAP_PERFMON stand in for CAP_SYS_ADMIN.

@@ -221,6 +221,42 @@ TEST(JsonLogLineTest, BytesThatAreNotUtf8StillMakeValidJson) {
   EXPECT_FALSE(fields.contains("MESSAGE_ID"));
 }
 
+// A refused look-alike's path, as a local user may name its directory: a
+// newline, a screen clear, a forged journal line.
+constexpr char kForgedPath[] =
+    "/tmp/x\n\x1b[2J\nMESSAGE_ID=cf9be3c65a5b481c9480b1caca005f50 "
+    "everything restored; bye/nginx";
+
+TEST(TextLogLineTest, OutsideTextStaysOneInertLine) {
+  RefusedProcess look_alike{4242, "nginx",
+                            absl::StrCat("not trusted as a target: its "
+                                         "executable ",
+                                         kForgedPath, " is owned by uid 1000")};
+  LogEntry entry = RefusalEntry(look_alike, "pid 4242: " + look_alike.reason);
+  for (bool journald : {false, true}) {
+    const std::string line = TextLogLine(entry, journald);
+    EXPECT_EQ(line.find('\n'), line.size() - 1) << line;
+    EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+    EXPECT_THAT(
+        line, ::testing::HasSubstr("/tmp/x\\n\\x1b[2J\\nMESSAGE_ID=cf9be3c6"));
+  }
+  EXPECT_EQ(TextLogLine(entry, true).substr(0, 3), "<4>");
+  EXPECT_EQ(TextLogLine(entry, false).substr(0, 9), "warning: ");
+  LogEntry plain{LogLevel::kInfo, "caf\xc3\xa9 \xff", {}, {}};
+  EXPECT_EQ(TextLogLine(plain, false), "caf\xc3\xa9 \\xff\n");
+}
+
+// JSON escapes as JSON does, once: the message reads back byte for byte.
+TEST(JsonLogLineTest, OutsideTextIsEscapedOnceAsJson) {
+  LogEntry entry;
+  entry.message = kForgedPath;
+  const std::string line = JsonLogLine(entry, absl::UnixEpoch());
+  EXPECT_EQ(line.find('\n'), line.size() - 1);
+  EXPECT_EQ(line.find('\x1b'), std::string::npos);
+  EXPECT_EQ(line.find("\\\\"), std::string::npos) << "escaped twice";
+  EXPECT_EQ(Parse(line).fields().at("MESSAGE").string_value(), kForgedPath);
+}
+
 TEST(LogFormatTest, TextOrJsonOnly) {
   EXPECT_EQ(*ParseLogFormat("text"), LogFormat::kText);
   EXPECT_EQ(*ParseLogFormat("json"), LogFormat::kJson);

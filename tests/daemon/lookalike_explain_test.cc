@@ -1,7 +1,9 @@
 // A real look-alike (root): a copy of sleep(1) whose name the policy selects,
 // owned by and running as nobody. locusd leaves it alone, says so in its log
 // once (not every tick), and `locusctl explain PID` gives the reason; the
-// same copy owned by and run as root is a target.
+// same copy owned by and run as root is a target. A look-alike in a
+// directory whose name holds a newline and an escape sequence shows up
+// escaped in the log, in explain and in the doctor.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -26,6 +29,7 @@ namespace locus {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A name of this test's own: other tests' daemons and targets run meanwhile.
 constexpr char kComm[] = "lookalike-expl";
@@ -114,6 +118,57 @@ TEST_F(LookAlikeExplainTest, ExplainAndTheLogSayWhyItIsNotATarget) {
                    [](const ProcessResult& r) { return r.exit_code == 0; });
   EXPECT_EQ(r.exit_code, 0) << r.err << daemon_.log();
   EXPECT_THAT(r.out, HasSubstr(absl::StrCat("thread ", real, " (", kComm)));
+}
+
+// Whether `text` shows the look-alike's path only escaped: no ESC, and its
+// forged line only inside the line that says why it is refused.
+void ExpectInert(const std::string& text, const std::string& escaped) {
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr(escaped)) << text;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StrContains(line, "everything restored")) {
+      EXPECT_THAT(std::string(line), HasSubstr(escaped));
+      EXPECT_THAT(std::string(line), HasSubstr("not trusted as a target"));
+    }
+    EXPECT_FALSE(absl::StartsWith(line, "MESSAGE_ID=")) << line;
+  }
+}
+
+// The look-alike: its directory's name holds a newline, a screen
+// clear and a forged journal line. The text log, `locusctl explain` and
+// `locusd --doctor` show the name escaped, on the line that says why it is
+// refused; none of it reaches the terminal or starts a line of its own.
+TEST_F(LookAlikeExplainTest, ANameWithEscapesCannotForgeOutput) {
+  const std::string forged =
+      "esc\n\x1b[2J\nMESSAGE_ID=cf9be3c65a5b481c9480b1caca005f50 "
+      "everything restored; bye";
+  const std::string escaped = absl::StrCat(
+      "esc\\n\\x1b[2J\\nMESSAGE_ID=cf9be3c65a5b481c9480b1caca005f50 "
+      "everything restored; bye/",
+      kComm, " is owned by uid 65534");
+  daemon_.Start({});
+  ASSERT_TRUE(daemon_.WaitReady()) << daemon_.log();
+  const pid_t fake = StartCopy(forged, 65534);
+  ProcessResult r = ExplainUntil(fake, [](const ProcessResult& r) {
+    return absl::StrContains(r.err, "not trusted");
+  });
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectInert(r.err, escaped);
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+
+  WaitUntil([&] { return absl::StrContains(daemon_.log(), escaped); },
+            absl::Seconds(10), absl::Milliseconds(100));
+  ExpectInert(daemon_.log(), escaped);
+
+  ProcessResult doctor =
+      RunProcess({LOCUSD_PATH, "--doctor", "--policy=" + daemon_.policy(),
+                  "--journal=" + dir_.File("doctor/journal")});
+  ExpectInert(doctor.out, escaped);
+  EXPECT_THAT(doctor.out, HasSubstr("WARN  refused: "));
+  EXPECT_THAT(doctor.out, HasSubstr(absl::StrCat("pid ", fake, " (", kComm,
+                                                 "): not trusted")));
+  EXPECT_THAT(doctor.out, Not(HasSubstr(absl::StrCat("nginx ", fake))))
+      << "a look-alike is not an instance to tune";
 }
 
 }  // namespace
