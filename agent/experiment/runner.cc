@@ -71,8 +71,9 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
       if (absl::Status watched = counter_->Watch(ActivePids(*run_, {}));
           !watched.ok())
         run_->notes.push_back("counting new workers: " + watched.ToString());
+      const absl::flat_hash_set<int32_t> untreated = Untreated(*run_);
       for (int32_t pid : joined) {
-        if (Untreated(*run_).contains(pid)) run_->release.push_back(pid);
+        if (untreated.contains(pid)) run_->release.push_back(pid);
       }
     }
     if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);

@@ -42,10 +42,6 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-}  // namespace
-
-namespace {
-
 // Its workers: the targets marked so, or, where none is, every target but
 // a master.
 bool IsWorker(const Target& target, bool marked) {
@@ -57,6 +53,15 @@ bool AnyMarked(const Snapshot& snapshot) {
   return std::any_of(
       snapshot.targets.begin(), snapshot.targets.end(),
       [](const Target& t) { return t.role == TargetRole::kWorker; });
+}
+
+Unit UnitOf(const Target& target, const Topology& topology) {
+  Unit unit;
+  unit.pid = target.pid;
+  unit.comm = target.comm;
+  unit.node = MainNode(target, topology);
+  unit.instance = target.instance;
+  return unit;
 }
 
 }  // namespace
@@ -71,13 +76,8 @@ std::vector<Unit> WorkersOf(const Snapshot& snapshot) {
   const bool marked = AnyMarked(snapshot);
   std::vector<Unit> units;
   for (const Target& target : snapshot.targets) {
-    if (!IsWorker(target, marked)) continue;
-    Unit unit;
-    unit.pid = target.pid;
-    unit.comm = target.comm;
-    unit.node = MainNode(target, snapshot.topology);
-    unit.instance = target.instance;
-    units.push_back(std::move(unit));
+    if (IsWorker(target, marked))
+      units.push_back(UnitOf(target, snapshot.topology));
   }
   return units;
 }
@@ -98,8 +98,11 @@ std::vector<int32_t> TrackUnits(RunningExperiment& run,
     }
   }
   std::vector<int32_t> joined;
-  for (Unit& unit : WorkersOf(snapshot)) {
-    if (known.contains(unit.pid)) continue;
+  const bool marked = AnyMarked(snapshot);
+  for (const Target& target : snapshot.targets) {
+    // Only a worker not yet a unit costs more than this look-up per tick.
+    if (known.contains(target.pid) || !IsWorker(target, marked)) continue;
+    Unit unit = UnitOf(target, snapshot.topology);
     // Active units per arm in its stratum: the new worker evens them.
     int treated = 0, control = 0;
     for (const Unit& other : run.units) {
