@@ -9,6 +9,7 @@
 #include "agent/experiment/report.h"
 #include "agent/experiment/runner.h"
 #include "common/log.h"
+#include "common/printable.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace locus {
@@ -97,6 +98,9 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
       TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(duration));
   *pending.request.mutable_interval() =
       TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(interval));
+  // A caller's words go into every report, record and log line of the run:
+  // a few hundred bytes of them (a request may carry 64 KiB).
+  pending.request.set_reason(Clip(request.reason()));
   pending.seed = request.seed() != 0 ? request.seed() : std::random_device{}();
   v1::ExperimentReport report;
   report.set_state(v1::EXPERIMENT_STATE_RUNNING);
@@ -104,7 +108,7 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
   report.set_seed(pending.seed);
   *report.mutable_duration() = pending.request.duration();
   *report.mutable_interval() = pending.request.interval();
-  report.set_reason(request.reason());
+  report.set_reason(pending.request.reason());
   report.set_verdict("starting: the arms are drawn at the next tick");
   pending_ = std::move(pending);
   AwaitTick();
@@ -152,7 +156,7 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Stop(
   run_->stop_requested = true;
   run_->stop_reason = request.reason().empty()
                           ? "stopped by `locusctl experiment stop`"
-                          : absl::StrCat("stopped: ", request.reason());
+                          : absl::StrCat("stopped: ", Clip(request.reason()));
   v1::ExperimentReport report = Report(true);
   report.set_reason(run_->stop_reason + " (ends at the next tick)");
   AwaitTick();

@@ -283,12 +283,17 @@ TEST(ExperimentRunnerTest, StopDryRunAndPolicyReloadEndOrNoteIt) {
   h.Tick();
   for (int i = 0; i < 11; ++i) h.Tick();
   h.Tick(8, /*policy_version=*/2);
-  ASSERT_TRUE(h.runner.Stop({}).ok());
+  v1::StopExperimentRequest stop;
+  stop.set_reason(std::string(10000, 'x'));
+  ASSERT_TRUE(h.runner.Stop(stop).ok());
   ArmsThisTick arms = h.Tick();
   ASSERT_NE(arms.report, nullptr);
   EXPECT_EQ(arms.report->state(), v1::EXPERIMENT_STATE_STOPPED);
   EXPECT_THAT(absl::StrJoin(h.runner.Get()->notes(), "\n"),
               HasSubstr("policy reloaded"));
+  // A caller's reason is kept to a few hundred bytes, however long it was.
+  EXPECT_LT(h.runner.Get()->reason().size(), 400u);
+  EXPECT_THAT(h.runner.Get()->reason(), HasSubstr("(+9744 bytes)"));
 
   ASSERT_TRUE(h.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
   h.Tick();
