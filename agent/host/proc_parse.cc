@@ -31,17 +31,21 @@ absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text) {
       absl::StrSplit(absl::StripAsciiWhitespace(text.substr(close + 1)), ' ',
                      absl::SkipEmpty());
   // f[0] is field 3 (state): field N is f[N - 3].
+  uint64_t utime = 0, stime = 0;
   if (f.size() < 39 - 3 + 1) {
     return absl::DataLossError(
         absl::StrCat("only ", f.size() + 2, " fields, want 39 (truncated?)"));
   }
   if (f[0].size() != 1 || !absl::SimpleAtoi(f[1], &stat.ppid) ||
+      !absl::SimpleAtoi(f[14 - 3], &utime) ||
+      !absl::SimpleAtoi(f[15 - 3], &stime) ||
       !absl::SimpleAtoi(f[20 - 3], &stat.num_threads) ||
       !absl::SimpleAtoi(f[22 - 3], &stat.start_time) ||
       !absl::SimpleAtoi(f[39 - 3], &stat.processor)) {
     return absl::InvalidArgumentError(
-        "bad state, ppid, num_threads, starttime or processor");
+        "bad state, ppid, utime, stime, num_threads, starttime or processor");
   }
+  stat.cpu_ticks = utime + stime;
   stat.state = f[0][0];
   return stat;
 }

@@ -21,6 +21,7 @@ struct ProcStat {
   char state = '?';
   int32_t ppid = 0;
   int num_threads = 0;      // field 20
+  uint64_t cpu_ticks = 0;   // utime + stime (fields 14 and 15), clock ticks
   uint64_t start_time = 0;  // field 22, clock ticks since boot
   int processor = -1;       // field 39, CPU it last ran on
 };

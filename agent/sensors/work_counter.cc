@@ -28,8 +28,8 @@ std::string PidDir(absl::string_view procfs_root, int32_t pid) {
 }
 
 // stat of a live process (NotFound for a zombie: it has exited).
-absl::StatusOr<std::string> ReadLiveStat(absl::string_view procfs_root,
-                                         int32_t pid, ProcStat* stat) {
+absl::StatusOr<ProcStat> ReadLiveStat(absl::string_view procfs_root,
+                                      int32_t pid) {
   std::string path = JoinPath(PidDir(procfs_root, pid), "stat");
   ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
   absl::StatusOr<ProcStat> parsed = ParseProcStat(text);
@@ -37,8 +37,7 @@ absl::StatusOr<std::string> ReadLiveStat(absl::string_view procfs_root,
   if (parsed->state == 'Z' || parsed->state == 'X') {
     return absl::NotFoundError(absl::StrCat(path, ": process exited"));
   }
-  *stat = *std::move(parsed);
-  return text;
+  return parsed;
 }
 
 uint64_t TicksToNs(uint64_t ticks) {
@@ -61,24 +60,6 @@ absl::StatusOr<uint64_t> ParseSchedstatRunNs(absl::string_view text) {
   return ns;
 }
 
-absl::StatusOr<uint64_t> ParseStatCpuTicks(absl::string_view text) {
-  // comm can hold anything: the fields start after the last ')'.
-  size_t close = text.rfind(')');
-  if (close == absl::string_view::npos) {
-    return absl::InvalidArgumentError("no '(comm)' field (truncated?)");
-  }
-  std::vector<absl::string_view> f =
-      absl::StrSplit(absl::StripAsciiWhitespace(text.substr(close + 1)), ' ',
-                     absl::SkipEmpty());
-  // f[0] is field 3: field N is f[N - 3].
-  uint64_t utime = 0, stime = 0;
-  if (f.size() < 15 - 3 + 1 || !absl::SimpleAtoi(f[14 - 3], &utime) ||
-      !absl::SimpleAtoi(f[15 - 3], &stime)) {
-    return absl::InvalidArgumentError("bad utime or stime field");
-  }
-  return utime + stime;
-}
-
 absl::StatusOr<uint64_t> ParseIoWchar(absl::string_view text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (!absl::ConsumePrefix(&line, "wchar:")) continue;
@@ -93,9 +74,7 @@ absl::StatusOr<uint64_t> ParseIoWchar(absl::string_view text) {
 
 absl::StatusOr<ProcessCpu> ReadProcessCpu(absl::string_view procfs_root,
                                           int32_t pid) {
-  ProcStat stat;
-  ASSIGN_OR_RETURN(std::string stat_text,
-                   ReadLiveStat(procfs_root, pid, &stat));
+  ASSIGN_OR_RETURN(ProcStat stat, ReadLiveStat(procfs_root, pid));
   ProcessCpu out;
   out.start_time = stat.start_time;
   std::string task_dir = JoinPath(PidDir(procfs_root, pid), "task");
@@ -114,11 +93,7 @@ absl::StatusOr<ProcessCpu> ReadProcessCpu(absl::string_view procfs_root,
   if (read > 0) return out;
   // No schedstat at all: the kernel's tick-sampled times, which also hold
   // the threads that have exited.
-  absl::StatusOr<uint64_t> ticks = ParseStatCpuTicks(stat_text);
-  if (!ticks.ok()) {
-    return Annotate(ticks.status(), JoinPath(PidDir(procfs_root, pid), "stat"));
-  }
-  out.cpu_ns = TicksToNs(*ticks);
+  out.cpu_ns = TicksToNs(stat.cpu_ticks);
   return out;
 }
 
@@ -137,13 +112,12 @@ absl::StatusOr<WatchedProcesses::Change> WatchedProcesses::Replace(
   absl::flat_hash_map<int32_t, uint64_t> next;
   for (int32_t pid : pids) {
     if (next.contains(pid)) continue;
-    ProcStat stat;
-    absl::StatusOr<std::string> text = ReadLiveStat(procfs_root_, pid, &stat);
-    if (absl::IsNotFound(text.status())) continue;  // not alive: left out
-    if (!text.ok()) return text.status();
-    next[pid] = stat.start_time;
+    absl::StatusOr<ProcStat> stat = ReadLiveStat(procfs_root_, pid);
+    if (absl::IsNotFound(stat.status())) continue;  // not alive: left out
+    if (!stat.ok()) return stat.status();
+    next[pid] = stat->start_time;
     auto it = start_time_.find(pid);
-    if (it != start_time_.end() && it->second == stat.start_time) continue;
+    if (it != start_time_.end() && it->second == stat->start_time) continue;
     if (it != start_time_.end()) change.dropped.push_back(pid);  // reused
     change.added.push_back(pid);
   }

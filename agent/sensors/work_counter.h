@@ -127,8 +127,6 @@ class WatchedProcesses {
 // Parsers, on one file's text.
 // First field of a schedstat file: on-CPU time in ns.
 absl::StatusOr<uint64_t> ParseSchedstatRunNs(absl::string_view text);
-// utime + stime (fields 14 and 15) of a stat file, in clock ticks.
-absl::StatusOr<uint64_t> ParseStatCpuTicks(absl::string_view text);
 // The "wchar:" line of an io file.
 absl::StatusOr<uint64_t> ParseIoWchar(absl::string_view text);
 

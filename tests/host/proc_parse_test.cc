@@ -21,6 +21,7 @@ TEST(ProcStatTest, Parses) {
   EXPECT_EQ(stat->comm, "nginx: worker");
   EXPECT_EQ(stat->state, 'S');
   EXPECT_EQ(stat->ppid, 4200);
+  EXPECT_EQ(stat->cpu_ticks, 12u + 3u);
   EXPECT_EQ(stat->start_time, 987654u);
   EXPECT_EQ(stat->processor, 1);
 }

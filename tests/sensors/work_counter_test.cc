@@ -84,12 +84,6 @@ TEST(WorkParseTest, Schedstat) {
   EXPECT_FALSE(ParseSchedstatRunNs("-5 1 2\n").ok());
 }
 
-TEST(WorkParseTest, StatTicks) {
-  EXPECT_EQ(*ParseStatCpuTicks(StatLine(9, 'R', 70, 30, 1)), 100u);
-  EXPECT_FALSE(ParseStatCpuTicks("9 (nginx) S 1 2 3").ok());  // truncated
-  EXPECT_FALSE(ParseStatCpuTicks("garbage").ok());
-}
-
 TEST(WorkParseTest, IoWchar) {
   EXPECT_EQ(*ParseIoWchar("rchar: 1\nwchar: 4096\nsyscr: 3\n"), 4096u);
   EXPECT_FALSE(ParseIoWchar("rchar: 1\n").ok());
