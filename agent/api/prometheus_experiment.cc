@@ -8,9 +8,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/strip.h"
 #include "agent/api/prometheus_exporter.h"
+#include "agent/api/prometheus_labels.h"
 
 namespace locus {
 namespace {
@@ -19,12 +18,6 @@ constexpr v1::ExperimentState kEndStates[] = {
     v1::EXPERIMENT_STATE_DONE, v1::EXPERIMENT_STATE_STOPPED,
     v1::EXPERIMENT_STATE_GUARDRAIL, v1::EXPERIMENT_STATE_INTERRUPTED,
     v1::EXPERIMENT_STATE_ABORTED};
-
-// EXPERIMENT_STATE_GUARDRAIL -> guardrail.
-std::string StateLabel(v1::ExperimentState state) {
-  return absl::AsciiStrToLower(
-      absl::StripPrefix(v1::ExperimentState_Name(state), "EXPERIMENT_STATE_"));
-}
 
 }  // namespace
 
@@ -59,7 +52,7 @@ void PrometheusExporter::RegisterExperiment() {
       "early: Locus was significantly harmful), interrupted, aborted");
   experiment_running_->Add({}).Set(0);
   for (v1::ExperimentState state : kEndStates) {
-    experiments_ended_->Add({{"state", StateLabel(state)}});
+    experiments_ended_->Add({{"state", ExperimentStateWord(state)}});
   }
 }
 
@@ -77,7 +70,8 @@ void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
   if (metrics.has_experiment() && !running &&
       r.state() != v1::EXPERIMENT_STATE_UNSPECIFIED &&
       r.id() != last_ended_experiment_) {
-    experiments_ended_->Add({{"state", StateLabel(r.state())}}).Increment();
+    experiments_ended_->Add({{"state", ExperimentStateWord(r.state())}})
+        .Increment();
     last_ended_experiment_ = r.id();
   }
   if (!running) {

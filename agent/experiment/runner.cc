@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "agent/api/prometheus_labels.h"
 #include "agent/core/event_log.h"
 #include "agent/experiment/pmu.h"
 #include "agent/experiment/record.h"
@@ -19,23 +20,6 @@ namespace {
 
 using experiment::Arm;
 using google::protobuf::util::TimeUtil;
-
-std::string StateWord(v1::ExperimentState state) {
-  switch (state) {
-    case v1::EXPERIMENT_STATE_DONE:
-      return "done";
-    case v1::EXPERIMENT_STATE_STOPPED:
-      return "stopped";
-    case v1::EXPERIMENT_STATE_GUARDRAIL:
-      return "guardrail";
-    case v1::EXPERIMENT_STATE_INTERRUPTED:
-      return "interrupted";
-    case v1::EXPERIMENT_STATE_ABORTED:
-      return "aborted";
-    default:
-      return "running";
-  }
-}
 
 }  // namespace
 
@@ -249,9 +233,10 @@ void ExperimentRunner::End(v1::ExperimentState state,
   report.set_verdict(Verdict(report));
   WriteRecord(report);
   const std::string& id = report.id();
-  Log(ExperimentEntry(
-      EventKind::kExperimentStop, id, StateWord(state),
-      absl::StrCat("experiment ", id, " ", StateWord(state), ": ", reason)));
+  Log(ExperimentEntry(EventKind::kExperimentStop, id,
+                      ExperimentStateWord(state),
+                      absl::StrCat("experiment ", id, " ",
+                                   ExperimentStateWord(state), ": ", reason)));
   const v1::ExperimentEstimate& work = report.work();
   Log(ExperimentEntry(EventKind::kExperimentVerdict, id,
                       !work.valid()         ? "no-estimate"
