@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/act/journal.h"
+#include "agent/act/journal_lock.h"
 #include "agent/host/cgroup_cpuset.h"
 #include "agent/host/file_util.h"
 #include "agent/host/listeners.h"
@@ -226,7 +227,11 @@ absl::Status InstanceFree(const std::string& journal_path) {
     }
     return ErrnoStatus(path, errno);
   }
-  return absl::OkStatus();  // closing the fd drops the lock
+  // A daemon started through another name (a hard link) holds the journal
+  // file's own lock, as locusd's start checks.
+  absl::StatusOr<UniqueFd> held = LockJournalFileAt(*journal);
+  if (absl::IsFailedPrecondition(held.status())) return held.status();
+  return absl::OkStatus();  // closing the fds drops the locks
 }
 
 void ReadKernel(const DoctorPaths& paths, KernelProber* prober,

@@ -61,6 +61,16 @@ TEST(LocusdJournalLockTest, AHardLinkToALiveJournalStartsNoSecondDaemon) {
                               "another locusd (pid ", first.pid(),
                               ") is running with this journal: ", link)));
   EXPECT_THAT(second.err, Not(HasSubstr("restored from")));
+  // The doctor, given the same name, sees it held as locusd's start did.
+  ProcessResult doctor =
+      RunProcess({LOCUSD_PATH, "--doctor", "--journal=" + link,
+                  "--policy=" + first.policy(),
+                  std::string("--sysfs_root=") + LOCUS_SOURCE_DIR +
+                      "/tests/fixtures/split2/sys"});
+  EXPECT_THAT(doctor.out,
+              HasSubstr("a locusd is running with this journal: another "
+                        "locusd"))
+      << doctor.out << doctor.err;
 
   // The first still runs, its journal whole under both names, nothing of
   // it undone: the pins stand (a restore would have put back `unpinned`).
