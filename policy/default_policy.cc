@@ -30,6 +30,10 @@ v1::Policy DefaultPolicy() {
   connections->set_enabled(true);
   connections->set_spill_above_busy(0.85);
 
+  v1::Coexist* coexist = policy.mutable_coexist();
+  coexist->set_irqbalance(v1::Coexist::IRQBALANCE_MODE_BAN);
+  coexist->set_numad(v1::Coexist::NUMAD_MODE_EXCLUDE);
+
   v1::Stability* stability = policy.mutable_stability();
   stability->set_min_gain(0.1);
   stability->set_dwell_s(30);

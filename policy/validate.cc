@@ -206,6 +206,15 @@ void CheckConnections(const v1::Connections& connections,
   }
 }
 
+void CheckCoexist(const v1::Coexist& coexist, const PolicyErrorSink& sink) {
+  if (coexist.irqbalance() == v1::Coexist::IRQBALANCE_MODE_UNSPECIFIED) {
+    sink("coexist.irqbalance", "coexist.irqbalance must be ban or off");
+  }
+  if (coexist.numad() == v1::Coexist::NUMAD_MODE_UNSPECIFIED) {
+    sink("coexist.numad", "coexist.numad must be exclude or off");
+  }
+}
+
 }  // namespace
 
 void CheckPolicy(const v1::Policy& policy, const Topology* host,
@@ -223,6 +232,7 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
   CheckIrqs(policy.irqs(), host, sink);
   CheckStability(policy.stability(), sink);
   CheckConnections(policy.connections(), sink);
+  CheckCoexist(policy.coexist(), sink);
 }
 
 namespace {

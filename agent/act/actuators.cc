@@ -91,9 +91,9 @@ std::vector<ExternalChange> Actuators::CheckExternalChanges() {
 }
 
 absl::StatusOr<RestoreReport> Actuators::RestoreAll(
-    const SteeringRestoreOps* steering) {
-  RestoreReport report =
-      RestoreEntries(journal_->contents(), *ops_.threads, *ops_.irqs, steering);
+    const SteeringRestoreOps* steering, const NeighbourRestoreOps* neighbours) {
+  RestoreReport report = RestoreEntries(journal_->contents(), *ops_.threads,
+                                        *ops_.irqs, steering, neighbours);
   absl::Status status = journal_->Clear();
   // Forget placements (and back-offs: after a restore Locus starts afresh),
   // keeping what is known about managed IRQs.

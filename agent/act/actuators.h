@@ -12,13 +12,13 @@
 
 #include "absl/status/statusor.h"
 #include "agent/act/irq_setter.h"
-#include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
-#include "agent/act/page_migrator.h"
-#include "agent/act/page_mover.h"
+#include "agent/act/memory/page_migrator.h"
+#include "agent/act/memory/page_mover.h"
 #include "agent/act/restore.h"
 #include "agent/act/result.h"
 #include "agent/act/thread_placer.h"
+#include "agent/journal/journal.h"
 #include "common/clock.h"
 #include "common/defaults.h"
 #include "policy/plan.h"
@@ -76,7 +76,8 @@ class Actuators {
   // placements: SIGTERM/SIGINT path. Steering records are detached through
   // `steering` (see RestoreEntries).
   absl::StatusOr<RestoreReport> RestoreAll(
-      const SteeringRestoreOps* steering = nullptr);
+      const SteeringRestoreOps* steering = nullptr,
+      const NeighbourRestoreOps* neighbours = nullptr);
 
   const std::set<int>& unmanageable_irqs() const {
     return irqs_->unmanageable();

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "agent/act/external_change.h"
-#include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
 #include "agent/act/result.h"
+#include "agent/journal/journal.h"
 #include "policy/plan.h"
 
 namespace locus {

@@ -1,5 +1,5 @@
 // The kernel calls the actuators make, behind small interfaces so that tests
-// inject fakes (agent/act/fake_kernel_ops.h) and the logic above them (journal
+// inject fakes (tests/act/fake_kernel_ops.h) and the logic above them (journal
 // first, cpuset intersection, outcomes) is tested without root.
 //
 // Methods return 0 or an errno value: the errno *is* the outcome (ESRCH: task
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/act/huge_pages.h"   // PageFrameReader
-#include "agent/host/proc_parse.h"  // MemRange
+#include "agent/act/memory/huge_pages.h"  // PageFrameReader
+#include "agent/host/proc_parse.h"        // MemRange
 
 namespace locus {
 

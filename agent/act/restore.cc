@@ -3,9 +3,12 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "agent/act/connection_steering.h"
-#include "agent/act/reuseport_restore.h"
-#include "agent/act/steering_journal.h"
+#include "agent/act/connections/connection_steering.h"
+#include "agent/act/connections/reuseport_restore.h"
+#include "agent/act/connections/steering_journal.h"
+#include "agent/act/neighbours/irqbalance_socket.h"
+#include "agent/act/neighbours/neighbours.h"
+#include "agent/act/neighbours/numad_queue.h"
 #include "agent/host/cpu_mask.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
@@ -125,11 +128,36 @@ void RestoreSteering(const std::set<ListenKey>& steered,
   }
 }
 
+// Hands back what Locus gave irqbalance and numad, through the host's own
+// when the caller has none.
+void RestoreNeighbours(const JournalContents& contents,
+                       const NeighbourRestoreOps* given,
+                       RestoreReport* report) {
+  if (contents.irqbalance_bans.empty() && contents.numad_exclusions.empty()) {
+    return;
+  }
+  NeighbourRestoreOps ops = given != nullptr ? *given : NeighbourRestoreOps{};
+  NeighbourOps own;
+  if (ops.irqbalance == nullptr) {
+    own.irqbalance = MakeIrqbalanceSocketOps();
+    ops.irqbalance = own.irqbalance.get();
+  }
+  if (ops.numad == nullptr) {
+    own.numad = MakeNumadQueueOps();
+    ops.numad = own.numad.get();
+  }
+  RestoreIrqbalanceBans(contents.irqbalance_bans, *ops.irqbalance, ops.timeout,
+                        &report->messages, &report->errors);
+  RestoreNumadExclusions(contents.numad_exclusions, *ops.numad,
+                         &report->messages, &report->errors);
+}
+
 }  // namespace
 
 RestoreReport RestoreEntries(const JournalContents& contents,
                              ThreadOps& threads, IrqOps& irqs,
-                             const SteeringRestoreOps* steering) {
+                             const SteeringRestoreOps* steering,
+                             const NeighbourRestoreOps* neighbours) {
   RestoreReport report;
   report.corrupt_records = contents.corrupt_records;
   report.truncated_tail = contents.truncated_tail;
@@ -143,12 +171,13 @@ RestoreReport RestoreEntries(const JournalContents& contents,
     RestoreIrq(entry, irqs, &report);
   }
   RestoreSteering(contents.steered, steering, &report);
+  RestoreNeighbours(contents, neighbours, &report);
   return report;
 }
 
 absl::StatusOr<RestoreReport> RestoreJournal(
     const JournalOptions& options, ThreadOps& threads, IrqOps& irqs,
-    const SteeringRestoreOps* steering) {
+    const SteeringRestoreOps* steering, const NeighbourRestoreOps* neighbours) {
   ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(options));
   if (absl::Status clearable = journal->CheckClearable(); !clearable.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -158,7 +187,7 @@ absl::StatusOr<RestoreReport> RestoreJournal(
         "record a line) and move it away"));
   }
   RestoreReport report =
-      RestoreEntries(journal->contents(), threads, irqs, steering);
+      RestoreEntries(journal->contents(), threads, irqs, steering, neighbours);
   report.journal = journal->path();
   // Cleared even when some entries failed: they would fail again on every
   // start, and the report names them for the operator.

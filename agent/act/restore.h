@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/act/journal.h"
 #include "agent/act/kernel_ops.h"
+#include "agent/journal/journal.h"
 
 namespace locus {
 
-struct SteeringRestoreOps;  // agent/act/reuseport_restore.h
+struct SteeringRestoreOps;   // agent/act/connections/reuseport_restore.h
+struct NeighbourRestoreOps;  // agent/act/neighbours/neighbours.h
 
 struct RestoreReport {
   int threads_restored = 0;
@@ -35,9 +36,14 @@ struct RestoreReport {
 // first member that can still be duplicated; a group no process holds is
 // dropped (its program went with its sockets). Without `steering` (a
 // process that cannot load BPF) each is an error naming the group.
+// Last, once each IRQ has its affinity back, the IRQs Locus banned in an
+// irqbalance still running are unbanned and the workers it put on a running
+// numad's exclusion list taken off, through `neighbours` (or, without, the
+// host's own irqbalance and numad).
 RestoreReport RestoreEntries(const JournalContents& contents,
                              ThreadOps& threads, IrqOps& irqs,
-                             const SteeringRestoreOps* steering = nullptr);
+                             const SteeringRestoreOps* steering = nullptr,
+                             const NeighbourRestoreOps* neighbours = nullptr);
 
 // Reads the journal at options.path, restores every complete entry (a torn
 // last record is reported and ignored) and deletes the file (or sets it
@@ -48,7 +54,8 @@ RestoreReport RestoreEntries(const JournalContents& contents,
 // are in the report.
 absl::StatusOr<RestoreReport> RestoreJournal(
     const JournalOptions& options, ThreadOps& threads, IrqOps& irqs,
-    const SteeringRestoreOps* steering = nullptr);
+    const SteeringRestoreOps* steering = nullptr,
+    const NeighbourRestoreOps* neighbours = nullptr);
 
 // The same against the running kernel (/proc, /sys, /sys/fs/cgroup), for
 // threads and IRQs only: `locusd --restore` (agent/daemon/restore_mode.h)

@@ -26,6 +26,7 @@ enum class Outcome {
   kUnmanageable,  // kernel-managed IRQ (EIO): never try again
   kBackedOff,     // someone else changed this entity after Locus did
   kRefused,       // the journal cannot be written, so nothing was changed
+  kWaiting,       // a neighbour must let go of it first (irqbalance's ban)
   kError,         // anything else; the message has the errno text
 };
 
@@ -47,6 +48,8 @@ inline absl::string_view OutcomeName(Outcome outcome) {
       return "backed-off";
     case Outcome::kRefused:
       return "refused";
+    case Outcome::kWaiting:
+      return "waiting";
     case Outcome::kError:
       return "error";
   }

@@ -82,6 +82,7 @@ PrometheusExporter::PrometheusExporter(const BuildInfo& build)
   RegisterCounters();
   RegisterGauges();
   RegisterExperiment();
+  RegisterNeighbours();
   tick_duration_ = &BuildHistogram()
                         .Name("locus_tick_duration_seconds")
                         .Help("Time each control tick's work took")
@@ -212,6 +213,7 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObserveAgent(metrics, status);
   ObserveConnections(metrics);
   ObserveExperiment(metrics);
+  ObserveNeighbours(metrics);
 }
 
 void PrometheusExporter::ObserveTick(const v1::Metrics& metrics) {

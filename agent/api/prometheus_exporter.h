@@ -75,6 +75,9 @@ class PrometheusExporter {
   void RegisterExperiment();
   void ObserveExperiment(const v1::Metrics& metrics);
   void ClearExperiment();
+  // prometheus_neighbours.cc: irqbalance and numad (Metrics.neighbours).
+  void RegisterNeighbours();
+  void ObserveNeighbours(const v1::Metrics& metrics);
 
   Counters* NewCounter(const std::string& name, const std::string& help);
   Gauges* NewGauge(const std::string& name, const std::string& help);
@@ -118,6 +121,10 @@ class PrometheusExporter {
   Gauges* experiment_estimate_ = nullptr;
   Gauges* experiment_guardrail_p_ = nullptr;
   Counters* experiments_ended_ = nullptr;
+  Gauges* neighbour_running_ = nullptr;
+  Gauges* neighbour_problem_ = nullptr;
+  Gauges* irqbalance_irqs_ = nullptr;
+  Gauges* numad_excluded_ = nullptr;
 
   // The cumulative values Metrics carries (*_total), to add their growth.
   uint64_t last_overruns_ = 0;

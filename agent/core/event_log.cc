@@ -103,8 +103,9 @@ absl::string_view EventKindName(EventKind kind) {
 
 LogEntry ActionEntry(const Action& action, const ActionResult& result,
                      std::string message) {
-  bool fine =
-      result.outcome == Outcome::kApplied || result.outcome == Outcome::kDryRun;
+  bool fine = result.outcome == Outcome::kApplied ||
+              result.outcome == Outcome::kDryRun ||
+              result.outcome == Outcome::kWaiting;
   LogEntry entry =
       Entry(EventKind::kAction, fine ? LogLevel::kInfo : LogLevel::kWarning,
             std::move(message));

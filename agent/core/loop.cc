@@ -88,6 +88,9 @@ TickReport Loop::Tick() {
     }
     Steer(*snap, report);
   }
+  // Even without a snapshot: what Locus holds stays handed over, and a
+  // restarted irqbalance or numad is told again.
+  executor_->TickNeighbours(report.policy.policy->coexist());
   Publish(report, cpu_start_ns);
   return report;
 }
@@ -332,6 +335,7 @@ void Loop::Record(const Action& action, const Snapshot& snap,
       break;
     case Outcome::kDryRun:
     case Outcome::kGone:
+    case Outcome::kWaiting:  // planned again next tick, once banned
       break;
     default:
       // Refused or failed: trying again next tick would fail the same

@@ -13,8 +13,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/act/connections/reuseport_ops.h"
 #include "agent/act/result.h"
-#include "agent/act/reuseport_ops.h"
 #include "locus/v1/agent.pb.h"
 #include "locus/v1/policy.pb.h"
 #include "policy/history.h"
@@ -76,6 +76,12 @@ class Executor {
   // each dry-run tick, so that a switch to dry run stops the movers even
   // when that tick plans nothing.
   virtual void StopPageMoves() = 0;
+  // Once per tick, after the plan and the steering: tells irqbalance and
+  // numad what Locus manages now, as the policy's coexist says (an
+  // executor without neighbours does nothing). Never blocks. In a dry run
+  // nothing new is asked for (no IRQ is moved), and what Locus already
+  // holds stays handed over until it is restored.
+  virtual void TickNeighbours(const v1::Coexist& coexist) { (void)coexist; }
 };
 
 class PolicySource {

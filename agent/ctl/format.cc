@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "agent/ctl/connections_format.h"
@@ -224,6 +225,42 @@ std::string FormatMetrics(const v1::Metrics& m) {
   return line;
 }
 
+namespace {
+
+// "irqbalance (pid 812, socket ...): banned by Locus 38,39; ..." per
+// neighbour (policy coexist).
+std::string IntList(const google::protobuf::RepeatedField<int32_t>& ids) {
+  if (ids.empty()) return "none";
+  return absl::StrJoin(ids, ",");
+}
+
+std::string NeighbourLine(const v1::Neighbour& n) {
+  std::string out = P(n.name());
+  if (!n.running()) return out + ": not running";
+  absl::StrAppend(&out, " (pid ", n.pid());
+  if (!n.socket().empty()) absl::StrAppend(&out, ", socket ", P(n.socket()));
+  absl::StrAppend(&out, ")");
+  if (n.mode() == "off") return out + ": coexist off, told nothing";
+  if (n.name() == "irqbalance") {
+    absl::StrAppend(&out, ": IRQs banned by Locus ", IntList(n.irqs_banned()),
+                    ", by others (kept) ", IntList(n.irqs_banned_by_others()));
+    if (!n.irqs_pending().empty()) {
+      absl::StrAppend(&out, ", waiting for ", IntList(n.irqs_pending()));
+    }
+  } else {
+    absl::StrAppend(&out, ": workers excluded by Locus ",
+                    IntList(n.pids_excluded()));
+  }
+  if (n.restarts() != 0) {
+    absl::StrAppend(&out, "; restarted ", n.restarts(), " time(s), told again");
+  }
+  if (!n.problem().empty())
+    absl::StrAppend(&out, "; PROBLEM: ", P(n.problem()));
+  return out;
+}
+
+}  // namespace
+
 std::string FormatStatus(const v1::AgentStatus& s) {
   std::string out =
       absl::StrCat("locusd ", s.version().empty() ? "" : P(s.version()) + " ",
@@ -254,6 +291,9 @@ std::string FormatStatus(const v1::AgentStatus& s) {
   }
   for (const std::string& line : ConnectionLines(s.connections(), true)) {
     absl::StrAppend(&out, line, "\n");
+  }
+  for (const v1::Neighbour& n : s.neighbours()) {
+    absl::StrAppend(&out, NeighbourLine(n), "\n");
   }
   return out + FormatSensors(s.sensors());
 }

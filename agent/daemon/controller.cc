@@ -73,6 +73,7 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
     status.set_held_down(held);
     status.set_numa_nodes(last_->nodes_size());
     *status.mutable_connections() = last_->connections();
+    *status.mutable_neighbours() = last_->neighbours();
   }
   return status;
 }

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/act/actuators.h"
-#include "agent/act/reuseport_kernel.h"
+#include "agent/act/connections/reuseport_kernel.h"
 #include "agent/api/agent_server.h"
 #include "agent/api/metrics_hub.h"
 #include "agent/config/policy_watcher.h"
@@ -250,8 +250,9 @@ absl::Status Daemon::MakeExecutor(int nodes) {
   steering.groups = [collector = collector_.get()] {
     return collector->listen_groups();
   };
-  executor_ = std::make_unique<ActuatorExecutor>(*std::move(actuators),
-                                                 std::move(steering));
+  executor_ = std::make_unique<ActuatorExecutor>(
+      *std::move(actuators), std::move(steering),
+      MakeNeighbourOps(options_.procfs_root));
   return absl::OkStatus();
 }
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/daemon/doctor_neighbours.h"
 #include "common/printable.h"
 
 namespace locus {
@@ -128,24 +129,6 @@ DoctorCheck NumaBalancing(const DoctorInputs& in) {
                            "sooner, at the cost of hinting faults"),
               "keep it, or `sysctl -w kernel.numa_balancing=0` to leave "
               "placement to Locus alone");
-}
-
-DoctorCheck Conflicts(const DoctorInputs& in) {
-  const char* name = "conflicts";
-  if (in.conflicting.empty()) return Ok(name, "no irqbalance, no numad");
-  std::vector<std::string> seen;
-  std::vector<std::string> units;
-  for (const RunningProcess& p : in.conflicting) {
-    seen.push_back(absl::StrCat(p.comm, " (pid ", p.pid, ")"));
-    units.push_back(p.comm);
-  }
-  return Warn(
-      name,
-      absl::StrCat(absl::StrJoin(seen, ", "),
-                   " running: irqbalance moves the IRQs Locus steers "
-                   "back, numad moves the pages; Locus backs off "
-                   "each one it sees changed"),
-      absl::StrCat("systemctl disable --now ", absl::StrJoin(units, " ")));
 }
 
 // Connection steering needs a socket per worker to choose between.
@@ -348,13 +331,14 @@ DoctorCheck Agent(const AgentAnswer& agent) {
 
 std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in) {
   std::vector<DoctorCheck> checks = {
-      Capabilities(in),  Btf(in),       Bpf(in),         NumaNodes(in),
-      NumaBalancing(in), Conflicts(in), PtraceScope(in), Reuseport(in),
-      Cpusets(in),       Kubelet(in),   Policy(in),      Journal(in),
-      Instance(in)};
+      Capabilities(in), Btf(in),           Bpf(in),
+      NumaNodes(in),    NumaBalancing(in), IrqbalanceCheck(in),
+      NumadCheck(in),   TunedCheck(in),    PtraceScope(in),
+      Reuseport(in),    Cpusets(in),       Kubelet(in),
+      Policy(in),       Journal(in),       Instance(in)};
   if (!in.refused.empty()) {
     // After the reuseport (or "no nginx running") line it explains.
-    checks.insert(checks.begin() + 8, Refused(in));
+    checks.insert(checks.begin() + 10, Refused(in));
   }
   if (in.agent.has_value()) checks.push_back(Agent(*in.agent));
   return checks;

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "locus/v1/agent.pb.h"
+#include "locus/v1/policy.pb.h"
 #include "policy/snapshot.h"
 
 namespace locus {
@@ -29,6 +30,13 @@ struct DoctorCheck {
 struct RunningProcess {
   std::string comm;
   int pid = 0;
+};
+
+// A tuner beside Locus (irqbalance, numad) as the actuators find it.
+struct NeighbourFound {
+  int pid = 0;              // 0: none runs
+  std::string reach;        // how Locus reaches it, when it can
+  std::string unreachable;  // why it cannot, when it cannot
 };
 
 // One nginx instance's TCP listening addresses, by whether each has a
@@ -64,8 +72,12 @@ struct DoctorInputs {
   int numa_nodes = 0;
   std::optional<int> numa_balancing;  // nullopt: the kernel has no AutoNUMA
   std::optional<int> ptrace_scope;    // nullopt: no Yama
-  std::vector<RunningProcess> conflicting;  // irqbalance, numad
-  std::vector<NginxListening> nginx;        // the trusted targets' instances
+  NeighbourFound irqbalance;
+  NeighbourFound numad;
+  std::optional<RunningProcess> tuned;
+  std::string tuned_profile;  // its active profile, when readable
+  v1::Coexist coexist;        // the policy's (the built-in one's when unread)
+  std::vector<NginxListening> nginx;  // the trusted targets' instances
   // Processes the policy selects that locusd would refuse as targets (a
   // look-alike: any user can name a binary nginx), with why.
   std::vector<RefusedProcess> refused;

@@ -12,14 +12,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agent/act/journal.h"
-#include "agent/act/journal_lock.h"
+#include "agent/act/neighbours/irqbalance_socket.h"
+#include "agent/act/neighbours/numad_queue.h"
 #include "agent/host/cgroup_cpuset.h"
 #include "agent/host/file_util.h"
 #include "agent/host/listeners.h"
 #include "agent/host/proc_parse.h"
 #include "agent/host/targets.h"
 #include "agent/host/topology.h"
+#include "agent/journal/journal.h"
+#include "agent/journal/journal_lock.h"
 #include "agent/sensors/libbpf_prober.h"
 #include "agent/sensors/probe_report.h"
 #include "agent/sensors/source_plan.h"
@@ -81,11 +83,36 @@ std::vector<RunningProcess> ListProcesses(const std::string& procfs_root) {
   return found;
 }
 
-std::vector<RunningProcess> FindConflicting(
-    const std::vector<RunningProcess>& processes) {
-  std::vector<RunningProcess> found;
+std::string ReachOf(const IrqbalanceInstance& instance) {
+  return instance.socket == kIrqbalanceAbstractSocket ? "its abstract socket"
+                                                      : instance.socket;
+}
+std::string ReachOf(const NumadInstance&) {
+  return "its message queue (key 0xdeadbeef)";
+}
+
+std::optional<RunningProcess> FindNamed(
+    const std::vector<RunningProcess>& processes, absl::string_view comm) {
   for (const RunningProcess& p : processes) {
-    if (p.comm == "irqbalance" || p.comm == "numad") found.push_back(p);
+    if (p.comm == comm) return p;
+  }
+  return std::nullopt;
+}
+
+// Found the way the actuators find it: how Locus reaches it, or why not.
+template <typename Ops>
+NeighbourFound ReadNeighbour(const std::vector<RunningProcess>& processes,
+                             absl::string_view comm, Ops& ops) {
+  NeighbourFound found;
+  std::optional<RunningProcess> seen = FindNamed(processes, comm);
+  if (!seen.has_value()) return found;
+  found.pid = seen->pid;
+  auto instance = ops.Find();
+  if (!instance.ok()) {
+    found.unreachable = std::string(instance.status().message());
+  } else if (instance->has_value()) {
+    found.pid = (*instance)->pid;
+    found.reach = ReachOf(**instance);
   }
   return found;
 }
@@ -262,7 +289,16 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   if (topology.ok()) in.numa_nodes = static_cast<int>(topology->nodes.size());
   const std::vector<RunningProcess> processes =
       ListProcesses(paths.procfs_root);
-  in.conflicting = FindConflicting(processes);
+  in.irqbalance = ReadNeighbour(
+      processes, "irqbalance",
+      *MakeIrqbalanceSocketOps(paths.procfs_root, paths.irqbalance_run_dir));
+  in.numad = ReadNeighbour(
+      processes, "numad",
+      *MakeNumadQueueOps(paths.procfs_root, paths.numad_pid_file));
+  in.tuned = FindNamed(processes, "tuned");
+  if (in.tuned.has_value()) {
+    in.tuned_profile = ReadFirstLine(paths.tuned_profile).value_or("");
+  }
   in.kubelet_state_path = paths.kubelet_state;
   in.kubelet_cpu_policy = ReadKubeletPolicy(paths.kubelet_state);
   in.policy_path = paths.policy_path;
@@ -270,6 +306,7 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   const Topology* host = topology.ok() ? &*topology : nullptr;
   absl::StatusOr<v1::Policy> policy = LoadPolicyFile(paths.policy_path, host);
   in.policy = policy.status();
+  in.coexist = policy.ok() ? policy->coexist() : DefaultPolicy().coexist();
   // Without a valid file locusd runs the built-in default (or not at all):
   // its targets are the ones to look at.
   const std::vector<Target> targets = ScanPolicyTargets(

@@ -23,6 +23,10 @@ struct DoctorPaths {
   std::string kubelet_state = kDefaultKubeletCpuManagerState;
   std::string policy_path = kDefaultPolicyPath;
   std::string journal_path = kDefaultJournalPath;
+  // The neighbours' own places (agent/act/neighbours/).
+  std::string irqbalance_run_dir = "/run/irqbalance";
+  std::string numad_pid_file = "/run/numad.pid";
+  std::string tuned_profile = "/etc/tuned/active_profile";
   std::set<Feature> disabled_features;  // --disable_feature, as the probe
 };
 

@@ -54,15 +54,39 @@ std::string NotPlanned(const ListenGroup& group,
 }  // namespace
 
 ActuatorExecutor::ActuatorExecutor(std::unique_ptr<Actuators> actuators,
-                                   SteeringParts steering)
+                                   SteeringParts steering,
+                                   NeighbourOps neighbours)
     : actuators_(std::move(actuators)),
       parts_(std::move(steering)),
       steering_journal_(actuators_->mutable_journal()),
-      steering_(parts_.ops.get(), &steering_journal_) {}
+      steering_(parts_.ops.get(), &steering_journal_) {
+  if (neighbours.irqbalance && neighbours.numad) {
+    neighbours_ = std::make_unique<Neighbours>(std::move(neighbours),
+                                               actuators_->mutable_journal());
+  }
+}
 
 ActionResult ActuatorExecutor::Apply(const Action& action, bool dry_run) {
   absl::MutexLock lock(&mu_);
+  const auto* irq = std::get_if<SetIrqAffinity>(&action.op);
+  if (irq != nullptr && !dry_run && neighbours_ != nullptr) {
+    // Moved only once irqbalance has let go of it, so that it does not
+    // move it back (and the move is not taken for someone else's).
+    if (std::optional<std::string> why = neighbours_->WaitFor(irq->irq)) {
+      return MakeResult(Outcome::kWaiting, *std::move(why));
+    }
+  }
   return actuators_->Apply(action, dry_run);
+}
+
+void ActuatorExecutor::TickNeighbours(const v1::Coexist& coexist) {
+  absl::MutexLock lock(&mu_);
+  if (neighbours_ == nullptr) return;
+  CoexistModes modes;
+  modes.irqbalance_ban =
+      coexist.irqbalance() != v1::Coexist::IRQBALANCE_MODE_OFF;
+  modes.numad_exclude = coexist.numad() != v1::Coexist::NUMAD_MODE_OFF;
+  neighbours_->Tick(modes, absl::Now());
 }
 
 absl::Status ActuatorExecutor::Revert(const Action& action) {
@@ -141,7 +165,10 @@ absl::StatusOr<RestoreReport> ActuatorExecutor::RestoreAllWithReport() {
     LogError("connection steering: ", detached.message());
   }
   const SteeringRestoreOps restore_ops{parts_.ops.get(), parts_.finder.get()};
-  absl::StatusOr<RestoreReport> report = actuators_->RestoreAll(&restore_ops);
+  std::optional<NeighbourRestoreOps> neighbour_ops;
+  if (neighbours_ != nullptr) neighbour_ops = neighbours_->restore_ops();
+  absl::StatusOr<RestoreReport> report = actuators_->RestoreAll(
+      &restore_ops, neighbour_ops ? &*neighbour_ops : nullptr);
   if (report.ok()) {
     for (const std::string& line : report->messages) {
       Log(RestoreEntry(false, line));
@@ -164,7 +191,8 @@ uint32_t ActuatorExecutor::journal_entries() {
   absl::MutexLock lock(&mu_);
   const JournalContents& contents = actuators_->journal().contents();
   return contents.threads.size() + contents.irqs.size() +
-         contents.steered.size();
+         contents.steered.size() + contents.irqbalance_bans.size() +
+         contents.numad_exclusions.size();
 }
 
 std::string ActuatorExecutor::journal_error() {
@@ -175,6 +203,43 @@ std::string ActuatorExecutor::journal_error() {
 std::set<int> ActuatorExecutor::unmanageable_irqs() {
   absl::MutexLock lock(&mu_);
   return actuators_->unmanageable_irqs();
+}
+
+namespace {
+
+template <typename T>
+void SetInts(const std::set<T>& from,
+             google::protobuf::RepeatedField<int32_t>* to) {
+  to->Assign(from.begin(), from.end());
+}
+
+}  // namespace
+
+std::vector<v1::Neighbour> ActuatorExecutor::neighbours() {
+  absl::MutexLock lock(&mu_);
+  if (neighbours_ == nullptr) return {};
+  const CoexistModes& modes = neighbours_->modes();
+  std::vector<v1::Neighbour> out(2);
+  const IrqbalanceState& irqbalance = neighbours_->irqbalance();
+  out[0].set_name("irqbalance");
+  out[0].set_mode(modes.irqbalance_ban ? "ban" : "off");
+  out[0].set_running(irqbalance.running);
+  out[0].set_pid(irqbalance.pid);
+  out[0].set_socket(irqbalance.socket);
+  SetInts(irqbalance.banned_by_locus, out[0].mutable_irqs_banned());
+  SetInts(irqbalance.banned_by_others, out[0].mutable_irqs_banned_by_others());
+  SetInts(irqbalance.pending, out[0].mutable_irqs_pending());
+  out[0].set_restarts(irqbalance.restarts);
+  out[0].set_problem(irqbalance.problem);
+  const NumadState& numad = neighbours_->numad();
+  out[1].set_name("numad");
+  out[1].set_mode(modes.numad_exclude ? "exclude" : "off");
+  out[1].set_running(numad.running);
+  out[1].set_pid(numad.pid);
+  SetInts(numad.excluded, out[1].mutable_pids_excluded());
+  out[1].set_restarts(numad.restarts);
+  out[1].set_problem(numad.problem);
+  return out;
 }
 
 }  // namespace locus

@@ -12,9 +12,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "agent/act/actuators.h"
-#include "agent/act/connection_steering.h"
-#include "agent/act/reuseport_restore.h"
-#include "agent/act/steering_journal.h"
+#include "agent/act/connections/connection_steering.h"
+#include "agent/act/connections/reuseport_restore.h"
+#include "agent/act/connections/steering_journal.h"
+#include "agent/act/neighbours/neighbours.h"
 #include "agent/core/ports.h"
 
 namespace locus {
@@ -30,8 +31,10 @@ struct SteeringParts {
 
 class ActuatorExecutor : public Executor {
  public:
-  ActuatorExecutor(std::unique_ptr<Actuators> actuators,
-                   SteeringParts steering);
+  // Without neighbour ops (tests), irqbalance and numad are not told
+  // anything.
+  ActuatorExecutor(std::unique_ptr<Actuators> actuators, SteeringParts steering,
+                   NeighbourOps neighbours = {});
 
   ActionResult Apply(const Action& action, bool dry_run) override;
   absl::Status Revert(const Action& action) override;
@@ -42,12 +45,15 @@ class ActuatorExecutor : public Executor {
   // Detaches every steering program, then restores the rest.
   absl::Status RestoreAll() override;
   void StopPageMoves() override;
+  void TickNeighbours(const v1::Coexist& coexist) override;
 
   // The same restore, with its per-entry report (for the Restore RPC).
   absl::StatusOr<RestoreReport> RestoreAllWithReport();
   uint32_t journal_entries();
   std::string journal_error();  // empty while records can be written
   std::set<int> unmanageable_irqs();
+  // irqbalance and numad as the last tick left them.
+  std::vector<v1::Neighbour> neighbours();
 
  private:
   std::vector<SteeringState> StatesOf(
@@ -60,6 +66,7 @@ class ActuatorExecutor : public Executor {
   SteeringParts parts_;
   JournalSteering steering_journal_ ABSL_GUARDED_BY(mu_);
   ConnectionSteering steering_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Neighbours> neighbours_ ABSL_GUARDED_BY(mu_);
   // Each group's counters at the last tick, for the tick's deltas.
   std::map<std::string, std::map<int, ReuseportPathCounts>> last_counts_
       ABSL_GUARDED_BY(mu_);

@@ -8,8 +8,8 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "agent/act/journal.h"
-#include "agent/act/journal_lock.h"
+#include "agent/journal/journal.h"
+#include "agent/journal/journal_lock.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
 

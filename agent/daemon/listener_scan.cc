@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/act/connection_steering.h"
+#include "agent/act/connections/connection_steering.h"
 #include "agent/host/file_util.h"
 #include "agent/host/proc_parse.h"
 

@@ -48,6 +48,8 @@ v1::ActionOutcome ToOutcome(Outcome outcome, bool irq) {
       return v1::ACTION_OUTCOME_KERNEL_MANAGED;
     case Outcome::kRefused:
       return v1::ACTION_OUTCOME_REFUSED;
+    case Outcome::kWaiting:
+      return v1::ACTION_OUTCOME_WAITING;
     case Outcome::kBackedOff:
     case Outcome::kError:
       return v1::ACTION_OUTCOME_FAILED;

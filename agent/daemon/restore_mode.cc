@@ -1,9 +1,10 @@
 #include "agent/daemon/restore_mode.h"
 
 #include "agent/act/actuators.h"
+#include "agent/act/connections/reuseport_kernel.h"
+#include "agent/act/connections/reuseport_restore.h"
+#include "agent/act/neighbours/neighbours.h"
 #include "agent/act/restore.h"
-#include "agent/act/reuseport_kernel.h"
-#include "agent/act/reuseport_restore.h"
 #include "agent/core/event_log.h"
 #include "common/log.h"
 
@@ -56,8 +57,11 @@ bool RestoreJournalAt(const std::string& journal_path,
   std::unique_ptr<ReuseportOps> reuseport = MakeKernelReuseportOps();
   std::unique_ptr<ListenerFinder> finder = MakeProcListenerFinder(procfs_root);
   const SteeringRestoreOps steering{reuseport.get(), finder.get()};
-  absl::StatusOr<RestoreReport> report =
-      RestoreJournal(options.journal, *ops.threads, *ops.irqs, &steering);
+  NeighbourOps neighbour_ops = MakeNeighbourOps(procfs_root);
+  const NeighbourRestoreOps neighbours{neighbour_ops.irqbalance.get(),
+                                       neighbour_ops.numad.get()};
+  absl::StatusOr<RestoreReport> report = RestoreJournal(
+      options.journal, *ops.threads, *ops.irqs, &steering, &neighbours);
   if (!report.ok()) {
     LogError("restore from ", journal_path, ": ", report.status().message());
     return false;

@@ -50,6 +50,9 @@ void TickPublisher::Publish(const TickReport& report) {
   v1::Metrics metrics = ToMetrics(report, context);
   metrics.set_hostname(identity_.hostname);
   metrics.set_boot_id(identity_.boot_id);
+  for (v1::Neighbour& neighbour : executor_->neighbours()) {
+    *metrics.add_neighbours() = std::move(neighbour);
+  }
   if (controller_ != nullptr) controller_->Update(metrics);
   if (metrics_export_ != nullptr && controller_ != nullptr) {
     absl::StatusOr<v1::AgentStatus> status = controller_->GetStatus();

@@ -1,8 +1,8 @@
 #include "agent/act/irq_setter.h"
 
-#include "agent/act/fake_kernel_ops.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/fake_kernel_ops.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {

@@ -7,9 +7,11 @@
 
 #include "absl/time/clock.h"
 #include "agent/act/actuators.h"
-#include "agent/act/fake_kernel_ops.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/fake_kernel_ops.h"
+#include "tests/act/neighbours/fake_irqbalance.h"
+#include "tests/act/neighbours/fake_numad.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {
@@ -54,6 +56,31 @@ TEST_F(RestoreTest, RestoresEverythingAndClears) {
   EXPECT_THAT(threads_.threads[11].affinity, ElementsAre(0, 1, 2, 3));
   EXPECT_THAT(threads_.threads[12].affinity, ElementsAre(0, 1));
   EXPECT_THAT(threads_.threads[13].affinity, ElementsAre(3));  // not ours
+  EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));
+  EXPECT_NE(access(options_.path.c_str(), F_OK), 0);
+}
+
+// After the IRQ's affinity is back, irqbalance gets the IRQ back (its own
+// --banirq one stays), and numad the worker.
+TEST_F(RestoreTest, HandsBackWhatIrqbalanceAndNumadWereGiven) {
+  WriteJournal();
+  {
+    auto journal = Journal::Open(options_);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE((*journal)->RecordIrqbalanceBan(100, 38).ok());
+    ASSERT_TRUE((*journal)->RecordNumadExclusion(200, 10).ok());
+  }
+  FakeIrqbalance irqbalance;
+  irqbalance.list = {38, 40};
+  FakeNumad numad;
+  numad.excluded = {10};
+  numad.alive = {10};
+  NeighbourRestoreOps ops{&irqbalance, &numad, absl::Seconds(1)};
+  auto report = RestoreJournal(options_, threads_, irqs_, nullptr, &ops);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << testing::PrintToString(report->errors);
+  EXPECT_THAT(irqbalance.list, ElementsAre(40));
+  EXPECT_THAT(numad.excluded, testing::IsEmpty());
   EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));
   EXPECT_NE(access(options_.path.c_str(), F_OK), 0);
 }

@@ -186,6 +186,44 @@ TEST(Format, MetricsLineShowsDropsActionsAndReverts) {
   EXPECT_THAT(text, HasSubstr("  policy error: policy.yaml:3:5: unknown key"));
 }
 
+TEST(Format, StatusSaysWhatIrqbalanceAndNumadWereHanded) {
+  v1::AgentStatus s;
+  v1::Neighbour* irqbalance = s.add_neighbours();
+  irqbalance->set_name("irqbalance");
+  irqbalance->set_mode("ban");
+  irqbalance->set_running(true);
+  irqbalance->set_pid(812);
+  irqbalance->set_socket("/run/irqbalance/irqbalance812.sock");
+  irqbalance->add_irqs_banned(38);
+  irqbalance->add_irqs_banned(39);
+  irqbalance->add_irqs_banned_by_others(9);
+  irqbalance->add_irqs_pending(40);
+  irqbalance->set_restarts(1);
+  v1::Neighbour* numad = s.add_neighbours();
+  numad->set_name("numad");
+  numad->set_mode("exclude");
+  numad->set_running(true);
+  numad->set_pid(77);
+  numad->add_pids_excluded(4001);
+  numad->set_problem("queue 0xdeadbeef\nowned by uid 1000");
+  const std::string text = ctl::FormatStatus(s);
+  EXPECT_THAT(text, HasSubstr("\nirqbalance (pid 812, socket "
+                              "/run/irqbalance/irqbalance812.sock): IRQs "
+                              "banned by Locus 38,39, by others (kept) 9, "
+                              "waiting for 40; restarted 1 time(s), told "
+                              "again\n"));
+  // Outside text is escaped: one line per neighbour.
+  EXPECT_THAT(text, HasSubstr("\nnumad (pid 77): workers excluded by Locus "
+                              "4001; PROBLEM: queue 0xdeadbeef\\nowned by "
+                              "uid 1000\n"));
+  numad->set_running(false);
+  irqbalance->set_mode("off");
+  EXPECT_THAT(ctl::FormatStatus(s), HasSubstr("\nnumad: not running\n"));
+  EXPECT_THAT(ctl::FormatStatus(s),
+              HasSubstr("(pid 812, socket /run/irqbalance/irqbalance812.sock)"
+                        ": coexist off, told nothing\n"));
+}
+
 TEST(Format, StatusSaysWhyTheAgentIsNotActing) {
   v1::AgentStatus s;
   s.set_mode(v1::AGENT_MODE_ENFORCE);

@@ -256,6 +256,30 @@ TEST(PrometheusExporterTest, ConnectionsSumOverGroupsByNodeAndPath) {
   EXPECT_EQ(s["locus_connection_groups{state=not_steered,}"], 1);
 }
 
+TEST(PrometheusExporterTest, NeighboursSayWhatLocusHandedThem) {
+  PrometheusExporter exporter({"1", "k"});
+  Series s = RunTicks(exporter, 2, RealisticShape{2, 30, 64});
+  EXPECT_EQ(s["locus_neighbour_running{neighbour=irqbalance,}"], 1);
+  EXPECT_EQ(s["locus_neighbour_running{neighbour=numad,}"], 1);
+  EXPECT_EQ(s["locus_neighbour_problem{neighbour=irqbalance,}"], 0);
+  EXPECT_EQ(s["locus_irqbalance_banned_irqs{by=locus,}"], 2);
+  EXPECT_EQ(s["locus_irqbalance_banned_irqs{by=others,}"], 1);
+  EXPECT_EQ(s["locus_irqbalance_banned_irqs{by=pending,}"], 0);
+  EXPECT_EQ(s["locus_numad_excluded_workers{}"], 3);
+
+  v1::Metrics gone;
+  v1::Neighbour* irqbalance = gone.add_neighbours();
+  irqbalance->set_name("irqbalance");
+  irqbalance->set_problem("no control socket");
+  irqbalance->add_irqs_pending(100);
+  exporter.Observe(gone, v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(s["locus_neighbour_running{neighbour=irqbalance,}"], 0);
+  EXPECT_EQ(s["locus_neighbour_problem{neighbour=irqbalance,}"], 1);
+  EXPECT_EQ(s["locus_irqbalance_banned_irqs{by=locus,}"], 0);
+  EXPECT_EQ(s["locus_irqbalance_banned_irqs{by=pending,}"], 1);
+}
+
 // A running experiment as the loop reports it each tick: no units, only its
 // last interval in the series.
 v1::ExperimentReport RunningExperiment(uint32_t intervals) {

@@ -1,5 +1,6 @@
 #include "tests/agent/realistic_metrics.h"
 
+#include <algorithm>
 #include <string>
 
 namespace locus {
@@ -96,6 +97,29 @@ void AddExperiment(uint64_t tick, v1::Metrics& m) {
 
 }  // namespace
 
+// A stock host: irqbalance with a ban of its own and two of Locus's, numad
+// with the workers Locus pinned.
+void AddNeighbours(const RealisticShape& shape, v1::Metrics& m) {
+  v1::Neighbour* irqbalance = m.add_neighbours();
+  irqbalance->set_name("irqbalance");
+  irqbalance->set_mode("ban");
+  irqbalance->set_running(true);
+  irqbalance->set_pid(812);
+  irqbalance->set_socket("/run/irqbalance/irqbalance812.sock");
+  irqbalance->add_irqs_banned_by_others(9);
+  for (int i = 0; i < std::min(shape.irqs, 2); ++i) {
+    irqbalance->add_irqs_banned(100 + i);
+  }
+  v1::Neighbour* numad = m.add_neighbours();
+  numad->set_name("numad");
+  numad->set_mode("exclude");
+  numad->set_running(true);
+  numad->set_pid(77);
+  for (int i = 0; i < (shape.threads + 9) / 10; ++i) {
+    numad->add_pids_excluded(4000 + i);
+  }
+}
+
 v1::Metrics RealisticMetrics(uint64_t tick, const RealisticShape& shape) {
   v1::Metrics m;
   m.set_tick(tick);
@@ -109,6 +133,7 @@ v1::Metrics RealisticMetrics(uint64_t tick, const RealisticShape& shape) {
   AddTasksAndIrqs(shape, m);
   AddActions(tick, m);
   AddExperiment(tick, m);
+  AddNeighbours(shape, m);
   // numa_faults falls back from iter_task to procfs at tick 5.
   v1::SensorSource* faults = m.add_sensors();
   faults->set_sensor("numa_faults");

@@ -80,7 +80,11 @@ class FakeExecutor : public Executor {
     return steering_states;
   }
   absl::Status RestoreAll() override { return absl::OkStatus(); }
+  void TickNeighbours(const v1::Coexist& coexist) override {
+    neighbour_ticks.push_back(coexist.irqbalance());
+  }
 
+  std::vector<v1::Coexist::IrqbalanceMode> neighbour_ticks;
   std::vector<std::vector<ListenGroupSteering>> steered;
   std::vector<bool> steer_dry_runs;
   int page_move_stops = 0;

@@ -340,6 +340,25 @@ TEST(LoopTest, AnIrqIsHeldDownFromTheNodeItWasActuallyTakenFrom) {
   }
 }
 
+// Waiting for irqbalance to ban an IRQ is not a failure: the move is
+// planned again next tick, not held down.
+TEST(LoopTest, AnIrqWaitingForIrqbalanceIsTriedAgainNextTick) {
+  Harness h([](int n) {
+    return ConsumersThatFlip((n + 1) * kSecond, false, {0, 1, 2, 3});
+  });
+  h.executor.outcome = Outcome::kWaiting;
+  TickReport first = h.loop.Tick();
+  ASSERT_EQ(Planned<SetIrqAffinity>(first), 1);
+  EXPECT_THAT(first.actions[0].result.message, Not(HasSubstr("left alone")));
+  EXPECT_EQ(Planned<SetIrqAffinity>(h.loop.Tick()), 1);
+  h.executor.outcome = Outcome::kApplied;
+  EXPECT_EQ(Planned<SetIrqAffinity>(h.loop.Tick()), 1);
+  EXPECT_EQ(Planned<SetIrqAffinity>(h.loop.Tick()), 0) << "moved once";
+  // Every tick tells the neighbours, with the policy's coexist mode.
+  ASSERT_EQ(h.executor.neighbour_ticks.size(), 4u);
+  EXPECT_EQ(h.executor.neighbour_ticks[0], v1::Coexist::IRQBALANCE_MODE_BAN);
+}
+
 TEST(LoopTest, CountsOverruns) {
   LoopOptions options;
   options.tick = absl::Milliseconds(500);

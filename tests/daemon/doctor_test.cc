@@ -61,7 +61,7 @@ TEST(DoctorChecks, HealthyHostIsAllOkAndExitsZero) {
     EXPECT_EQ(c.verdict, Verdict::kOk) << c.name << ": " << c.detail;
     EXPECT_THAT(c.fix, IsEmpty()) << c.name;
   }
-  EXPECT_EQ(checks.size(), 13u);  // no agent line unless asked
+  EXPECT_EQ(checks.size(), 15u);  // no agent line unless asked
   EXPECT_EQ(DoctorExitCode(checks), 0);
   EXPECT_THAT(FormatDoctor(checks),
               HasSubstr("OK    btf: /sys/kernel/btf/vmlinux present\n"));
@@ -124,7 +124,7 @@ TEST(DoctorChecks, LookAlikesAreRefusedAndNamesCannotForgeALine) {
        "owned by uid 1000, not root"});
   for (int pid = 1; pid <= 9; ++pid) in.refused.push_back({pid, "nginx", "x"});
   const std::vector<DoctorCheck> checks = RunDoctorChecks(in);
-  EXPECT_EQ(checks.size(), 14u);
+  EXPECT_EQ(checks.size(), 16u);
   const DoctorCheck refused = Find(in, "refused");
   EXPECT_EQ(refused.verdict, Verdict::kWarn);
   EXPECT_THAT(refused.detail,
@@ -217,11 +217,45 @@ TEST(DoctorChecks, AutoNumaIrqbalanceNumadPtraceKubelet) {
   in.numa_balancing.reset();
   EXPECT_EQ(Find(in, "numa_balancing").verdict, Verdict::kOk);
 
-  in.conflicting = {{"irqbalance", 12}, {"numad", 34}};
-  DoctorCheck c = Find(in, "conflicts");
+  EXPECT_EQ(Find(in, "irqbalance").verdict, Verdict::kOk);
+  EXPECT_THAT(Find(in, "irqbalance").detail, HasSubstr("not running"));
+  in.irqbalance = {12, "/run/irqbalance/irqbalance12.sock", ""};
+  DoctorCheck c = Find(in, "irqbalance");
+  EXPECT_EQ(c.verdict, Verdict::kOk);
+  EXPECT_THAT(c.detail, HasSubstr("irqbalance (pid 12) runs: Locus bans the "
+                                  "IRQs it steers through "
+                                  "/run/irqbalance/irqbalance12.sock"));
+  in.coexist.set_irqbalance(v1::Coexist::IRQBALANCE_MODE_OFF);
+  c = Find(in, "irqbalance");
   EXPECT_EQ(c.verdict, Verdict::kWarn);
-  EXPECT_THAT(c.detail, HasSubstr("irqbalance (pid 12), numad (pid 34)"));
-  EXPECT_EQ(c.fix, "systemctl disable --now irqbalance numad");
+  EXPECT_THAT(c.detail, HasSubstr("coexist.irqbalance is off"));
+  in.coexist.clear_irqbalance();
+  in.irqbalance.unreachable = "irqbalance (pid 12) has no control socket";
+  c = Find(in, "irqbalance");
+  EXPECT_EQ(c.verdict, Verdict::kFail);
+  EXPECT_THAT(c.detail, HasSubstr("no control socket Locus can use"));
+  EXPECT_THAT(c.fix, HasSubstr("coexist.irqbalance: off"));
+  in.irqbalance = {};
+
+  in.numad = {34, "its message queue (key 0xdeadbeef)", ""};
+  c = Find(in, "numad");
+  EXPECT_EQ(c.verdict, Verdict::kOk);
+  EXPECT_THAT(c.detail, HasSubstr("numad (pid 34) runs: Locus puts the "
+                                  "workers it places on its exclusion list"));
+  in.coexist.set_numad(v1::Coexist::NUMAD_MODE_OFF);
+  EXPECT_EQ(Find(in, "numad").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "numad").detail, HasSubstr("coexist.numad is off"));
+  in.coexist.clear_numad();
+  in.numad.unreachable = "its message queue was created by uid 1000";
+  EXPECT_EQ(Find(in, "numad").verdict, Verdict::kFail);
+  in.numad = {};
+
+  in.tuned = RunningProcess{"tuned", 56};
+  in.tuned_profile = "throughput-performance";
+  EXPECT_EQ(Find(in, "tuned").verdict, Verdict::kOk);
+  EXPECT_THAT(
+      Find(in, "tuned").detail,
+      HasSubstr("tuned (pid 56) runs profile 'throughput-performance'"));
 
   in.ptrace_scope = 1;
   EXPECT_EQ(Find(in, "ptrace_scope").verdict, Verdict::kOk);
@@ -289,6 +323,9 @@ class DoctorReaderTest : public testing::Test {
     paths_.kubelet_state = root_ + "/kubelet/cpu_manager_state";
     paths_.policy_path = root_ + "/policy.yaml";
     paths_.journal_path = root_ + "/lib/journal";
+    paths_.irqbalance_run_dir = root_ + "/run/irqbalance";
+    paths_.numad_pid_file = root_ + "/run/numad.pid";
+    paths_.tuned_profile = root_ + "/tuned/active_profile";
     Write("/proc/self/status",
           "Name:\tx\nUid:\t1000\t0\t0\t0\n"
           "CapEff:\t000001ffffffffff\n");
@@ -311,6 +348,13 @@ TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
   Write("/proc/41/comm", "irqbalance\n");
   Write("/proc/42/comm", "nginx\n");
   Write("/proc/43/comm", "numad\n");
+  Write("/proc/44/comm", "tuned\n");
+  Write("/tuned/active_profile", "balanced\n");
+  // As the kernel shows it, for the neighbours' own lookup.
+  Write("/proc/41/stat",
+        "41 (irqbalance) S 1 41 41 0 -1 4194560 101 0 0 0 5 7 0 0 20 0 1 0 "
+        "8649819 3133440 390 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 "
+        "17 1 0 0 0 0 0 1 1 1 1 1 1 1 0\n");
   Write("/kubelet/cpu_manager_state",
         "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-3\"}");
   Write("/policy.yaml", "version: 1\nmdoe: enforce\n");
@@ -323,10 +367,14 @@ TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
   EXPECT_EQ(in.numa_nodes, 2);
   EXPECT_EQ(in.numa_balancing, 1);
   EXPECT_EQ(in.ptrace_scope, 2);
-  ASSERT_EQ(in.conflicting.size(), 2u);
-  EXPECT_EQ(in.conflicting[0].comm, "irqbalance");
-  EXPECT_EQ(in.conflicting[0].pid, 41);
-  EXPECT_EQ(in.conflicting[1].comm, "numad");
+  EXPECT_EQ(in.irqbalance.pid, 41);
+  // Found as locusd would find it: its socket is not in the fixture.
+  EXPECT_THAT(in.irqbalance.unreachable, HasSubstr("no control socket"));
+  EXPECT_EQ(in.numad.pid, 43);
+  EXPECT_EQ(in.tuned->pid, 44);
+  EXPECT_EQ(in.tuned_profile, "balanced");
+  // The policy could not be read: the built-in default's coexist section.
+  EXPECT_EQ(in.coexist.irqbalance(), v1::Coexist::IRQBALANCE_MODE_BAN);
   EXPECT_EQ(in.kubelet_cpu_policy, "static");
   EXPECT_THAT(in.policy.message(), HasSubstr("policy.yaml:2:1"));
   EXPECT_TRUE(in.journal_writable.ok()) << in.journal_writable;
@@ -346,7 +394,9 @@ TEST_F(DoctorReaderTest, AbsentFilesAreOkAndNoCapabilitiesSkipTheProbe) {
   EXPECT_EQ(in.numa_nodes, 1);
   EXPECT_FALSE(in.numa_balancing.has_value());
   EXPECT_FALSE(in.ptrace_scope.has_value());
-  EXPECT_THAT(in.conflicting, IsEmpty());
+  EXPECT_EQ(in.irqbalance.pid, 0);
+  EXPECT_EQ(in.numad.pid, 0);
+  EXPECT_FALSE(in.tuned.has_value());
   EXPECT_FALSE(in.kubelet_cpu_policy.has_value());
   EXPECT_TRUE(absl::IsNotFound(in.policy)) << in.policy;
   std::map<std::string, Verdict> verdicts;

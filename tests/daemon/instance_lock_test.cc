@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "agent/act/journal.h"
+#include "agent/journal/journal.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/host/temp_tree.h"

@@ -11,7 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "agent/act/journal.h"
+#include "agent/journal/journal.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"

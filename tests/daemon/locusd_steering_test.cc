@@ -26,9 +26,9 @@
 #include "agent/host/proc_parse.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/connections/loopback.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/common/process_util.h"
-#include "tests/steering/loopback.h"
 
 namespace locus {
 namespace {

@@ -14,7 +14,7 @@ install section's commands run as far as a test may: cpack for real into a
 folder of the test's, `apt install` simulated (deploy.deb_install installs
 the package for real and removes it), the unit the package ships for
 `systemctl enable`; the coexistence section's `sysctl` runs and the value is
-put back, and its `systemctl disable` must be the doctor's own fix. A command
+put back. A command
 the test does not recognise fails it: a new README command needs a check.
 
 usage: readme_commands.py SOURCE_DIR BUILD_DIR
@@ -232,22 +232,6 @@ class Package:
             fail(command, f"the package does not ship {unit}")
 
 
-def check_conflicts_fix(command, tmp):
-    """The README's command is the doctor's fix when both run: a procfs
-    fixture where irqbalance and numad run (stopping the host's own services
-    is not for a test)."""
-    proc = os.path.join(tmp, "doctor-proc")
-    for pid, comm in (("41", "irqbalance"), ("42", "numad")):
-        os.makedirs(os.path.join(proc, pid), exist_ok=True)
-        with open(os.path.join(proc, pid, "comm"), "w") as f:
-            f.write(comm + "\n")
-    r = run(["locusd", "--doctor", f"--procfs_root={proc}",
-             f"--journal={tmp}/doctor-journal"], cwd=SRC)
-    fix = re.search(r"^WARN  conflicts: .*\n +fix: (.*)$", r.stdout, re.M)
-    if not fix or fix.group(1) != command:
-        fail(command, f"the doctor's fix differs: {r.stdout[-600:]}")
-
-
 def check_sysctl(command):
     """Run for real, then the value the host had is put back."""
     key, value = shlex.split(command)[-1].split("=")
@@ -283,8 +267,6 @@ def check_other(command, tmp, package):
         package.check_install(command)
     elif command == "systemctl enable --now locusd":
         package.check_unit(command)
-    elif command.startswith("systemctl disable --now irqbalance"):
-        check_conflicts_fix(command, tmp)
     elif command.startswith("sysctl -w kernel."):
         check_sysctl(command)
     else:

@@ -7,11 +7,11 @@
 
 #include <filesystem>
 
-#include "agent/act/fake_kernel_ops.h"
 #include "agent/act/restore.h"
 #include "agent/daemon/restore_mode.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/fake_kernel_ops.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "agent/act/journal.h"
+#include "agent/journal/journal.h"
 #include "fuzz_check.h"
 
 namespace {

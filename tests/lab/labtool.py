@@ -9,6 +9,7 @@
   labtool.py adoption FILE PID..  in that output, the first tick listing each
                               PID among the agent's tasks and the first tick
                               that pinned it
+  labtool.py irqbalance_bans PID  the IRQs on irqbalance PID's ban list (setup)
   labtool.py pintick          the first tick of an applied pin in the
                               `locusctl explain TID --json` on stdin
   labtool.py conns PORT N CPUS ACCESS_LOG
@@ -254,6 +255,7 @@ def moves(path):
                         if len(nodes) > 1) or "-"
     print(f"entities={len(moves)} total={sum(len(v) for v in moves.values())} "
           f"max_per_entity={most} busiest={busiest} external={len(external)} "
+          f"external_irqs={sum(e.startswith('irq') for e in external)} "
           f"against_external={len(against)} against={','.join(against) or '-'} "
           f"memory_target_changes={mem_flip}")
 
@@ -492,6 +494,25 @@ def noise(report_path):
           "time_sd=%.4f" % (len(units), k, interval_sd, spread, worker_sd, time_sd))
 
 
+def irqbalance_bans(pid):
+    """The IRQs on irqbalance's ban list, as its control socket's `setup`
+    reply lists them (root only: the request carries our credentials)."""
+    import socket
+    import struct
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(f"/run/irqbalance/irqbalance{pid}.sock")
+    creds = struct.pack("iII", os.getpid(), os.geteuid(), os.getegid())
+    sock.sendmsg([b"setup"],
+                 [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, creds)])
+    reply = b""
+    while chunk := sock.recv(4096):
+        reply += chunk
+    words = reply.decode().split()
+    irqs = [words[i + 1] for i, w in enumerate(words[:-1]) if w == "IRQ"]
+    print(" ".join(sorted(irqs, key=int)) or "-")
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "pages":
         pages(int(argv[1]))
@@ -511,6 +532,8 @@ def main(argv):
         noise(argv[1])
     elif len(argv) == 4 and argv[0] == "truth":
         truth(argv[1], argv[2], argv[3])
+    elif len(argv) == 2 and argv[0] == "irqbalance_bans":
+        irqbalance_bans(int(argv[1]))
     elif len(argv) >= 2 and argv[0] == "adoption":
         adoption(argv[1], argv[2:])
     else:

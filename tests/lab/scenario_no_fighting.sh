@@ -1,10 +1,15 @@
 #!/bin/bash
-# Lab scenario 7 (issue #5): no fighting. With the kernel's NUMA balancing on
-# and irqbalance running in the foreground, nginx serving traffic through the
-# NIC and its memory first-touched on node 1, Locus runs for two minutes;
-# counted from its metrics stream, no entity is moved back and forth: each
-# thread and IRQ is moved at most once, none after someone else changed it,
-# and no process's pages are sent to more than one node.
+# Lab scenario 7 (issues #5, #28): no fighting, and sharing the host. With the
+# kernel's NUMA balancing on, irqbalance (with a ban of its own) and numad
+# running, nginx serving traffic through the NIC and its memory
+# first-touched on node 1, Locus runs for two minutes; counted from its
+# metrics stream, no entity is moved back and forth: each thread and IRQ is
+# moved at most once, none after someone else changed it, and no process's
+# pages are sent to more than one node. Locus bans the IRQs it steers in
+# irqbalance (read back from irqbalance's own socket), keeping irqbalance's
+# ban, and again after irqbalance is restarted halfway; numad logs each
+# pinned worker excluded. When Locus stops, irqbalance's list is its own
+# again and numad logs each worker taken off its list.
 # Run inside a guest (tests/lab/guest.sh --forward 80); needs >= 2 nodes.
 set -uo pipefail
 # shellcheck source=tests/lab/lib.sh
@@ -40,10 +45,52 @@ flips() {
              printf "max_changes=%d back_and_forth=%s\n", n, (b == "" ? "-" : b) }' "$1"
 }
 
+# irqbalance_start: in the foreground, with the first IRQ that is not the
+# NIC's banned on its command line (a ban that is not Locus's to touch).
+irqbalance_start() {
+  mkdir -p /run/irqbalance
+  irqbalance --foreground --banirq="$own_ban" >>"$WORK/irqbalance.log" 2>&1 &
+  irqbalance_pid=$!
+}
+
+# neighbour NAME FIELD: that field of `locusctl status`'s neighbour NAME
+# (irqbalance, numad), a list printed as words.
+neighbour() {
+  ctl status --json | "$PY" -c '
+import json, sys
+n = {x["name"]: x for x in json.load(sys.stdin).get("neighbours", [])}
+v = n.get(sys.argv[1], {}).get(sys.argv[2], "")
+print(" ".join(map(str, v)) if isinstance(v, list) else v)' "$1" "$2"
+}
+
+# bans_hold: irqbalance's ban list holds its own ban and each IRQ Locus
+# steers (status), and status names the running irqbalance.
+bans_hold() {
+  local bans locus_irqs pid irq
+  bans=" $(tool irqbalance_bans "$irqbalance_pid") "
+  pid=$(neighbour irqbalance pid)
+  locus_irqs=$(neighbour irqbalance irqs_banned)
+  [ "$pid" = "$irqbalance_pid" ] && [ -n "$locus_irqs" ] &&
+    [[ "$bans" == *" $own_ban "* ]] &&
+    for irq in $locus_irqs; do [[ "$bans" == *" $irq "* ]] || return 1; done
+}
+
+# numad_logged PATTERN: lines of this guest's numad log that match.
+numad_logged() {
+  tail -n +"$numad_log_from" /var/log/numad.log | grep -c "$1"
+}
+numad_logged_at_least() { [ "$(numad_logged "$1")" -ge "$2" ]; }
+
 no_fighting() {
   sysctl -qw kernel.numa_balancing=1
-  irqbalance --foreground >"$WORK/irqbalance.log" 2>&1 &
-  local irqbalance_pid=$!
+  own_ban=$(awk '$1 ~ /^[0-9]+:$/ { sub(":", "", $1); print $1 }' /proc/interrupts |
+    grep -vxF -f <(nic_irqs | awk '{ print $1 }') | awk '$1 > 0 { print; exit }')
+  irqbalance_start
+  # numad appends to /var/log/numad.log, which this machine's own runs of
+  # numad may have written: only the lines after this guest's start count.
+  numad_log_from=$(($(wc -l </var/log/numad.log 2>/dev/null || echo 0) + 1))
+  numad -i 5 -l 6 >"$WORK/numad.out" 2>&1 ||
+    fail "numad did not start: $(cat "$WORK/numad.out")" || return 1
   policy
   nginx_start 2 numactl --cpunodebind=1 || return 1
   load $((WINDOW + 120)) "http://$LAB_HOST_ADDR:$LAB_FWD_80/"
@@ -60,12 +107,36 @@ no_fighting() {
   [ "$numa_ok" = True ] || fail "NUMA-fault sensor down with numa_balancing=1" || return 1
   sample_placement "$WORK/samples.txt" &
   local sampler_pid=$!
-  log "watching ${WINDOW} s with numa_balancing=1 and irqbalance (pid $irqbalance_pid) running"
+  log "watching ${WINDOW} s with numa_balancing=1, irqbalance (pid $irqbalance_pid, its own ban: IRQ $own_ban) and numad (pid $(cat /run/numad.pid)) running"
+  sleep $((WINDOW / 2))
+  wait_until 20 bans_hold ||
+    fail "irqbalance's bans: $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
+  log "ok: irqbalance bans IRQ(s) $(neighbour irqbalance irqs_banned) for Locus, and its own $own_ban"
+  kill "$irqbalance_pid"
+  wait "$irqbalance_pid" 2>/dev/null
+  irqbalance_start
+  wait_until 20 bans_hold ||
+    fail "after irqbalance's restart: bans $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
+  log "ok: the restarted irqbalance (pid $irqbalance_pid) bans them again"
   wait "$watch_pid"
   kill "$sampler_pid" 2>/dev/null
   wait "$sampler_pid" 2>/dev/null
   kill -0 "$irqbalance_pid" 2>/dev/null || fail "irqbalance died: $(tail -n 3 "$WORK/irqbalance.log")" || return 1
+  local workers excluded
+  workers=$(neighbour numad pids_excluded)
+  excluded=$(numad_logged "Adding PID .* to exclusion PID list")
+  log "numad: Locus excluded worker(s) ${workers:-none}; numad logged $excluded exclusion(s)"
+  [ -n "$workers" ] && [ "$excluded" -ge "$(wc -w <<<"$workers")" ] ||
+    fail "numad's log: $(tail -n 5 /var/log/numad.log)" || return 1
+  locusd_stop || fail "locusd exited non-zero on SIGTERM" || return 1
+  local after
+  after=$(tool irqbalance_bans "$irqbalance_pid")
+  [ "$after" = "$own_ban" ] || fail "after Locus stopped, irqbalance bans '$after', not its own '$own_ban'" || return 1
+  wait_until 15 numad_logged_at_least "Removing PID .* from explicit PID lists" "$(wc -w <<<"$workers")" ||
+    fail "numad did not log the workers taken off: $(tail -n 5 /var/log/numad.log)" || return 1
+  log "ok: after Locus stopped irqbalance bans only its own IRQ $own_ban and numad took the workers off its list"
   kill "$irqbalance_pid"
+  kill "$(cat /run/numad.pid)" 2>/dev/null
   load_stop
 
   local ticks moves observed
@@ -77,10 +148,12 @@ no_fighting() {
   log "kernel NUMA balancing: $(grep -E '^numa_(pages_migrated|hint_faults) ' /proc/vmstat | tr '\n' ' ')"
   [ "$ticks" -ge $((WINDOW * 3 / 4)) ] || fail "only $ticks ticks in ${WINDOW} s" || return 1
   local total=${moves#*total=} most=${moves#*max_per_entity=} against=${moves#*against_external=}
+  local external_irqs=${moves#*external_irqs=}
   local memflip=${moves#*memory_target_changes=}
   [ "${total%% *}" -ge 1 ] || fail "Locus made no move at all: nothing was tested" || return 1
   check_le "Locus's moves of one entity in ${WINDOW} s" "${most%% *}" 1 || return 1
   check_le "Locus's moves of an entity after someone else moved it" "${against%% *}" 0 || return 1
+  check_le "IRQs Locus steered that someone else moved (irqbalance bans them)" "${external_irqs%% *}" 0 || return 1
   [ "${memflip%% *}" = - ] || fail "pages of pid(s) ${memflip%% *} sent to more than one node" || return 1
   log "ok: no process's pages sent to two nodes"
 }

@@ -7,7 +7,7 @@ set -uo pipefail
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-TESTS=(tests/act/huge_pages_privileged_test)
+TESTS=(tests/act/memory/huge_pages_privileged_test)
 
 two_node_tests() {
   local t out

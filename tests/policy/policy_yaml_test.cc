@@ -184,6 +184,21 @@ TEST(PolicyYamlTest, ValidateForHostNamesTheField) {
   EXPECT_TRUE(ValidatePolicy(policy).ok());
 }
 
+TEST(PolicyYamlTest, CoexistDefaultsToSharingAndMustSayWhatToDo) {
+  EXPECT_EQ(DefaultPolicy().coexist().irqbalance(),
+            v1::Coexist::IRQBALANCE_MODE_BAN);
+  EXPECT_EQ(DefaultPolicy().coexist().numad(), v1::Coexist::NUMAD_MODE_EXCLUDE);
+  v1::Policy policy = DefaultPolicy();
+  policy.mutable_coexist()->clear_irqbalance();
+  policy.mutable_coexist()->clear_numad();
+  absl::Status status = ValidatePolicy(policy);
+  EXPECT_THAT(status.message(),
+              HasSubstr("coexist.irqbalance: coexist.irqbalance must be ban "
+                        "or off"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("coexist.numad: coexist.numad must be exclude or off"));
+}
+
 TEST(PolicyYamlTest, LoadMissingFileIsNotFound) {
   absl::StatusOr<v1::Policy> policy =
       LoadPolicyFile("/nonexistent/locus/policy.yaml");
@@ -240,7 +255,7 @@ TEST(PolicyYamlTest, UserTextCannotBreakTheOneErrorPerLineFormat) {
             "n.yaml:1:1: unknown key \"mo\\nde\" in the policy (did you mean "
             "\"mode\"?); known keys: "
             "version, mode, targets, placement, memory, irqs, stability, "
-            "connections");
+            "connections, coexist");
 }
 
 TEST(PolicyYamlTest, OversizedFileIsRejectedUnread) {

@@ -1,0 +1,366 @@
+#include "agent/act/neighbours/irqbalance_bans.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "agent/act/neighbours/irqbalance_protocol.h"
+#include "agent/act/neighbours/irqbalance_socket.h"
+#include "common/printable.h"
+
+namespace locus {
+namespace {
+
+std::string WhoIs(int32_t pid) {
+  return absl::StrCat("irqbalance (pid ", pid, ")");
+}
+
+// The first words of a command, for messages.
+std::string Quoted(absl::string_view command) {
+  constexpr size_t kShown = 24;
+  return absl::StrCat("'", Printable(command.substr(0, kShown)),
+                      command.size() > kShown ? "...'" : "'");
+}
+
+}  // namespace
+
+void IrqbalanceBans::Tick(const std::set<int>& wanted, absl::Time now) {
+  SetWanted(wanted);
+  if (request_ != nullptr) PollRequest(now);
+  if (request_ == nullptr && now >= retry_at_) StartNext(now);
+  UpdateState();
+}
+
+bool IrqbalanceBans::Banned(int irq) const {
+  if (!looked_) return false;
+  if (!instance_.has_value() && !unusable_) return true;
+  return list_.has_value() && list_->count(irq) > 0;
+}
+
+void IrqbalanceBans::SetWanted(const std::set<int>& wanted) {
+  wanted_.clear();
+  wanted_problem_.clear();
+  for (int irq : wanted) {
+    if (irq > 0) {
+      wanted_.insert(irq);
+    } else if (wanted_problem_.empty()) {
+      wanted_problem_ = absl::StrCat(
+          "IRQ ", irq,
+          " cannot be banned through irqbalance's socket (it reads the list "
+          "up to the first 0)");
+    }
+  }
+}
+
+void IrqbalanceBans::PollRequest(absl::Time now) {
+  absl::StatusOr<std::optional<std::string>> polled = request_->Poll();
+  if (!polled.ok()) {
+    Fail(std::string(polled.status().message()), now);
+    return;
+  }
+  if (!polled->has_value()) {
+    if (now - started_ >= kIrqbalanceRequestTimeout) {
+      Fail(absl::StrCat(Who(), " has not answered ", Quoted(command_), " in ",
+                        absl::FormatDuration(now - started_),
+                        "; asked again later"),
+           now);
+    }
+    return;
+  }
+  const Step step = step_;
+  request_.reset();
+  step_ = Step::kNone;
+  if (step == Step::kRead) {
+    OnSetup(**polled, now);
+  } else if (!(*polled)->empty()) {
+    Fail(absl::StrCat(Who(), " answered ", Quoted(command_), " with '",
+                      Printable(**polled, kMaxQuotedBytes),
+                      "' where it answers nothing"),
+         now);
+  } else {
+    // Handled when it closed: confirmed by reading the list back.
+    Begin(Step::kRead, std::string(kIrqbalanceSetupCommand), now);
+  }
+}
+
+void IrqbalanceBans::OnSetup(const std::string& reply, absl::Time now) {
+  absl::StatusOr<IrqbalanceSetup> setup = ParseIrqbalanceSetup(reply);
+  if (!setup.ok()) {
+    Fail(absl::StrCat(Who(), ": ", setup.status().message()), now);
+    return;
+  }
+  list_ = std::move(setup->banned_irqs);
+  list_read_ = now;
+}
+
+void IrqbalanceBans::StartNext(absl::Time now) {
+  if (!Look(now)) return;
+  if (!list_.has_value() || now - list_read_ >= kIrqbalanceRefresh) {
+    Begin(Step::kRead, std::string(kIrqbalanceSetupCommand), now);
+    return;
+  }
+  std::set<int> target = Others();
+  target.insert(wanted_.begin(), wanted_.end());
+  if (target == *list_) {
+    if (ForgetStale()) problem_ = wanted_problem_;
+    return;
+  }
+  if (now - list_read_ >= kIrqbalanceSendFreshness) {
+    Begin(Step::kRead, std::string(kIrqbalanceSetupCommand), now);
+    return;
+  }
+  Send(target, now);
+}
+
+// Whether an irqbalance runs that Locus can talk to (then instance_ is it).
+bool IrqbalanceBans::Look(absl::Time now) {
+  const bool none = looked_ && !instance_.has_value() && !unusable_;
+  if (none && now - last_look_ < kIrqbalanceLookInterval) return false;
+  looked_ = true;
+  last_look_ = now;
+  absl::StatusOr<std::optional<IrqbalanceInstance>> found = ops_.Find();
+  if (!found.ok()) {
+    Lost();
+    unusable_ = true;
+    Fail(std::string(found.status().message()), now);
+    return false;
+  }
+  unusable_ = false;
+  if (!found->has_value()) {
+    // Its runtime bans went with it.
+    Lost();
+    problem_.clear();
+    std::vector<int> gone;
+    for (const auto& [irq, pid] : journal_.contents().irqbalance_bans) {
+      gone.push_back(irq);
+    }
+    for (int irq : gone) {
+      if (absl::Status forgot = journal_.ForgetIrqbalanceBan(irq);
+          !forgot.ok()) {
+        problem_ = absl::StrCat("irq ", irq, ": ", forgot.message());
+        break;
+      }
+    }
+    return false;
+  }
+  IrqbalanceInstance& instance = **found;
+  if (last_pid_ != 0 && instance.pid != last_pid_) ++state_.restarts;
+  if (!instance_.has_value() || instance_->pid != instance.pid) Lost();
+  last_pid_ = instance.pid;
+  instance_ = std::move(instance);
+  return true;
+}
+
+void IrqbalanceBans::Lost() {
+  instance_.reset();
+  list_.reset();
+  list_read_ = absl::InfinitePast();
+}
+
+void IrqbalanceBans::Begin(Step step, const std::string& command,
+                           absl::Time now) {
+  absl::StatusOr<std::unique_ptr<IrqbalanceRequest>> started =
+      ops_.Start(*instance_, command);
+  if (!started.ok()) {
+    Fail(std::string(started.status().message()), now);
+    return;
+  }
+  request_ = *std::move(started);
+  step_ = step;
+  command_ = command;
+  started_ = now;
+}
+
+void IrqbalanceBans::Send(const std::set<int>& target, absl::Time now) {
+  absl::StatusOr<std::string> command = FormatBanIrqs(target);
+  if (!command.ok()) {
+    Fail(absl::StrCat(Who(),
+                      "'s ban list cannot be sent whole, so Locus "
+                      "leaves it as it is: ",
+                      command.status().message()),
+         now);
+    return;
+  }
+  // Journal first: a crash after the send must find the IRQ to give back.
+  const std::set<int> others = Others();
+  for (int irq : wanted_) {
+    if (others.count(irq)) continue;
+    absl::Status recorded = journal_.RecordIrqbalanceBan(instance_->pid, irq);
+    if (!recorded.ok()) {
+      Fail(absl::StrCat("irq ", irq, ": not handed to ", Who(), ": ",
+                        recorded.message()),
+           now);
+      return;
+    }
+  }
+  problem_ = wanted_problem_;
+  Begin(Step::kSend, *command, now);
+}
+
+void IrqbalanceBans::Fail(const std::string& problem, absl::Time now) {
+  request_.reset();
+  step_ = Step::kNone;
+  problem_ = problem;
+  retry_at_ = now + kIrqbalanceRetry;
+  // Read again before anything is sent: the list may have changed.
+  list_read_ = absl::InfinitePast();
+}
+
+// With the list as wanted: the records of IRQs no longer on it, and of an
+// earlier irqbalance, are dropped. False when the journal cannot be written.
+bool IrqbalanceBans::ForgetStale() {
+  std::vector<int> stale;
+  for (const auto& [irq, pid] : journal_.contents().irqbalance_bans) {
+    if (pid != instance_->pid || !list_->count(irq)) stale.push_back(irq);
+  }
+  for (int irq : stale) {
+    if (absl::Status forgot = journal_.ForgetIrqbalanceBan(irq); !forgot.ok()) {
+      problem_ = absl::StrCat("irq ", irq, ": ", forgot.message());
+      return false;
+    }
+  }
+  return true;
+}
+
+std::set<int> IrqbalanceBans::Mine() const {
+  std::set<int> mine;
+  if (!instance_.has_value()) return mine;
+  for (const auto& [irq, pid] : journal_.contents().irqbalance_bans) {
+    if (pid == instance_->pid) mine.insert(irq);
+  }
+  return mine;
+}
+
+std::set<int> IrqbalanceBans::Others() const {
+  std::set<int> others;
+  if (!list_.has_value()) return others;
+  const std::set<int> mine = Mine();
+  std::set_difference(list_->begin(), list_->end(), mine.begin(), mine.end(),
+                      std::inserter(others, others.end()));
+  return others;
+}
+
+std::string IrqbalanceBans::Who() const {
+  return WhoIs(instance_.has_value() ? instance_->pid : 0);
+}
+
+void IrqbalanceBans::UpdateState() {
+  state_.running = instance_.has_value() || unusable_;
+  state_.pid = instance_.has_value() ? instance_->pid : 0;
+  state_.socket = instance_.has_value() ? instance_->socket : "";
+  state_.banned_by_locus.clear();
+  state_.banned_by_others = Others();
+  state_.pending.clear();
+  if (list_.has_value()) {
+    const std::set<int> mine = Mine();
+    for (int irq : *list_) {
+      if (mine.count(irq)) state_.banned_by_locus.insert(irq);
+    }
+  }
+  if (state_.running) {
+    for (int irq : wanted_) {
+      if (!list_.has_value() || !list_->count(irq)) state_.pending.insert(irq);
+    }
+  }
+  state_.problem = problem_.empty() ? wanted_problem_ : problem_;
+}
+
+namespace {
+
+// One line per IRQ: "irq N: <text>".
+void EachIrq(const std::set<int>& irqs, const std::string& text,
+             std::vector<std::string>* out) {
+  for (int irq : irqs) out->push_back(absl::StrCat("irq ", irq, ": ", text));
+}
+
+// Reads `pid`'s list, takes `ours` off it, and reads it back.
+absl::Status GiveBack(IrqbalanceOps& ops, const IrqbalanceInstance& instance,
+                      const std::set<int>& ours, absl::Time deadline,
+                      std::set<int>* given) {
+  const auto read = [&]() -> absl::StatusOr<std::set<int>> {
+    absl::StatusOr<std::string> reply = IrqbalanceRequestBlocking(
+        ops, instance, kIrqbalanceSetupCommand, deadline - absl::Now());
+    if (!reply.ok()) return reply.status();
+    absl::StatusOr<IrqbalanceSetup> setup = ParseIrqbalanceSetup(*reply);
+    if (!setup.ok()) return setup.status();
+    return std::move(setup->banned_irqs);
+  };
+  absl::StatusOr<std::set<int>> list = read();
+  if (!list.ok()) return list.status();
+  std::set<int> kept;
+  for (int irq : *list) {
+    if (ours.count(irq)) {
+      given->insert(irq);
+    } else {
+      kept.insert(irq);
+    }
+  }
+  if (given->empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> command = FormatBanIrqs(kept);
+  if (!command.ok()) return command.status();
+  absl::StatusOr<std::string> sent = IrqbalanceRequestBlocking(
+      ops, instance, *command, deadline - absl::Now());
+  if (!sent.ok()) return sent.status();
+  list = read();
+  if (!list.ok()) return list.status();
+  for (int irq : *given) {
+    if (list->count(irq)) {
+      return absl::InternalError(absl::StrCat(
+          "irq ", irq, " is still on its ban list after it was sent without"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
+                           IrqbalanceOps& ops, absl::Duration timeout,
+                           std::vector<std::string>* messages,
+                           std::vector<std::string>* errors) {
+  if (bans.empty()) return;
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::StatusOr<std::optional<IrqbalanceInstance>> found = ops.Find();
+  std::set<int> ours;
+  for (const auto& [irq, pid] : bans) {
+    const bool same = found.ok() && found->has_value() && (*found)->pid == pid;
+    if (same) {
+      ours.insert(irq);
+    } else if (found.ok()) {
+      messages->push_back(absl::StrCat(
+          "irq ", irq, ": ", WhoIs(pid),
+          ", which Locus had it banned in, is gone (an irqbalance started "
+          "since has no runtime bans): nothing to give back"));
+    } else {
+      errors->push_back(absl::StrCat("irq ", irq, ": not given back to ",
+                                     WhoIs(pid), ": ",
+                                     found.status().message()));
+    }
+  }
+  if (ours.empty()) return;
+  const IrqbalanceInstance& instance = **found;
+  const std::string who = WhoIs(instance.pid);
+  std::set<int> given;
+  absl::Status status = GiveBack(ops, instance, ours, deadline, &given);
+  if (!status.ok()) {
+    EachIrq(ours,
+            absl::StrCat("not given back to ", who, ": ", status.message()),
+            errors);
+    return;
+  }
+  std::set<int> absent;
+  std::set_difference(ours.begin(), ours.end(), given.begin(), given.end(),
+                      std::inserter(absent, absent.end()));
+  EachIrq(given,
+          absl::StrCat("given back to ", who, ", which balances it again"),
+          messages);
+  EachIrq(
+      absent,
+      absl::StrCat("no longer on ", who, "'s ban list: nothing to give back"),
+      messages);
+}
+
+}  // namespace locus

@@ -1,0 +1,126 @@
+// Taking the IRQs Locus steers out of irqbalance's hands, and giving them
+// back: irqbalance's banned IRQ list (its --banirq ones and those set
+// through its socket, one list) is moved toward (others' bans ∪ the IRQs
+// Locus wants), one non-blocking request at a time, across ticks.
+//
+// Whose ban is whose: an IRQ on the list is Locus's when the journal holds a
+// "B" record for it under this irqbalance's pid, and someone else's
+// otherwise. Locus journals an IRQ before the command that adds it (none
+// for one others had banned: it stays theirs), and forgets it once a read
+// of the list confirms it gone. A "settings ban irqs" replaces the whole
+// list and irqbalance offers nothing like compare-and-swap, so the list is
+// read at most kIrqbalanceSendFreshness before it is replaced: an edit by
+// someone else in that window is lost (and one after it is kept).
+//
+// A new irqbalance (another pid: a restart) forgot every runtime ban: it is
+// counted, and Locus's IRQs banned there again, journaled under the new pid
+// (which replaces the old pid's records). No irqbalance running: the
+// journal's records are forgotten, and every IRQ may be moved.
+#ifndef LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_BANS_H_
+#define LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_BANS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "agent/act/neighbours/irqbalance_ops.h"
+#include "agent/journal/journal.h"
+
+namespace locus {
+
+// How often the list is read when nothing changed: others' edits and an
+// irqbalance that dropped Locus's bans are noticed within this.
+inline constexpr absl::Duration kIrqbalanceRefresh = absl::Seconds(10);
+// A request unanswered this long is dropped (1.9.2 may take a sleep
+// interval, 10 s, after each change) and tried again after kIrqbalanceRetry.
+inline constexpr absl::Duration kIrqbalanceRequestTimeout = absl::Seconds(30);
+inline constexpr absl::Duration kIrqbalanceRetry = absl::Seconds(5);
+// How old a read of the list may be when a change to it is sent.
+inline constexpr absl::Duration kIrqbalanceSendFreshness = absl::Seconds(2);
+// While none runs, how often /proc is scanned for a new one.
+inline constexpr absl::Duration kIrqbalanceLookInterval = absl::Seconds(2);
+
+struct IrqbalanceState {
+  bool running = false;
+  int32_t pid = 0;
+  std::string socket;
+  std::set<int> banned_by_locus;   // in its list and journaled as Locus's
+  std::set<int> banned_by_others;  // in its list, not Locus's
+  std::set<int> pending;           // wanted, not yet confirmed in its list
+  std::string problem;             // why it cannot share now (empty: fine)
+  uint64_t restarts = 0;  // new irqbalance instances seen (bans given again)
+};
+
+class IrqbalanceBans {
+ public:
+  // `ops` and `journal` are borrowed and must outlive this.
+  IrqbalanceBans(IrqbalanceOps& ops, Journal& journal)
+      : ops_(ops), journal_(journal) {}
+
+  // Once per tick, never blocks. `wanted`: the IRQs Locus steers or is
+  // about to (an IRQ of 0 or less cannot be banned: said in problem).
+  void Tick(const std::set<int>& wanted, absl::Time now);
+
+  // Whether Locus may move `irq`: confirmed in irqbalance's list, or no
+  // irqbalance runs. False before the first Tick has looked.
+  bool Banned(int irq) const;
+
+  const IrqbalanceState& state() const { return state_; }
+
+ private:
+  enum class Step { kNone, kRead, kSend };
+
+  void SetWanted(const std::set<int>& wanted);
+  void PollRequest(absl::Time now);
+  void StartNext(absl::Time now);
+  bool Look(absl::Time now);
+  void Lost();
+  void Begin(Step step, const std::string& command, absl::Time now);
+  void Send(const std::set<int>& target, absl::Time now);
+  void OnSetup(const std::string& reply, absl::Time now);
+  void Fail(const std::string& problem, absl::Time now);
+  bool ForgetStale();
+  std::set<int> Mine() const;
+  std::set<int> Others() const;
+  std::string Who() const;
+  void UpdateState();
+
+  IrqbalanceOps& ops_;
+  Journal& journal_;
+  IrqbalanceState state_;
+  std::set<int> wanted_;  // those that can be banned
+  std::string wanted_problem_;
+  bool looked_ = false;
+  absl::Time last_look_ = absl::InfinitePast();
+  std::optional<IrqbalanceInstance> instance_;
+  bool unusable_ = false;  // one runs; Find said why Locus cannot use it
+  int32_t last_pid_ = 0;   // the last instance seen, to count restarts
+  std::optional<std::set<int>> list_;  // its list as last read
+  absl::Time list_read_ = absl::InfinitePast();
+  Step step_ = Step::kNone;
+  std::string command_;
+  std::unique_ptr<IrqbalanceRequest> request_;
+  absl::Time started_ = absl::InfinitePast();
+  absl::Time retry_at_ = absl::InfinitePast();
+  std::string problem_;
+};
+
+// Exit, `locusd --restore`, and start after a crash: for every journaled
+// ban (irq -> irqbalance pid) whose irqbalance still runs (the same pid),
+// takes those IRQs off its current list, keeping everything else, waiting
+// up to `timeout` in all; one whose irqbalance is gone needs nothing (a
+// restarted irqbalance forgot runtime bans), which is said. One message per
+// IRQ in `messages`, or in `errors` when it could not be given back.
+void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
+                           IrqbalanceOps& ops, absl::Duration timeout,
+                           std::vector<std::string>* messages,
+                           std::vector<std::string>* errors);
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_BANS_H_

@@ -1,0 +1,56 @@
+#include "agent/act/neighbours/neighbours.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/act/neighbours/irqbalance_socket.h"
+#include "agent/act/neighbours/numad_queue.h"
+
+namespace locus {
+
+NeighbourOps MakeNeighbourOps(const std::string& procfs_root) {
+  NeighbourOps ops;
+  ops.irqbalance = MakeIrqbalanceSocketOps(procfs_root);
+  ops.numad = MakeNumadQueueOps(procfs_root);
+  return ops;
+}
+
+Neighbours::Neighbours(NeighbourOps ops, Journal* journal)
+    : ops_(std::move(ops)),
+      journal_(journal),
+      bans_(*ops_.irqbalance, *journal),
+      exclusions_(*ops_.numad, *journal) {}
+
+std::optional<std::string> Neighbours::WaitFor(int irq) {
+  if (!modes_.irqbalance_ban || bans_.Banned(irq)) return std::nullopt;
+  asked_.insert(irq);
+  const IrqbalanceState& state = bans_.state();
+  if (!state.problem.empty()) {
+    return absl::StrCat("irq ", irq, ": waiting for irqbalance (pid ",
+                        state.pid, ") to ban it: ", state.problem);
+  }
+  return absl::StrCat("irq ", irq, ": waiting for irqbalance (pid ", state.pid,
+                      ") to ban it; moved once it has");
+}
+
+void Neighbours::Tick(const CoexistModes& modes, absl::Time now) {
+  modes_ = modes;
+  const JournalContents& journaled = journal_->contents();
+  std::set<int> irqs;
+  if (modes.irqbalance_ban) {
+    irqs = std::move(asked_);
+    for (const auto& [irq, entry] : journaled.irqs) irqs.insert(irq);
+  }
+  asked_.clear();
+  bans_.Tick(irqs, now);
+
+  std::set<int32_t> workers;
+  if (modes.numad_exclude) {
+    for (const auto& [tid, entry] : journaled.threads) {
+      workers.insert(entry.pid);
+    }
+  }
+  exclusions_.Tick(workers);
+}
+
+}  // namespace locus

@@ -1,0 +1,76 @@
+// The neighbours together, as the executor drives them each tick: which
+// IRQs irqbalance must leave to Locus (those journaled as Locus's and those
+// the plan is about to move) and which workers numad must leave alone
+// (those whose threads Locus pinned), per the policy's coexist modes.
+#ifndef LOCUS_AGENT_ACT_NEIGHBOURS_NEIGHBOURS_H_
+#define LOCUS_AGENT_ACT_NEIGHBOURS_NEIGHBOURS_H_
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/time/time.h"
+#include "agent/act/neighbours/irqbalance_bans.h"
+#include "agent/act/neighbours/irqbalance_ops.h"
+#include "agent/act/neighbours/numad_exclusions.h"
+#include "agent/act/neighbours/numad_ops.h"
+#include "agent/journal/journal.h"
+
+namespace locus {
+
+// The policy's coexist section, as the actuators see it.
+struct CoexistModes {
+  bool irqbalance_ban = true;
+  bool numad_exclude = true;
+};
+
+struct NeighbourOps {
+  std::unique_ptr<IrqbalanceOps> irqbalance;
+  std::unique_ptr<NumadOps> numad;
+};
+
+// The real ones: irqbalance's socket in /run/irqbalance, numad's queue.
+NeighbourOps MakeNeighbourOps(const std::string& procfs_root);
+
+// What a restore needs to give back journaled bans and exclusions; null
+// members are made for the running host (agent/act/restore.h).
+struct NeighbourRestoreOps {
+  IrqbalanceOps* irqbalance = nullptr;
+  NumadOps* numad = nullptr;
+  // irqbalance 1.9 answers only between its scans: a rescan holds it for
+  // its sleep interval (10 s by default).
+  absl::Duration timeout = absl::Seconds(15);
+};
+
+class Neighbours {
+ public:
+  Neighbours(NeighbourOps ops, Journal* journal);
+
+  // Whether Locus may move `irq` now: nullopt to go ahead; otherwise why
+  // it waits (irqbalance runs and has not banned it yet), and the IRQ is
+  // asked for at the next Tick.
+  std::optional<std::string> WaitFor(int irq);
+
+  // Once per tick, never blocks.
+  void Tick(const CoexistModes& modes, absl::Time now);
+
+  const CoexistModes& modes() const { return modes_; }
+  const IrqbalanceState& irqbalance() const { return bans_.state(); }
+  const NumadState& numad() const { return exclusions_.state(); }
+  NeighbourRestoreOps restore_ops() const {
+    return NeighbourRestoreOps{ops_.irqbalance.get(), ops_.numad.get()};
+  }
+
+ private:
+  NeighbourOps ops_;
+  Journal* journal_;
+  IrqbalanceBans bans_;
+  NumadExclusions exclusions_;
+  CoexistModes modes_;
+  std::set<int> asked_;  // IRQs the plan moves, since the last Tick
+};
+
+}  // namespace locus
+
+#endif  // LOCUS_AGENT_ACT_NEIGHBOURS_NEIGHBOURS_H_

@@ -1,0 +1,161 @@
+#include "agent/act/neighbours/numad_queue.h"
+
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "agent/act/neighbours/process_finder.h"
+#include "agent/host/file_util.h"
+#include "common/os_error.h"
+#include "common/status_macros.h"
+
+namespace locus {
+namespace {
+
+// numad.c's msg_t: the type is the receiver's pid; the body's text is
+// unused by 'x' and 'r' and sent empty (its terminating zero only).
+constexpr size_t kNumadTextBytes = 96;
+struct NumadMessage {
+  long type;
+  long src_pid;
+  long command;
+  long arg1;
+  long arg2;
+  char text[kNumadTextBytes];
+};
+constexpr size_t kNumadBodyBytes = 4 * sizeof(long) + 1;
+constexpr absl::Duration kNumadScanInterval = absl::Seconds(10);
+
+std::string Who(int32_t pid) { return absl::StrCat("numad (pid ", pid, ")"); }
+
+class QueueOps : public NumadOps {
+ public:
+  QueueOps(std::string procfs_root, std::string pid_file)
+      : procfs_root_(std::move(procfs_root)), pid_file_(std::move(pid_file)) {}
+
+  absl::StatusOr<std::optional<NumadInstance>> Find() override {
+    ASSIGN_OR_RETURN(std::optional<int32_t> pid, FindPid());
+    if (!pid.has_value()) return std::optional<NumadInstance>();
+    RETURN_IF_ERROR(CheckQueue(*pid).status());
+    return std::optional<NumadInstance>(NumadInstance{*pid});
+  }
+
+  absl::Status Send(const NumadInstance& numad, char command,
+                    int32_t pid) override {
+    if (pid <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pid ", pid, " cannot be handed to numad"));
+    }
+    ASSIGN_OR_RETURN(int queue, CheckQueue(numad.pid));
+    NumadMessage message{};
+    message.type = numad.pid;
+    message.src_pid = getpid();
+    message.command = command;
+    message.arg1 = pid;
+    if (msgsnd(queue, &message, kNumadBodyBytes, IPC_NOWAIT) != 0) {
+      if (errno == EAGAIN) {
+        return absl::UnavailableError(absl::StrCat(
+            Who(numad.pid), "'s queue is full: it is not reading it; '",
+            std::string(1, command), " ", pid, "' sent again later"));
+      }
+      return LastErrnoStatus(absl::StrCat(Who(numad.pid), ": msgsnd '",
+                                          std::string(1, command), " ", pid,
+                                          "'"));
+    }
+    return absl::OkStatus();
+  }
+
+  bool ProcessExists(int32_t pid) override {
+    const std::string path = JoinPath(procfs_root_, absl::StrCat("/", pid));
+    return access(path.c_str(), F_OK) == 0;
+  }
+
+ private:
+  absl::StatusOr<std::optional<int32_t>> FindPid();
+  absl::StatusOr<int> CheckQueue(int32_t numad_pid) const;
+
+  std::string procfs_root_;
+  std::string pid_file_;
+  int32_t scanned_pid_ = 0;  // found by a scan, without a pid file
+  absl::Time next_scan_ = absl::InfinitePast();
+};
+
+// The pid file names the daemon (a `numad -x` client runs under the same
+// name for a moment); without one, the single numad in /proc, looked for
+// every kNumadScanInterval only: a scan reads every process's stat.
+absl::StatusOr<std::optional<int32_t>> QueueOps::FindPid() {
+  absl::StatusOr<std::string> text = ReadTextFile(pid_file_, 64);
+  int32_t pid = 0;
+  if (text.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &pid) &&
+      pid > 0 && RunsAs(procfs_root_, pid, "numad")) {
+    return std::optional<int32_t>(pid);
+  }
+  if (scanned_pid_ > 0 && RunsAs(procfs_root_, scanned_pid_, "numad")) {
+    return std::optional<int32_t>(scanned_pid_);
+  }
+  scanned_pid_ = 0;
+  const absl::Time now = absl::Now();
+  if (now < next_scan_) return std::optional<int32_t>();
+  next_scan_ = now + kNumadScanInterval;
+  ASSIGN_OR_RETURN(std::vector<int32_t> found,
+                   FindProcessesNamed(procfs_root_, "numad"));
+  if (found.empty()) return std::optional<int32_t>();
+  if (found.size() > 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(found.size(), " numad processes run (pids ",
+                     absl::StrJoin(found, ", "), ") and ", pid_file_,
+                     " names none of them; Locus cannot tell which "
+                     "one moves processes: stop all but one"));
+  }
+  scanned_pid_ = found[0];
+  return std::optional<int32_t>(scanned_pid_);
+}
+
+absl::StatusOr<int> QueueOps::CheckQueue(int32_t numad_pid) const {
+  const int queue = msgget(kNumadQueueKey, 0);
+  if (queue < 0) {
+    return LastErrnoStatus(
+        absl::StrCat(Who(numad_pid),
+                     ": its message queue (key 0xdeadbeef) cannot be "
+                     "opened; restart numad, or set coexist.numad: off"));
+  }
+  msqid_ds info{};
+  if (msgctl(queue, IPC_STAT, &info) != 0) {
+    return LastErrnoStatus(absl::StrCat(Who(numad_pid), ": its message queue"));
+  }
+  const bool others_write = (info.msg_perm.mode & 0002) != 0;
+  if (info.msg_perm.uid != 0 || info.msg_perm.cuid != 0 || others_write) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "numad's message queue (key 0xdeadbeef) was created by uid ",
+        info.msg_perm.cuid, ", is owned by uid ", info.msg_perm.uid, ", mode ",
+        absl::StrFormat("%04o", info.msg_perm.mode & 0777),
+        ": not root's alone, so a user could read what Locus sends or answer "
+        "in numad's place; nothing sent. Remove it (ipcrm -Q 0xdeadbeef) and "
+        "restart numad, or set coexist.numad: off"));
+  }
+  return queue;
+}
+
+}  // namespace
+
+std::unique_ptr<NumadOps> MakeNumadQueueOps(std::string procfs_root,
+                                            std::string pid_file) {
+  return std::make_unique<QueueOps>(std::move(procfs_root),
+                                    std::move(pid_file));
+}
+
+}  // namespace locus

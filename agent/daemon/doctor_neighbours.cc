@@ -1,0 +1,98 @@
+#include "agent/daemon/doctor_neighbours.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace locus {
+namespace {
+
+std::string Who(const char* name, int pid) {
+  return absl::StrCat(name, " (pid ", pid, ")");
+}
+
+}  // namespace
+
+DoctorCheck IrqbalanceCheck(const DoctorInputs& in) {
+  const char* name = "irqbalance";
+  const NeighbourFound& found = in.irqbalance;
+  if (found.pid == 0) {
+    return {name, Verdict::kOk, "not running: Locus alone moves the NIC IRQs",
+            ""};
+  }
+  const std::string who = Who(name, found.pid);
+  if (in.coexist.irqbalance() == v1::Coexist::IRQBALANCE_MODE_OFF) {
+    return {name, Verdict::kWarn,
+            absl::StrCat(who,
+                         " runs and coexist.irqbalance is off: it moves "
+                         "back the IRQs Locus steers, and Locus backs "
+                         "off each one it sees changed"),
+            "remove `irqbalance: off` from the policy's coexist section "
+            "(the default bans Locus's IRQs through irqbalance's socket)"};
+  }
+  if (!found.unreachable.empty()) {
+    return {name, Verdict::kFail,
+            absl::StrCat(who, " runs with no control socket Locus can use: ",
+                         found.unreachable,
+                         "\nLocus steers no IRQ until it can ban it"),
+            "restart irqbalance through its unit (`systemctl restart "
+            "irqbalance` creates /run/irqbalance), or set coexist.irqbalance: "
+            "off and ban the NIC's IRQs yourself (irqbalance --banirq=N)"};
+  }
+  return {name, Verdict::kOk,
+          absl::StrCat(who, " runs: Locus bans the IRQs it steers through ",
+                       found.reach.empty() ? "its socket" : found.reach,
+                       " and gives them back when it stops"),
+          ""};
+}
+
+DoctorCheck NumadCheck(const DoctorInputs& in) {
+  const char* name = "numad";
+  const NeighbourFound& found = in.numad;
+  if (found.pid == 0) {
+    return {name, Verdict::kOk, "not running: no one else moves processes", ""};
+  }
+  const std::string who = Who(name, found.pid);
+  if (in.coexist.numad() == v1::Coexist::NUMAD_MODE_OFF) {
+    return {name, Verdict::kWarn,
+            absl::StrCat(who,
+                         " runs and coexist.numad is off: it may move "
+                         "the workers Locus places (CPUs and pages), "
+                         "and Locus backs off each thread it sees "
+                         "moved"),
+            "remove `numad: off` from the policy's coexist section (the "
+            "default puts Locus's workers on numad's exclusion list)"};
+  }
+  if (!found.unreachable.empty()) {
+    return {name, Verdict::kFail,
+            absl::StrCat(
+                who, " runs, but Locus cannot reach it: ", found.unreachable),
+            "restart numad as root (`systemctl restart numad`), or set "
+            "coexist.numad: off and exclude the workers yourself (numad -x "
+            "PID)"};
+  }
+  return {name, Verdict::kOk,
+          absl::StrCat(who,
+                       " runs: Locus puts the workers it places on its "
+                       "exclusion list through ",
+                       found.reach.empty() ? "its message queue" : found.reach,
+                       " and takes them off when it stops"),
+          ""};
+}
+
+DoctorCheck TunedCheck(const DoctorInputs& in) {
+  const char* name = "tuned";
+  if (!in.tuned.has_value()) return {name, Verdict::kOk, "not running", ""};
+  const std::string profile =
+      in.tuned_profile.empty()
+          ? std::string("an unknown profile")
+          : absl::StrCat("profile '", in.tuned_profile, "'");
+  return {name, Verdict::kOk,
+          absl::StrCat(Who(name, in.tuned->pid), " runs ", profile,
+                       ": a profile may set kernel.numa_balancing (see that "
+                       "line) or restart irqbalance through its irqbalance "
+                       "plugin, after which Locus bans its IRQs again"),
+          ""};
+}
+
+}  // namespace locus

@@ -1,0 +1,351 @@
+#include "agent/act/neighbours/irqbalance_bans.h"
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/act/neighbours/fake_irqbalance.h"
+#include "tests/host/temp_tree.h"
+
+namespace locus {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+class IrqbalanceBansTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = Journal::Open({tree_.root() + "/journal"});
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    journal_ = *std::move(opened);
+    fake_.journal = journal_.get();
+  }
+
+  // `ticks` control ticks, one a second.
+  void Run(IrqbalanceBans& bans, const std::set<int>& wanted, int ticks = 1) {
+    for (int i = 0; i < ticks; ++i) {
+      bans.Tick(wanted, now_);
+      now_ += absl::Seconds(1);
+    }
+  }
+  const std::map<int, int32_t>& Journaled() const {
+    return journal_->contents().irqbalance_bans;
+  }
+
+  TempTree tree_;
+  std::unique_ptr<Journal> journal_;
+  FakeIrqbalance fake_;
+  absl::Time now_ = absl::FromUnixSeconds(1000000);
+};
+
+TEST_F(IrqbalanceBansTest, NoIrqbalanceEveryIrqMayMove) {
+  fake_.running = false;
+  IrqbalanceBans bans(fake_, *journal_);
+  EXPECT_FALSE(bans.Banned(38)) << "not looked yet";
+  Run(bans, {38});
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_FALSE(bans.state().running);
+  EXPECT_THAT(bans.state().pending, IsEmpty());
+  EXPECT_THAT(fake_.started, IsEmpty());
+  // While none runs, /proc is scanned every kIrqbalanceLookInterval only.
+  Run(bans, {38}, 10);
+  EXPECT_LE(fake_.find_calls, 6);
+}
+
+// Read, journal, send (others' bans kept), confirm: four ticks.
+TEST_F(IrqbalanceBansTest, BansWantedKeepingOthersJournalFirst) {
+  fake_.list = {40};  // --banirq=40
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 2);
+  EXPECT_FALSE(bans.Banned(38)) << "sent, not confirmed";
+  EXPECT_THAT(bans.state().pending, ElementsAre(38));
+  ASSERT_THAT(fake_.SentSettings(), ElementsAre("settings ban irqs 38 40"));
+  // Journaled before the command went: 38 only (40 is someone else's).
+  EXPECT_THAT(fake_.started[1].journaled, ElementsAre(Pair(38, 100)));
+  Run(bans, {38}, 2);
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_TRUE(bans.Banned(40));
+  EXPECT_FALSE(bans.Banned(41));
+  EXPECT_THAT(fake_.list, ElementsAre(38, 40));
+  const IrqbalanceState& state = bans.state();
+  EXPECT_TRUE(state.running);
+  EXPECT_EQ(state.pid, 100);
+  EXPECT_EQ(state.socket, "/run/irqbalance/irqbalance100.sock");
+  EXPECT_THAT(state.banned_by_locus, ElementsAre(38));
+  EXPECT_THAT(state.banned_by_others, ElementsAre(40));
+  EXPECT_THAT(state.pending, IsEmpty());
+  EXPECT_EQ(state.problem, "");
+  EXPECT_THAT(Journaled(), ElementsAre(Pair(38, 100)));
+  EXPECT_THAT(fake_.handled,
+              ElementsAre("setup", "settings ban irqs 38 40", "setup"));
+  EXPECT_LE(fake_.open, 1);
+}
+
+TEST_F(IrqbalanceBansTest, OthersBanIsTheirsAndNotJournaled) {
+  fake_.list = {38};
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 3);
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_THAT(fake_.SentSettings(), IsEmpty());
+  EXPECT_THAT(Journaled(), IsEmpty());
+  EXPECT_THAT(bans.state().banned_by_others, ElementsAre(38));
+  // They take it off: the next read finds it gone, and Locus bans it.
+  fake_.list.clear();
+  Run(bans, {38}, 14);
+  EXPECT_THAT(fake_.SentSettings(), ElementsAre("settings ban irqs 38"));
+  EXPECT_THAT(Journaled(), ElementsAre(Pair(38, 100)));
+  EXPECT_THAT(bans.state().banned_by_locus, ElementsAre(38));
+}
+
+TEST_F(IrqbalanceBansTest, UnwantedSentWithoutThenForgotten) {
+  fake_.list = {40};
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38, 39}, 4);
+  ASSERT_THAT(fake_.list, ElementsAre(38, 39, 40));
+  Run(bans, {39}, 1);
+  ASSERT_THAT(fake_.SentSettings().back(), "settings ban irqs 39 40");
+  // Still journaled while the removal is unconfirmed.
+  EXPECT_THAT(fake_.started.back().journaled,
+              ElementsAre(Pair(38, 100), Pair(39, 100)));
+  Run(bans, {39}, 2);
+  EXPECT_THAT(fake_.list, ElementsAre(39, 40));
+  EXPECT_THAT(Journaled(), ElementsAre(Pair(39, 100)));
+  EXPECT_FALSE(bans.Banned(38));
+  // Nothing wanted: the list goes back to others' bans alone.
+  Run(bans, {}, 3);
+  EXPECT_THAT(fake_.list, ElementsAre(40));
+  EXPECT_THAT(Journaled(), IsEmpty());
+  EXPECT_THAT(bans.state().banned_by_others, ElementsAre(40));
+  EXPECT_THAT(bans.state().banned_by_locus, IsEmpty());
+}
+
+TEST_F(IrqbalanceBansTest, SlowAnswersWaitAcrossTicks) {
+  fake_.answer_after_polls = 5;  // as during a rescan
+  IrqbalanceBans bans(fake_, *journal_);
+  for (int i = 0; i < 20; ++i) {
+    const absl::Time before = absl::Now();
+    Run(bans, {38});
+    EXPECT_LT(absl::Now() - before, absl::Milliseconds(100));
+    EXPECT_LE(fake_.open, 1) << "one request at a time";
+  }
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_THAT(fake_.handled,
+              ElementsAre("setup", "settings ban irqs 38", "setup"));
+  EXPECT_EQ(bans.state().problem, "");
+}
+
+TEST_F(IrqbalanceBansTest, UnansweredRequestTimesOutAndIsRetried) {
+  fake_.hang = true;
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 30);
+  EXPECT_EQ(fake_.started.size(), 1u);
+  EXPECT_EQ(bans.state().problem, "");
+  EXPECT_THAT(bans.state().pending, ElementsAre(38));
+  Run(bans, {38}, 1);
+  EXPECT_THAT(bans.state().problem,
+              AllOf(HasSubstr("irqbalance (pid 100) has not answered 'setup' "
+                              "in 30s"),
+                    HasSubstr("asked again later")));
+  EXPECT_EQ(fake_.open, 0) << "the request is dropped";
+  Run(bans, {38}, 4);
+  EXPECT_EQ(fake_.started.size(), 1u) << "retried after kIrqbalanceRetry";
+  fake_.hang = false;
+  Run(bans, {38}, 5);
+  EXPECT_EQ(fake_.started.size(), 4u);
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_EQ(bans.state().problem, "");
+}
+
+TEST_F(IrqbalanceBansTest, RestartIsCountedAndBansGivenAgain) {
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38, 39}, 4);
+  ASSERT_THAT(Journaled(), ElementsAre(Pair(38, 100), Pair(39, 100)));
+  fake_.Restart(200, {41});  // runtime bans gone; --banirq=41
+  Run(bans, {38}, 1);
+  EXPECT_EQ(bans.state().restarts, 1u);
+  EXPECT_EQ(bans.state().pid, 200);
+  EXPECT_FALSE(bans.Banned(38)) << "the new one has not banned it yet";
+  Run(bans, {38}, 3);
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_THAT(fake_.list, ElementsAre(38, 41));
+  // Re-banned under the new pid; the old pid's record of 39 forgotten.
+  EXPECT_THAT(Journaled(), ElementsAre(Pair(38, 200)));
+  EXPECT_THAT(bans.state().banned_by_others, ElementsAre(41));
+  EXPECT_EQ(bans.state().restarts, 1u);
+}
+
+TEST_F(IrqbalanceBansTest, RestartMidRequestIsNoticed) {
+  fake_.answer_after_polls = 2;
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 4);  // the send is in flight
+  fake_.Restart(300);
+  Run(bans, {38}, 20);
+  EXPECT_EQ(bans.state().restarts, 1u);
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_THAT(fake_.list, ElementsAre(38));
+  EXPECT_THAT(Journaled(), ElementsAre(Pair(38, 300)));
+}
+
+TEST_F(IrqbalanceBansTest, StoppedIrqbalanceForgetsRecords) {
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 4);
+  ASSERT_THAT(Journaled(), ElementsAre(Pair(38, 100)));
+  fake_.running = false;
+  Run(bans, {38}, 1);
+  EXPECT_FALSE(bans.state().running);
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_THAT(Journaled(), IsEmpty());
+  // A new one later: counted, and banned there.
+  fake_.Restart(400);
+  Run(bans, {38}, 6);
+  EXPECT_EQ(bans.state().restarts, 1u);
+  EXPECT_THAT(Journaled(), ElementsAre(Pair(38, 400)));
+  EXPECT_THAT(fake_.list, ElementsAre(38));
+}
+
+TEST_F(IrqbalanceBansTest, OthersEditsSeenAtRefreshAndKept) {
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 4);
+  fake_.list.insert(41);  // someone bans 41
+  fake_.list.erase(38);   // and drops Locus's 38
+  Run(bans, {38}, 6);
+  EXPECT_THAT(bans.state().banned_by_others, IsEmpty()) << "not read yet";
+  Run(bans, {38}, 8);
+  EXPECT_THAT(fake_.list, ElementsAre(38, 41));
+  EXPECT_THAT(bans.state().banned_by_others, ElementsAre(41));
+  EXPECT_THAT(bans.state().banned_by_locus, ElementsAre(38));
+  // Locus lets go of 38: 41 stays.
+  Run(bans, {}, 4);
+  EXPECT_THAT(fake_.list, ElementsAre(41));
+}
+
+TEST_F(IrqbalanceBansTest, UnwritableJournalSendsNothing) {
+  std::ofstream(tree_.root() + "/blocked") << "x";
+  auto blocked = Journal::Open({tree_.root() + "/blocked/journal"});
+  ASSERT_TRUE(blocked.ok());
+  fake_.journal = blocked->get();
+  IrqbalanceBans bans(fake_, **blocked);
+  Run(bans, {38}, 10);
+  EXPECT_THAT(fake_.SentSettings(), IsEmpty());
+  EXPECT_FALSE(bans.Banned(38));
+  EXPECT_THAT(bans.state().problem,
+              AllOf(HasSubstr("irq 38: not handed to irqbalance (pid 100)"),
+                    HasSubstr("not a directory")));
+}
+
+TEST_F(IrqbalanceBansTest, UnusableIrqbalanceSaysWhy) {
+  fake_.find_error = absl::FailedPreconditionError(
+      "irqbalance (pid 100) has no control socket Locus can reach");
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 3);
+  EXPECT_TRUE(bans.state().running);
+  EXPECT_FALSE(bans.Banned(38));
+  EXPECT_THAT(bans.state().pending, ElementsAre(38));
+  EXPECT_THAT(bans.state().problem, HasSubstr("no control socket"));
+  EXPECT_THAT(fake_.started, IsEmpty());
+}
+
+TEST_F(IrqbalanceBansTest, MalformedReplyChangesNothing) {
+  fake_.setup_reply = "SLEEP 10 \x1b[2J BANNED";
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 5);
+  EXPECT_THAT(fake_.SentSettings(), IsEmpty());
+  EXPECT_THAT(Journaled(), IsEmpty());
+  EXPECT_THAT(bans.state().problem,
+              AllOf(HasSubstr("irqbalance (pid 100): irqbalance's reply to "
+                              "'setup' has no 'BANNED <cpu mask>'"),
+                    HasSubstr("\\x1b[2J")));
+}
+
+TEST_F(IrqbalanceBansTest, ListThatCannotBeSentBackIsLeftAlone) {
+  fake_.list = {0, 40};  // --banirq=0: no command can keep it
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 5);
+  EXPECT_THAT(fake_.SentSettings(), IsEmpty());
+  EXPECT_THAT(Journaled(), IsEmpty());
+  EXPECT_THAT(bans.state().problem, HasSubstr("IRQ 0 cannot be sent"));
+
+  // Too many IRQs for one command: nothing journaled, nothing sent.
+  fake_.list = {40};
+  std::set<int> many;
+  for (int irq = 1000; irq < 1200; ++irq) many.insert(irq);
+  Run(bans, many, 20);
+  EXPECT_THAT(fake_.SentSettings(), IsEmpty());
+  EXPECT_THAT(Journaled(), IsEmpty());
+  EXPECT_THAT(bans.state().problem, HasSubstr("make a command of"));
+}
+
+TEST_F(IrqbalanceBansTest, WantedIrqZeroIsSaidOthersBanned) {
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {0, 38}, 4);
+  EXPECT_TRUE(bans.Banned(38));
+  EXPECT_THAT(fake_.list, ElementsAre(38));
+  EXPECT_THAT(bans.state().problem, HasSubstr("IRQ 0 cannot be banned"));
+}
+
+TEST_F(IrqbalanceBansTest, RestoreTakesOutExactlyLocusBans) {
+  fake_.list = {38, 40, 41, 42};
+  const std::map<int, int32_t> bans = {
+      {38, 100}, {41, 100}, {43, 100}, {50, 99}};
+  std::vector<std::string> messages, errors;
+  RestoreIrqbalanceBans(bans, fake_, absl::Seconds(5), &messages, &errors);
+  EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(fake_.list, ElementsAre(40, 42));
+  EXPECT_THAT(fake_.SentSettings(), ElementsAre("settings ban irqs 40 42"));
+  EXPECT_THAT(
+      messages,
+      UnorderedElementsAre(
+          "irq 50: irqbalance (pid 99), which Locus had it banned in, is "
+          "gone (an irqbalance started since has no runtime bans): nothing "
+          "to give back",
+          "irq 38: given back to irqbalance (pid 100), which balances it "
+          "again",
+          "irq 41: given back to irqbalance (pid 100), which balances it "
+          "again",
+          "irq 43: no longer on irqbalance (pid 100)'s ban list: nothing to "
+          "give back"));
+}
+
+TEST_F(IrqbalanceBansTest, RestoreWithoutIrqbalanceOrAnswer) {
+  fake_.running = false;
+  std::vector<std::string> messages, errors;
+  RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Seconds(1), &messages,
+                        &errors);
+  EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(messages, ElementsAre(HasSubstr("nothing to give back")));
+
+  fake_.running = true;
+  fake_.hang = true;
+  messages.clear();
+  const absl::Time before = absl::Now();
+  RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Milliseconds(100), &messages,
+                        &errors);
+  EXPECT_LT(absl::Now() - before, absl::Seconds(2));
+  EXPECT_THAT(messages, IsEmpty());
+  EXPECT_THAT(errors, ElementsAre(AllOf(
+                          HasSubstr("irq 38: not given back to irqbalance "
+                                    "(pid 100)"),
+                          HasSubstr("did not answer 'setup' within"))));
+  EXPECT_EQ(fake_.open, 0);
+
+  fake_.hang = false;
+  fake_.find_error = absl::FailedPreconditionError("2 irqbalance processes");
+  errors.clear();
+  RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Seconds(1), &messages,
+                        &errors);
+  EXPECT_THAT(errors, ElementsAre(HasSubstr("2 irqbalance processes")));
+}
+
+}  // namespace
+}  // namespace locus

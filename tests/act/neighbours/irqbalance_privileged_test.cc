@@ -1,0 +1,228 @@
+// Debian's own irqbalance (1.9.2), started by the test: what its control
+// socket really says to "setup", that Locus's bans land in its list beside
+// its --banirq ones and leave with Locus, that a restarted irqbalance is
+// banned again, and that nothing Locus sends stops it. Needs root (the
+// socket is root's) and /usr/sbin/irqbalance (deploy/deps.sh installs it).
+// irqbalance moves this machine's IRQs while it runs: their affinities are
+// put back after each test.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "agent/act/neighbours/irqbalance_bans.h"
+#include "agent/act/neighbours/irqbalance_protocol.h"
+#include "agent/act/neighbours/irqbalance_socket.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/common/process_util.h"
+#include "tests/host/temp_tree.h"
+
+namespace locus {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr char kIrqbalance[] = "/usr/sbin/irqbalance";
+constexpr char kRunDir[] = "/run/irqbalance";
+// A ban of the admin's own, given on irqbalance's command line: an IRQ
+// number no device has, so the test moves nothing through it.
+constexpr int kAdminBan = 1999;
+
+bool Alive(pid_t pid) {
+  return access(absl::StrCat("/proc/", pid).c_str(), F_OK) == 0;
+}
+
+// Every IRQ's affinity, to put back what irqbalance moved.
+std::map<std::string, std::string> SaveAffinities() {
+  std::map<std::string, std::string> saved;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/irq")) {
+    const std::string path = entry.path().string() + "/smp_affinity_list";
+    const std::string text = ReadAll(path);
+    if (!text.empty()) saved[path] = text;
+  }
+  return saved;
+}
+
+void PutBack(const std::map<std::string, std::string>& saved) {
+  for (const auto& [path, text] : saved) {
+    FILE* f = fopen(path.c_str(), "w");
+    if (f == nullptr) continue;
+    fputs(text.c_str(), f);
+    fclose(f);  // an IRQ whose affinity cannot be set refuses: fine
+  }
+}
+
+class IrqbalancePrivilegedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "irqbalance's socket is root's";
+    if (access(kIrqbalance, X_OK) != 0) {
+      GTEST_SKIP() << kIrqbalance << " is missing: deploy/deps.sh installs it";
+    }
+    auto running = MakeIrqbalanceSocketOps()->Find();
+    if (!running.ok() || running->has_value()) {
+      GTEST_SKIP() << "an irqbalance already runs; this test starts its own";
+    }
+    saved_ = SaveAffinities();
+    struct stat st;
+    if (stat(kRunDir, &st) != 0) {
+      ASSERT_EQ(mkdir(kRunDir, 0755), 0);
+      made_dir_ = true;
+    }
+    // One IRQ of this machine for Locus to take (any but the first: it is
+    // often the timer's, which irqbalance leaves alone anyway).
+    for (const auto& [path, text] : saved_) {
+      int irq = 0;
+      const std::string dir = std::filesystem::path(path).parent_path();
+      if (absl::SimpleAtoi(std::filesystem::path(dir).filename().string(),
+                           &irq) &&
+          irq > 1 && irq != kAdminBan) {
+        irq_ = irq;
+      }
+    }
+    ASSERT_GT(irq_, 0) << "no IRQ in /proc/irq";
+    StartIrqbalance();
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) Stop(pid_, SIGTERM);
+    PutBack(saved_);
+    if (made_dir_) std::filesystem::remove_all(kRunDir);
+  }
+
+  // In the foreground with a 1 s interval: it answers between scans, and
+  // holds its loop for the interval after each change of its list.
+  void StartIrqbalance() {
+    pid_ = Spawn({kIrqbalance, "--foreground", "--interval=1",
+                  absl::StrCat("--banirq=", kAdminBan)},
+                 tree_.root() + "/irqbalance.log");
+    ASSERT_GT(pid_, 0);
+    const std::string socket =
+        absl::StrCat(kRunDir, "/irqbalance", pid_, ".sock");
+    ASSERT_TRUE(WaitUntil([&] { return access(socket.c_str(), F_OK) == 0; },
+                          absl::Seconds(20)))
+        << ReadAll(tree_.root() + "/irqbalance.log");
+  }
+
+  // Its banned list, as "setup" tells it.
+  std::set<int> Listed() {
+    auto found = ops_->Find();
+    EXPECT_TRUE(found.ok() && found->has_value()) << found.status();
+    if (!found.ok() || !found->has_value()) return {};
+    auto reply =
+        IrqbalanceRequestBlocking(*ops_, **found, "setup", absl::Seconds(15));
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    if (!reply.ok()) return {};
+    auto setup = ParseIrqbalanceSetup(*reply);
+    EXPECT_TRUE(setup.ok()) << setup.status();
+    return setup.ok() ? setup->banned_irqs : std::set<int>();
+  }
+
+  // Ticks once a second until `done` or 60 s.
+  bool TickUntil(IrqbalanceBans& bans, const std::set<int>& wanted,
+                 const std::function<bool()>& done) {
+    return WaitUntil(
+        [&] {
+          bans.Tick(wanted, absl::Now());
+          return done();
+        },
+        absl::Seconds(60), absl::Milliseconds(200));
+  }
+
+  std::unique_ptr<Journal> OpenJournal() {
+    auto journal = Journal::Open({tree_.root() + "/journal"});
+    EXPECT_TRUE(journal.ok()) << journal.status();
+    return journal.ok() ? *std::move(journal) : nullptr;
+  }
+
+  TempTree tree_;
+  std::map<std::string, std::string> saved_;
+  bool made_dir_ = false;
+  pid_t pid_ = 0;
+  int irq_ = 0;
+  std::unique_ptr<IrqbalanceOps> ops_ = MakeIrqbalanceSocketOps();
+};
+
+TEST_F(IrqbalancePrivilegedTest, SetupListsItsOwnBans) {
+  EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
+}
+
+TEST_F(IrqbalancePrivilegedTest, BansBesideTheAdminsAndGivesBackOnlyLocuss) {
+  std::unique_ptr<Journal> journal = OpenJournal();
+  ASSERT_NE(journal, nullptr);
+  IrqbalanceBans bans(*ops_, *journal);
+  ASSERT_TRUE(TickUntil(bans, {irq_}, [&] { return bans.Banned(irq_); }))
+      << bans.state().problem;
+  EXPECT_EQ(Listed(), (std::set<int>{irq_, kAdminBan}));
+  EXPECT_EQ(journal->contents().irqbalance_bans.at(irq_), pid_);
+  EXPECT_THAT(bans.state().banned_by_others, ElementsAre(kAdminBan));
+
+  ASSERT_TRUE(TickUntil(bans, {}, [&] {
+    return journal->contents().irqbalance_bans.empty();
+  })) << bans.state().problem;
+  EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
+  EXPECT_TRUE(Alive(pid_));
+}
+
+TEST_F(IrqbalancePrivilegedTest, ARestartedIrqbalanceIsBannedAgain) {
+  std::unique_ptr<Journal> journal = OpenJournal();
+  ASSERT_NE(journal, nullptr);
+  IrqbalanceBans bans(*ops_, *journal);
+  ASSERT_TRUE(TickUntil(bans, {irq_}, [&] { return bans.Banned(irq_); }));
+  Stop(pid_, SIGTERM);
+  StartIrqbalance();
+  ASSERT_TRUE(TickUntil(bans, {irq_}, [&] {
+    return bans.state().restarts == 1 && bans.Banned(irq_);
+  })) << bans.state().problem;
+  EXPECT_EQ(Listed(), (std::set<int>{irq_, kAdminBan}));
+  EXPECT_EQ(journal->contents().irqbalance_bans.at(irq_), pid_)
+      << "journaled under the new irqbalance";
+}
+
+TEST_F(IrqbalancePrivilegedTest, RestoreTakesOffOnlyWhatTheJournalSays) {
+  std::unique_ptr<Journal> journal = OpenJournal();
+  ASSERT_NE(journal, nullptr);
+  {
+    IrqbalanceBans bans(*ops_, *journal);
+    ASSERT_TRUE(TickUntil(bans, {irq_}, [&] { return bans.Banned(irq_); }));
+  }  // Locus stops here without giving back: a crash
+  std::vector<std::string> messages, errors;
+  RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *ops_,
+                        absl::Seconds(15), &messages, &errors);
+  EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
+}
+
+TEST_F(IrqbalancePrivilegedTest, TheLongestListAndAnEmptyOneLeaveItRunning) {
+  std::set<int> many;
+  for (int irq = 1000; FormatBanIrqs(many).ok(); ++irq) many.insert(irq);
+  many.erase(std::prev(many.end()));  // the last one made it too long
+  auto found = ops_->Find();
+  ASSERT_TRUE(found.ok() && found->has_value());
+  auto ban = FormatBanIrqs(many);
+  ASSERT_TRUE(ban.ok()) << ban.status();
+  ASSERT_TRUE(
+      IrqbalanceRequestBlocking(*ops_, **found, *ban, absl::Seconds(15)).ok());
+  EXPECT_EQ(Listed(), many);
+  ASSERT_TRUE(IrqbalanceRequestBlocking(*ops_, **found, *FormatBanIrqs({}),
+                                        absl::Seconds(15))
+                  .ok());
+  EXPECT_THAT(Listed(), IsEmpty());
+  EXPECT_TRUE(Alive(pid_));
+}
+
+}  // namespace
+}  // namespace locus
