@@ -75,6 +75,18 @@ bans_hold() {
     for irq in $locus_irqs; do [[ "$bans" == *" $irq "* ]] || return 1; done
 }
 
+# external_irqs_before STREAM TICK: external changes on IRQs before TICK.
+external_irqs_before() {
+  "$PY" -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        for e in json.loads(line).get("external_changes", []):
+            n += e.get("irq", 0) > 0 and int(e.get("tick", 0)) < int(sys.argv[2])
+print(n)' "$1" "$2"
+}
+
 # numad_logged PATTERN: lines of this guest's numad log that match.
 numad_logged() {
   tail -n +"$numad_log_from" /var/log/numad.log | grep -c "$1"
@@ -112,6 +124,7 @@ no_fighting() {
   wait_until 20 bans_hold ||
     fail "irqbalance's bans: $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
   log "ok: irqbalance bans IRQ(s) $(neighbour irqbalance irqs_banned) for Locus, and its own $own_ban"
+  restart_tick=$(tail -n 1 "$WORK/watch.jsonl" | tool get tick)
   kill "$irqbalance_pid"
   wait "$irqbalance_pid" 2>/dev/null
   irqbalance_start
@@ -129,9 +142,9 @@ no_fighting() {
   [ -n "$workers" ] && [ "$excluded" -ge "$(wc -w <<<"$workers")" ] ||
     fail "numad's log: $(tail -n 5 /var/log/numad.log)" || return 1
   locusd_stop || fail "locusd exited non-zero on SIGTERM" || return 1
-  local after
-  after=$(tool irqbalance_bans "$irqbalance_pid")
-  [ "$after" = "$own_ban" ] || fail "after Locus stopped, irqbalance bans '$after', not its own '$own_ban'" || return 1
+  # irqbalance answers between scans: asked again until it does.
+  wait_until 30 test "$(tool irqbalance_bans "$irqbalance_pid" 2>/dev/null)" = "$own_ban" ||
+    fail "after Locus stopped, irqbalance bans '$(tool irqbalance_bans "$irqbalance_pid")', not its own '$own_ban'" || return 1
   wait_until 15 numad_logged_at_least "Removing PID .* from explicit PID lists" "$(wc -w <<<"$workers")" ||
     fail "numad did not log the workers taken off: $(tail -n 5 /var/log/numad.log)" || return 1
   log "ok: after Locus stopped irqbalance bans only its own IRQ $own_ban and numad took the workers off its list"
@@ -153,7 +166,13 @@ no_fighting() {
   [ "${total%% *}" -ge 1 ] || fail "Locus made no move at all: nothing was tested" || return 1
   check_le "Locus's moves of one entity in ${WINDOW} s" "${most%% *}" 1 || return 1
   check_le "Locus's moves of an entity after someone else moved it" "${against%% *}" 0 || return 1
-  check_le "IRQs Locus steered that someone else moved (irqbalance bans them)" "${external_irqs%% *}" 0 || return 1
+  # A restarted irqbalance has forgotten its runtime bans, and its first
+  # scans may move steered IRQs before Locus has banned them there again
+  # (Locus then leaves them alone): counted apart, and reported.
+  local before_restart
+  before_restart=$(external_irqs_before "$WORK/watch.jsonl" "$restart_tick")
+  log "IRQs moved by someone else after irqbalance's restart (tick $restart_tick): $((${external_irqs%% *} - before_restart))"
+  check_le "IRQs Locus steered that someone else moved before irqbalance's restart (it bans them)" "$before_restart" 0 || return 1
   [ "${memflip%% *}" = - ] || fail "pages of pid(s) ${memflip%% *} sent to more than one node" || return 1
   log "ok: no process's pages sent to two nodes"
 }

@@ -28,6 +28,7 @@ std::string Quoted(absl::string_view command) {
 }  // namespace
 
 void IrqbalanceBans::Tick(const std::set<int>& wanted, absl::Time now) {
+  now_ = now;
   SetWanted(wanted);
   if (request_ != nullptr) PollRequest(now);
   if (request_ == nullptr && now >= retry_at_) StartNext(now);
@@ -37,7 +38,9 @@ void IrqbalanceBans::Tick(const std::set<int>& wanted, absl::Time now) {
 bool IrqbalanceBans::Banned(int irq) const {
   if (!looked_) return false;
   if (!instance_.has_value() && !unusable_) return true;
-  return list_.has_value() && list_->count(irq) > 0;
+  if (!list_.has_value() || list_->count(irq) == 0) return false;
+  auto effective = effective_at_.find(irq);
+  return effective == effective_at_.end() || now_ >= effective->second;
 }
 
 void IrqbalanceBans::SetWanted(const std::set<int>& wanted) {
@@ -92,6 +95,18 @@ void IrqbalanceBans::OnSetup(const std::string& reply, absl::Time now) {
     Fail(absl::StrCat(Who(), ": ", setup.status().message()), now);
     return;
   }
+  // "setup" lists the new list at once, but irqbalance applies it at its
+  // next scan, within its sleep interval: until then it may still move a
+  // newly banned IRQ. Bans in the first read of an instance are old.
+  const bool first = !list_.has_value();
+  std::map<int, absl::Time> effective;
+  for (int irq : setup->banned_irqs) {
+    auto known = effective_at_.find(irq);
+    effective[irq] = known != effective_at_.end() ? known->second
+                     : first                      ? now
+                             : now + absl::Seconds(setup->sleep_seconds);
+  }
+  effective_at_ = std::move(effective);
   list_ = std::move(setup->banned_irqs);
   list_read_ = now;
 }
@@ -157,6 +172,7 @@ bool IrqbalanceBans::Look(absl::Time now) {
 void IrqbalanceBans::Lost() {
   instance_.reset();
   list_.reset();
+  effective_at_.clear();
   list_read_ = absl::InfinitePast();
 }
 

@@ -66,8 +66,10 @@ class IrqbalanceBans {
   // about to (an IRQ of 0 or less cannot be banned: said in problem).
   void Tick(const std::set<int>& wanted, absl::Time now);
 
-  // Whether Locus may move `irq`: confirmed in irqbalance's list, or no
-  // irqbalance runs. False before the first Tick has looked.
+  // Whether Locus may move `irq`: in irqbalance's list and in effect (a
+  // sleep interval after a read first showed it there: irqbalance applies
+  // its list at its next scan), or no irqbalance runs. False before the
+  // first Tick has looked.
   bool Banned(int irq) const;
 
   const IrqbalanceState& state() const { return state_; }
@@ -101,6 +103,9 @@ class IrqbalanceBans {
   bool unusable_ = false;  // one runs; Find said why Locus cannot use it
   int32_t last_pid_ = 0;   // the last instance seen, to count restarts
   std::optional<std::set<int>> list_;  // its list as last read
+  // When each IRQ on the list is in effect (see Banned).
+  std::map<int, absl::Time> effective_at_;
+  absl::Time now_ = absl::InfinitePast();  // the last Tick's
   absl::Time list_read_ = absl::InfinitePast();
   Step step_ = Step::kNone;
   std::string command_;

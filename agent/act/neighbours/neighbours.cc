@@ -23,7 +23,7 @@ Neighbours::Neighbours(NeighbourOps ops, Journal* journal)
 
 std::optional<std::string> Neighbours::WaitFor(int irq) {
   if (!modes_.irqbalance_ban || bans_.Banned(irq)) return std::nullopt;
-  asked_.insert(irq);
+  asked_[irq] = now_;
   const IrqbalanceState& state = bans_.state();
   if (!state.problem.empty()) {
     return absl::StrCat("irq ", irq, ": waiting for irqbalance (pid ",
@@ -35,13 +35,18 @@ std::optional<std::string> Neighbours::WaitFor(int irq) {
 
 void Neighbours::Tick(const CoexistModes& modes, absl::Time now) {
   modes_ = modes;
+  now_ = now;
   const JournalContents& journaled = journal_->contents();
   std::set<int> irqs;
+  // An IRQ the plan asked for stays wanted a while: the plan does not
+  // propose every move on every tick, and a ban takes irqbalance's scan.
+  std::erase_if(asked_, [&](const auto& asked) {
+    return !modes.irqbalance_ban || now - asked.second > kAskedIrqHold;
+  });
   if (modes.irqbalance_ban) {
-    irqs = std::move(asked_);
+    for (const auto& [irq, at] : asked_) irqs.insert(irq);
     for (const auto& [irq, entry] : journaled.irqs) irqs.insert(irq);
   }
-  asked_.clear();
   bans_.Tick(irqs, now);
 
   std::set<int32_t> workers;

@@ -5,6 +5,7 @@
 #ifndef LOCUS_AGENT_ACT_NEIGHBOURS_NEIGHBOURS_H_
 #define LOCUS_AGENT_ACT_NEIGHBOURS_NEIGHBOURS_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -18,6 +19,10 @@
 #include "agent/journal/journal.h"
 
 namespace locus {
+
+// How long an IRQ the plan asked to move stays banned without being asked
+// again or moved (then journaled, and banned while the journal holds it).
+inline constexpr absl::Duration kAskedIrqHold = absl::Seconds(30);
 
 // The policy's coexist section, as the actuators see it.
 struct CoexistModes {
@@ -68,7 +73,9 @@ class Neighbours {
   IrqbalanceBans bans_;
   NumadExclusions exclusions_;
   CoexistModes modes_;
-  std::set<int> asked_;  // IRQs the plan moves, since the last Tick
+  // IRQs the plan would move, with when it last asked (the Tick before).
+  std::map<int, absl::Time> asked_;
+  absl::Time now_ = absl::InfinitePast();
 };
 
 }  // namespace locus

@@ -43,6 +43,7 @@ class FakeIrqbalance : public IrqbalanceOps {
   int answer_after_polls = 0;              // polls answered "not yet" first
   bool hang = false;                       // never answers
   std::optional<std::string> setup_reply;  // instead of the real format
+  int sleep_seconds = 1;                   // its interval, as setup says
   const Journal* journal = nullptr;        // looked at when a request starts
 
   std::vector<Started> started;
@@ -132,7 +133,7 @@ class FakeIrqbalance : public IrqbalanceOps {
     handled.push_back(command);
     if (command == "setup") {
       if (setup_reply.has_value()) return *setup_reply;
-      std::string reply = "SLEEP 10 ";
+      std::string reply = absl::StrCat("SLEEP ", sleep_seconds, " ");
       for (int irq : list) {
         absl::StrAppend(&reply, "IRQ ", irq, " LOAD 0 DIFF 0 CLASS 0 ");
       }

@@ -73,7 +73,7 @@ TEST_F(IrqbalanceBansTest, BansWantedKeepingOthersJournalFirst) {
   ASSERT_THAT(fake_.SentSettings(), ElementsAre("settings ban irqs 38 40"));
   // Journaled before the command went: 38 only (40 is someone else's).
   EXPECT_THAT(fake_.started[1].journaled, ElementsAre(Pair(38, 100)));
-  Run(bans, {38}, 2);
+  Run(bans, {38}, 3);  // and its scan: in effect
   EXPECT_TRUE(bans.Banned(38));
   EXPECT_TRUE(bans.Banned(40));
   EXPECT_FALSE(bans.Banned(41));
@@ -90,6 +90,23 @@ TEST_F(IrqbalanceBansTest, BansWantedKeepingOthersJournalFirst) {
   EXPECT_THAT(fake_.handled,
               ElementsAre("setup", "settings ban irqs 38 40", "setup"));
   EXPECT_LE(fake_.open, 1);
+}
+
+// irqbalance applies a changed list at its next scan: a newly banned IRQ
+// may be moved by it until a sleep interval after the list showed it.
+TEST_F(IrqbalanceBansTest, ABanIsInEffectASleepIntervalAfterItIsListed) {
+  fake_.sleep_seconds = 10;
+  fake_.list = {40};
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 4);
+  ASSERT_THAT(fake_.list, ElementsAre(38, 40));
+  EXPECT_THAT(bans.state().banned_by_locus, ElementsAre(38));
+  EXPECT_FALSE(bans.Banned(38)) << "listed, not yet applied by a scan";
+  EXPECT_TRUE(bans.Banned(40)) << "listed at the first read: in effect";
+  Run(bans, {38}, 9);
+  EXPECT_FALSE(bans.Banned(38));
+  Run(bans, {38}, 1);
+  EXPECT_TRUE(bans.Banned(38)) << "10 s after it was listed";
 }
 
 TEST_F(IrqbalanceBansTest, OthersBanIsTheirsAndNotJournaled) {
@@ -176,7 +193,7 @@ TEST_F(IrqbalanceBansTest, RestartIsCountedAndBansGivenAgain) {
   EXPECT_EQ(bans.state().restarts, 1u);
   EXPECT_EQ(bans.state().pid, 200);
   EXPECT_FALSE(bans.Banned(38)) << "the new one has not banned it yet";
-  Run(bans, {38}, 3);
+  Run(bans, {38}, 4);
   EXPECT_TRUE(bans.Banned(38));
   EXPECT_THAT(fake_.list, ElementsAre(38, 41));
   // Re-banned under the new pid; the old pid's record of 39 forgotten.
@@ -288,7 +305,7 @@ TEST_F(IrqbalanceBansTest, ListThatCannotBeSentBackIsLeftAlone) {
 
 TEST_F(IrqbalanceBansTest, WantedIrqZeroIsSaidOthersBanned) {
   IrqbalanceBans bans(fake_, *journal_);
-  Run(bans, {0, 38}, 4);
+  Run(bans, {0, 38}, 5);
   EXPECT_TRUE(bans.Banned(38));
   EXPECT_THAT(fake_.list, ElementsAre(38));
   EXPECT_THAT(bans.state().problem, HasSubstr("IRQ 0 cannot be banned"));
