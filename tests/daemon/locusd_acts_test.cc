@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/common/loopback_port.h"
 #include "tests/common/process_util.h"
 
 namespace locus {
@@ -36,7 +37,8 @@ class LocusdActsTest : public ::testing::Test {
     ASSERT_EQ(access(kNginx, X_OK), 0) << "deploy/deps.sh installs nginx";
     ASSERT_EQ(access(kWrk, X_OK), 0) << "deploy/deps.sh installs wrk";
     std::filesystem::create_directories(dir_.File("logs"));
-    port_ = 20000 + getpid() % 20000;
+    port_ = UnusedLoopbackPort();
+    ASSERT_GT(port_, 0) << "no free port on 127.0.0.1";
     std::ofstream(dir_.File("nginx.conf"))
         << "daemon off;\nmaster_process on;\nworker_processes 2;\n"
         << "pid " << dir_.File("nginx.pid") << ";\nerror_log "

@@ -28,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "tests/act/connections/loopback.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/common/loopback_port.h"
 #include "tests/common/process_util.h"
 
 namespace locus {
@@ -84,7 +85,8 @@ class LocusdSteeringTest : public ::testing::Test {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
     ASSERT_EQ(access(kNginx, X_OK), 0) << "deploy/deps.sh installs nginx";
     std::filesystem::create_directories(dir_.File("logs"));
-    port_ = 20000 + (getpid() * 7) % 20000;
+    port_ = UnusedLoopbackPort();
+    ASSERT_GT(port_, 0) << "no free port on 127.0.0.1";
     std::ofstream(dir_.File("nginx.conf"))
         << "daemon off;\nmaster_process on;\nworker_processes 2;\n"
         << "pid " << dir_.File("nginx.pid") << ";\nerror_log "

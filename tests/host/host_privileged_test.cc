@@ -19,6 +19,7 @@
 #include "agent/host/topology.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/loopback_port.h"
 #include "tests/common/process_util.h"
 #include "tests/host/temp_tree.h"
 
@@ -34,7 +35,8 @@ class NginxTest : public ::testing::Test {
     if (access(kNginx, X_OK) != 0) GTEST_SKIP() << kNginx << " not installed";
     const std::string dir = tree_.root();
     std::filesystem::create_directories(dir + "/logs");
-    const int port = 20000 + getpid() % 20000;
+    const int port = UnusedLoopbackPort();
+    ASSERT_GT(port, 0) << "no free port on 127.0.0.1";
     std::ofstream(dir + "/nginx.conf")
         << "daemon off;\nmaster_process on;\nworker_processes 2;\n"
         << "pid " << dir << "/nginx.pid;\nerror_log " << dir

@@ -1,8 +1,8 @@
 // Loopback TCP for the connection-steering tests: listeners of one reuseport
 // group, and clients pinned to a CPU (on loopback a SYN is handled on the
 // connecting CPU, so the client's CPU is the one the program sees).
-#ifndef LOCUS_TESTS_STEERING_LOOPBACK_H_
-#define LOCUS_TESTS_STEERING_LOOPBACK_H_
+#ifndef LOCUS_TESTS_ACT_CONNECTIONS_LOOPBACK_H_
+#define LOCUS_TESTS_ACT_CONNECTIONS_LOOPBACK_H_
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -74,4 +74,4 @@ inline int ConnectPinned(int cpu, uint16_t port, int n, std::vector<int>* fds) {
 
 }  // namespace locus
 
-#endif  // LOCUS_TESTS_STEERING_LOOPBACK_H_
+#endif  // LOCUS_TESTS_ACT_CONNECTIONS_LOOPBACK_H_
