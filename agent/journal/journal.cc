@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
@@ -275,15 +276,37 @@ absl::Status ForgetOwned(std::map<int32_t, int32_t>& entries, char kind,
   return append(absl::StrCat("-", std::string(1, kind), " ", id));
 }
 
+// A copy of the ids first: ForgetOwned erases from `entries`.
+absl::Status ForgetOwnedWhere(
+    std::map<int32_t, int32_t>& entries, char kind, Journal::OwnedFilter which,
+    absl::FunctionRef<absl::Status(std::string)> append) {
+  std::vector<int32_t> ids;
+  for (const auto& [id, owner] : entries) {
+    if (which(id, owner)) ids.push_back(id);
+  }
+  for (int32_t id : ids) {
+    if (absl::Status forgot = ForgetOwned(entries, kind, id, append);
+        !forgot.ok()) {
+      return forgot;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status Journal::ForgetIrqbalanceBansWhere(OwnedFilter which) {
+  return ForgetOwnedWhere(contents_.irqbalance_bans, 'B', which,
+                          [this](std::string body) { return Append(body); });
+}
+
+absl::Status Journal::ForgetNumadExclusionsWhere(OwnedFilter which) {
+  return ForgetOwnedWhere(contents_.numad_exclusions, 'N', which,
+                          [this](std::string body) { return Append(body); });
+}
 
 absl::Status Journal::RecordIrqbalanceBan(int32_t irqbalance_pid, int irq) {
   return RecordOwned(contents_.irqbalance_bans, 'B', irqbalance_pid, irq,
-                     [this](std::string body) { return Append(body); });
-}
-
-absl::Status Journal::ForgetIrqbalanceBan(int irq) {
-  return ForgetOwned(contents_.irqbalance_bans, 'B', irq,
                      [this](std::string body) { return Append(body); });
 }
 

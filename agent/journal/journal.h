@@ -43,6 +43,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/journal/journal_reader.h"
@@ -96,9 +97,14 @@ class Journal {
   // neighbour's pid. Recording again under another pid (the neighbour
   // restarted) replaces the entry.
   absl::Status RecordIrqbalanceBan(int32_t irqbalance_pid, int irq);
-  absl::Status ForgetIrqbalanceBan(int irq);
   absl::Status RecordNumadExclusion(int32_t numad_pid, int32_t pid);
   absl::Status ForgetNumadExclusion(int32_t pid);
+  // Forget every entry for which `which(id, neighbour_pid)` holds (an IRQ
+  // for irqbalance, a worker's pid for numad); stops at the first record
+  // that cannot be written.
+  using OwnedFilter = absl::FunctionRef<bool(int32_t id, int32_t owner)>;
+  absl::Status ForgetIrqbalanceBansWhere(OwnedFilter which);
+  absl::Status ForgetNumadExclusionsWhere(OwnedFilter which);
 
   bool HasIrqbalanceBan(int irq) const {
     return contents_.irqbalance_bans.count(irq);

@@ -464,7 +464,10 @@ TEST(JournalNeighbourTest, BansAndExclusionsSurviveReopenUntilForgotten) {
     ASSERT_TRUE((*journal)->RecordIrqbalanceBan(812, 39).ok());
     ASSERT_TRUE((*journal)->RecordNumadExclusion(77, 4001).ok());
     ASSERT_TRUE((*journal)->RecordNumadExclusion(77, 4002).ok());
-    ASSERT_TRUE((*journal)->ForgetIrqbalanceBan(39).ok());
+    ASSERT_TRUE((*journal)
+                    ->ForgetIrqbalanceBansWhere(
+                        [](int32_t irq, int32_t) { return irq == 39; })
+                    .ok());
     ASSERT_TRUE((*journal)->ForgetNumadExclusion(4002).ok());
     // irqbalance restarted: the ban is given again under its new pid.
     ASSERT_TRUE((*journal)->RecordIrqbalanceBan(900, 38).ok());
@@ -483,6 +486,30 @@ TEST(JournalNeighbourTest, BansAndExclusionsSurviveReopenUntilForgotten) {
   EXPECT_EQ(contents.irqbalance_bans, (std::map<int, int32_t>{{38, 900}}));
   EXPECT_EQ(contents.numad_exclusions,
             (std::map<int32_t, int32_t>{{4001, 77}}));
+}
+
+TEST(JournalNeighbourTest, ForgettingWhereDropsTheMatchingEntriesOnly) {
+  TempTree tree;
+  JournalOptions options{tree.root() + "/journal"};
+  auto journal = Journal::Open(options);
+  ASSERT_TRUE(journal.ok());
+  ASSERT_TRUE((*journal)->RecordNumadExclusion(77, 4001).ok());
+  ASSERT_TRUE((*journal)->RecordNumadExclusion(78, 4002).ok());
+  ASSERT_TRUE((*journal)->RecordNumadExclusion(77, 4003).ok());
+  // An earlier numad's entries go; the running one's stay.
+  ASSERT_TRUE((*journal)
+                  ->ForgetNumadExclusionsWhere(
+                      [](int32_t, int32_t owner) { return owner != 78; })
+                  .ok());
+  EXPECT_EQ((*journal)->contents().numad_exclusions,
+            (std::map<int32_t, int32_t>{{4002, 78}}));
+  ASSERT_TRUE(
+      (*journal)
+          ->ForgetNumadExclusionsWhere([](int32_t, int32_t) { return true; })
+          .ok());
+  EXPECT_EQ(Slurp(options.path), Line("N 77 4001") + Line("N 78 4002") +
+                                     Line("N 77 4003") + Line("-N 4001") +
+                                     Line("-N 4003") + Line("-N 4002"));
 }
 
 TEST(JournalNeighbourTest, ARecordGivenTwiceIsWrittenOnce) {

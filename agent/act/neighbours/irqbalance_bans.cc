@@ -14,10 +14,6 @@
 namespace locus {
 namespace {
 
-std::string WhoIs(int32_t pid) {
-  return absl::StrCat("irqbalance (pid ", pid, ")");
-}
-
 // The first words of a command, for messages.
 std::string Quoted(absl::string_view command) {
   constexpr size_t kShown = 24;
@@ -148,16 +144,10 @@ bool IrqbalanceBans::Look(absl::Time now) {
     // Its runtime bans went with it.
     Lost();
     problem_.clear();
-    std::vector<int> gone;
-    for (const auto& [irq, pid] : journal_.contents().irqbalance_bans) {
-      gone.push_back(irq);
-    }
-    for (int irq : gone) {
-      if (absl::Status forgot = journal_.ForgetIrqbalanceBan(irq);
-          !forgot.ok()) {
-        problem_ = absl::StrCat("irq ", irq, ": ", forgot.message());
-        break;
-      }
+    if (absl::Status forgot = journal_.ForgetIrqbalanceBansWhere(
+            [](int32_t, int32_t) { return true; });
+        !forgot.ok()) {
+      problem_ = std::string(forgot.message());
     }
     return false;
   }
@@ -228,17 +218,12 @@ void IrqbalanceBans::Fail(const std::string& problem, absl::Time now) {
 // With the list as wanted: the records of IRQs no longer on it, and of an
 // earlier irqbalance, are dropped. False when the journal cannot be written.
 bool IrqbalanceBans::ForgetStale() {
-  std::vector<int> stale;
-  for (const auto& [irq, pid] : journal_.contents().irqbalance_bans) {
-    if (pid != instance_->pid || !list_->count(irq)) stale.push_back(irq);
-  }
-  for (int irq : stale) {
-    if (absl::Status forgot = journal_.ForgetIrqbalanceBan(irq); !forgot.ok()) {
-      problem_ = absl::StrCat("irq ", irq, ": ", forgot.message());
-      return false;
-    }
-  }
-  return true;
+  absl::Status forgot =
+      journal_.ForgetIrqbalanceBansWhere([&](int32_t irq, int32_t pid) {
+        return pid != instance_->pid || !list_->count(irq);
+      });
+  if (!forgot.ok()) problem_ = std::string(forgot.message());
+  return forgot.ok();
 }
 
 std::set<int> IrqbalanceBans::Mine() const {
@@ -260,7 +245,7 @@ std::set<int> IrqbalanceBans::Others() const {
 }
 
 std::string IrqbalanceBans::Who() const {
-  return WhoIs(instance_.has_value() ? instance_->pid : 0);
+  return IrqbalanceName(instance_.has_value() ? instance_->pid : 0);
 }
 
 void IrqbalanceBans::UpdateState() {
@@ -347,18 +332,18 @@ void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
       ours.insert(irq);
     } else if (found.ok()) {
       messages->push_back(absl::StrCat(
-          "irq ", irq, ": ", WhoIs(pid),
+          "irq ", irq, ": ", IrqbalanceName(pid),
           ", which Locus had it banned in, is gone (an irqbalance started "
           "since has no runtime bans): nothing to give back"));
     } else {
       errors->push_back(absl::StrCat("irq ", irq, ": not given back to ",
-                                     WhoIs(pid), ": ",
+                                     IrqbalanceName(pid), ": ",
                                      found.status().message()));
     }
   }
   if (ours.empty()) return;
   const IrqbalanceInstance& instance = **found;
-  const std::string who = WhoIs(instance.pid);
+  const std::string who = IrqbalanceName(instance.pid);
   std::set<int> given;
   absl::Status status = GiveBack(ops, instance, ours, deadline, &given);
   if (!status.ok()) {

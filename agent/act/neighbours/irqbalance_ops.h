@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace locus {
@@ -23,6 +24,11 @@ namespace locus {
 // The socket string of irqbalance's abstract socket (the fallback it binds
 // when /run/irqbalance is missing: a name of all zero bytes).
 inline constexpr absl::string_view kIrqbalanceAbstractSocket = "@";
+
+// How messages name one irqbalance: "irqbalance (pid N)".
+inline std::string IrqbalanceName(int32_t pid) {
+  return absl::StrCat("irqbalance (pid ", pid, ")");
+}
 
 struct IrqbalanceInstance {
   int32_t pid = 0;

@@ -36,10 +36,6 @@ constexpr size_t kMaxReplyBytes = 1 << 20;
 constexpr size_t kAbstractNameBytes = sizeof(sockaddr_un::sun_path);
 constexpr absl::string_view kListeningFlags = "00010000";
 
-std::string Who(int32_t pid) {
-  return absl::StrCat("irqbalance (pid ", pid, ")");
-}
-
 std::string Where(const IrqbalanceInstance& instance) {
   if (instance.socket == kIrqbalanceAbstractSocket) {
     return "its abstract socket";
@@ -95,7 +91,7 @@ absl::Status CheckPeer(int fd, const IrqbalanceInstance& instance) {
   if (peer.pid != instance.pid || peer.uid != 0) {
     return absl::PermissionDeniedError(absl::StrCat(
         Where(instance), " is held by pid ", peer.pid, " uid ", peer.uid,
-        ", not by ", Who(instance.pid), " as root; nothing sent"));
+        ", not by ", IrqbalanceName(instance.pid), " as root; nothing sent"));
   }
   return absl::OkStatus();
 }
@@ -145,11 +141,11 @@ absl::StatusOr<UniqueFd> Connect(const IrqbalanceInstance& instance) {
               sizeof(addr)) != 0) {
     if (errno == EAGAIN) {
       return absl::UnavailableError(
-          absl::StrCat(Who(instance.pid), " is busy: the queue of ",
+          absl::StrCat(IrqbalanceName(instance.pid), " is busy: the queue of ",
                        Where(instance), " is full; asked again later"));
     }
-    return LastErrnoStatus(
-        absl::StrCat(Who(instance.pid), ": connect to ", Where(instance)));
+    return LastErrnoStatus(absl::StrCat(IrqbalanceName(instance.pid),
+                                        ": connect to ", Where(instance)));
   }
   return fd;
 }
@@ -176,9 +172,9 @@ class SocketOps : public IrqbalanceOps {
           absl::StrCat("irqbalance command of ", command.size(),
                        " bytes: it must be 1 to ", kMaxIrqbalanceCommandBytes));
     }
-    const std::string what =
-        absl::StrCat(Who(instance.pid), " '", Printable(command.substr(0, 32)),
-                     command.size() > 32 ? "...'" : "'");
+    const std::string what = absl::StrCat(IrqbalanceName(instance.pid), " '",
+                                          Printable(command.substr(0, 32)),
+                                          command.size() > 32 ? "...'" : "'");
     ASSIGN_OR_RETURN(UniqueFd fd, Connect(instance));
     RETURN_IF_ERROR(CheckPeer(fd.get(), instance));
     RETURN_IF_ERROR(SendWithCredentials(fd.get(), command, what));
@@ -227,13 +223,14 @@ absl::StatusOr<std::string> SocketOps::FindSocket(int32_t pid) {
     return path;
   }
   if (errno != ENOENT && errno != ENOTDIR) {
-    return LastErrnoStatus(absl::StrCat(Who(pid), ": ", path));
+    return LastErrnoStatus(absl::StrCat(IrqbalanceName(pid), ": ", path));
   }
   if (abstract_pid_ != pid) {
     ASSIGN_OR_RETURN(bool abstract, ListensAbstract(pid));
     if (!abstract) {
       return absl::FailedPreconditionError(absl::StrCat(
-          Who(pid), " has no control socket Locus can reach: neither ", path,
+          IrqbalanceName(pid),
+          " has no control socket Locus can reach: neither ", path,
           " nor the abstract one in its network namespace; restart it with ",
           run_dir_,
           " present (irqbalance.service creates it), or set "
@@ -310,7 +307,7 @@ absl::StatusOr<std::string> IrqbalanceRequestBlocking(
     if (reply.has_value()) return *std::move(reply);
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
-          Who(instance.pid), " did not answer '",
+          IrqbalanceName(instance.pid), " did not answer '",
           Printable(command.substr(0, 32)), "' within ",
           absl::FormatDuration(timeout),
           " (it answers between scans, and a rescan holds it for its "

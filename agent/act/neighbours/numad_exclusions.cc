@@ -27,7 +27,11 @@ void NumadExclusions::Tick(const std::set<int32_t>& wanted) {
     const uint64_t restarts = state_.restarts;
     state_ = NumadState();
     state_.restarts = restarts;
-    ForgetAll();
+    if (absl::Status status = journal_.ForgetNumadExclusionsWhere(
+            [](int32_t, int32_t) { return true; });
+        !status.ok()) {
+      Problem(std::string(status.message()));
+    }
     state_.problem = absl::StrJoin(problems_, "; ");
     return;
   }
@@ -58,17 +62,6 @@ void NumadExclusions::Tick(const std::set<int32_t>& wanted) {
     if (owner == numad.pid) state_.excluded.insert(pid);
   }
   state_.problem = absl::StrJoin(problems_, "; ");
-}
-
-void NumadExclusions::ForgetAll() {
-  const std::map<int32_t, int32_t> journaled =
-      journal_.contents().numad_exclusions;
-  for (const auto& [pid, owner] : journaled) {
-    if (absl::Status status = journal_.ForgetNumadExclusion(pid);
-        !status.ok()) {
-      Problem(std::string(status.message()));
-    }
-  }
 }
 
 // Journal first: a crash between the two leaves a record whose removal is

@@ -47,7 +47,6 @@ class NumadExclusions {
   const NumadState& state() const { return state_; }
 
  private:
-  void ForgetAll();
   void Exclude(const NumadInstance& numad, int32_t pid);
   void Release(const NumadInstance& numad, int32_t pid);
   void Problem(const std::string& problem);
