@@ -236,6 +236,10 @@ std::string IntList(const google::protobuf::RepeatedField<int32_t>& ids) {
 
 std::string NeighbourLine(const v1::Neighbour& n) {
   std::string out = P(n.name());
+  if (n.mode().empty()) {  // told nothing: what it does here
+    if (n.pid() != 0) absl::StrAppend(&out, " (pid ", n.pid(), ")");
+    return absl::StrCat(out, ": ", P(n.note()));
+  }
   if (!n.running()) return out + ": not running";
   absl::StrAppend(&out, " (pid ", n.pid());
   if (!n.socket().empty()) absl::StrAppend(&out, ", socket ", P(n.socket()));

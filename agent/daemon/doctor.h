@@ -37,6 +37,9 @@ struct NeighbourFound {
   int pid = 0;              // 0: none runs
   std::string reach;        // how Locus reaches it, when it can
   std::string unreachable;  // why it cannot, when it cannot
+  // Its SIGPIPE is not ignored (/proc/PID/status SigIgn): irqbalance 1.9
+  // then dies when it answers a client that has gone.
+  bool sigpipe_kills = false;
 };
 
 // One nginx instance's TCP listening addresses, by whether each has a

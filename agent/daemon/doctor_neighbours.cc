@@ -39,11 +39,21 @@ DoctorCheck IrqbalanceCheck(const DoctorInputs& in) {
             "irqbalance` creates /run/irqbalance), or set coexist.irqbalance: "
             "off and ban the NIC's IRQs yourself (irqbalance --banirq=N)"};
   }
-  return {name, Verdict::kOk,
-          absl::StrCat(who, " runs: Locus bans the IRQs it steers through ",
-                       found.reach.empty() ? "its socket" : found.reach,
-                       " and gives them back when it stops"),
-          ""};
+  const std::string shares =
+      absl::StrCat(who, " runs: Locus bans the IRQs it steers through ",
+                   found.reach.empty() ? "its socket" : found.reach,
+                   " and gives them back when it stops");
+  if (found.sigpipe_kills) {
+    return {name, Verdict::kWarn,
+            absl::StrCat(shares,
+                         "\nit does not ignore SIGPIPE (it was not started by "
+                         "systemd): were locusd killed (-9) while irqbalance "
+                         "owes it an answer, irqbalance 1.9 would die when "
+                         "it answers"),
+            "start irqbalance through its unit (`systemctl start irqbalance`: "
+            "systemd ignores SIGPIPE for it)"};
+  }
+  return {name, Verdict::kOk, shares, ""};
 }
 
 DoctorCheck NumadCheck(const DoctorInputs& in) {

@@ -1,11 +1,13 @@
 #include "agent/daemon/doctor_reader.h"
 
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -50,6 +52,25 @@ void ReadSelfStatus(const std::string& procfs_root, DoctorInputs& in) {
       in.cap_effective = caps;
     }
   }
+}
+
+// Whether `pid` ignores `signal` (SigIgn: of /proc/PID/status); nullopt
+// when that cannot be read.
+std::optional<bool> IgnoresSignal(const std::string& procfs_root, int pid,
+                                  int signal) {
+  absl::StatusOr<std::string> text =
+      ReadTextFile(JoinPath(procfs_root, absl::StrCat("/", pid, "/status")));
+  if (!text.ok()) return std::nullopt;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    uint64_t mask = 0;
+    if (f.size() == 2 && f[0] == "SigIgn:" &&
+        absl::SimpleHexAtoi(f[1], &mask)) {
+      return ((mask >> (signal - 1)) & 1) != 0;
+    }
+  }
+  return std::nullopt;
 }
 
 bool CanProbe(const DoctorInputs& in) {
@@ -292,6 +313,11 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   in.irqbalance = ReadNeighbour(
       processes, "irqbalance",
       *MakeIrqbalanceSocketOps(paths.procfs_root, paths.irqbalance_run_dir));
+  if (in.irqbalance.pid > 0) {
+    const std::optional<bool> ignored =
+        IgnoresSignal(paths.procfs_root, in.irqbalance.pid, SIGPIPE);
+    in.irqbalance.sigpipe_kills = ignored.has_value() && !*ignored;
+  }
   in.numad = ReadNeighbour(
       processes, "numad",
       *MakeNumadQueueOps(paths.procfs_root, paths.numad_pid_file));

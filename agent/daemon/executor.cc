@@ -180,6 +180,12 @@ absl::StatusOr<RestoreReport> ActuatorExecutor::RestoreAllWithReport() {
 }
 
 absl::Status ActuatorExecutor::RestoreAll() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (neighbours_ != nullptr) {
+      neighbours_->Finish(NeighbourRestoreOps().timeout);
+    }
+  }
   ASSIGN_OR_RETURN(RestoreReport report, RestoreAllWithReport());
   if (!report.ok()) {
     return absl::InternalError(absl::StrJoin(report.errors, "; "));
@@ -219,7 +225,7 @@ std::vector<v1::Neighbour> ActuatorExecutor::neighbours() {
   absl::MutexLock lock(&mu_);
   if (neighbours_ == nullptr) return {};
   const CoexistModes& modes = neighbours_->modes();
-  std::vector<v1::Neighbour> out(2);
+  std::vector<v1::Neighbour> out(4);
   const IrqbalanceState& irqbalance = neighbours_->irqbalance();
   out[0].set_name("irqbalance");
   out[0].set_mode(modes.irqbalance_ban ? "ban" : "off");
@@ -239,6 +245,14 @@ std::vector<v1::Neighbour> ActuatorExecutor::neighbours() {
   SetInts(numad.excluded, out[1].mutable_pids_excluded());
   out[1].set_restarts(numad.restarts);
   out[1].set_problem(numad.problem);
+  const HostTuners& tuners = neighbours_->tuners();
+  out[2].set_name("autonuma");
+  out[2].set_running(tuners.state().numa_balancing > 0);
+  out[2].set_note(tuners.AutonumaNote());
+  out[3].set_name("tuned");
+  out[3].set_running(tuners.state().tuned_pid != 0);
+  out[3].set_pid(tuners.state().tuned_pid);
+  out[3].set_note(tuners.TunedNote());
   return out;
 }
 

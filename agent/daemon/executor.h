@@ -42,7 +42,8 @@ class ActuatorExecutor : public Executor {
   std::vector<SteeringState> SteerConnections(
       const std::vector<ListenGroupSteering>& plan,
       const std::vector<int>& node_of_cpu, bool dry_run) override;
-  // Detaches every steering program, then restores the rest.
+  // At exit: lets irqbalance answer what it was asked (Neighbours::Finish),
+  // detaches every steering program, then restores the rest.
   absl::Status RestoreAll() override;
   void StopPageMoves() override;
   void TickNeighbours(const v1::Coexist& coexist) override;

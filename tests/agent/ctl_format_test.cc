@@ -224,6 +224,23 @@ TEST(Format, StatusSaysWhatIrqbalanceAndNumadWereHanded) {
                         ": coexist off, told nothing\n"));
 }
 
+TEST(Format, StatusSaysWhatAutonumaAndTunedDoHere) {
+  v1::AgentStatus s;
+  v1::Neighbour* autonuma = s.add_neighbours();
+  autonuma->set_name("autonuma");
+  autonuma->set_running(true);
+  autonuma->set_note("on (kernel.numa_balancing=1): it moves pages");
+  v1::Neighbour* tuned = s.add_neighbours();
+  tuned->set_name("tuned");
+  tuned->set_running(true);
+  tuned->set_pid(640);
+  tuned->set_note("profile 'a\x1b[2J'");
+  const std::string text = ctl::FormatStatus(s);
+  EXPECT_THAT(text, HasSubstr("\nautonuma: on (kernel.numa_balancing=1): it "
+                              "moves pages\n"));
+  EXPECT_THAT(text, HasSubstr("\ntuned (pid 640): profile 'a\\x1b[2J'\n"));
+}
+
 TEST(Format, StatusSaysWhyTheAgentIsNotActing) {
   v1::AgentStatus s;
   s.set_mode(v1::AGENT_MODE_ENFORCE);

@@ -98,7 +98,7 @@ void AddExperiment(uint64_t tick, v1::Metrics& m) {
 }  // namespace
 
 // A stock host: irqbalance with a ban of its own and two of Locus's, numad
-// with the workers Locus pinned.
+// with the workers Locus pinned, AutoNUMA on, tuned with its profile.
 void AddNeighbours(const RealisticShape& shape, v1::Metrics& m) {
   v1::Neighbour* irqbalance = m.add_neighbours();
   irqbalance->set_name("irqbalance");
@@ -118,6 +118,15 @@ void AddNeighbours(const RealisticShape& shape, v1::Metrics& m) {
   for (int i = 0; i < (shape.threads + 9) / 10; ++i) {
     numad->add_pids_excluded(4000 + i);
   }
+  v1::Neighbour* autonuma = m.add_neighbours();
+  autonuma->set_name("autonuma");
+  autonuma->set_running(true);
+  autonuma->set_note("on (kernel.numa_balancing=1)");
+  v1::Neighbour* tuned = m.add_neighbours();
+  tuned->set_name("tuned");
+  tuned->set_running(true);
+  tuned->set_pid(640);
+  tuned->set_note("profile 'throughput-performance'");
 }
 
 v1::Metrics RealisticMetrics(uint64_t tick, const RealisticShape& shape) {

@@ -225,6 +225,12 @@ TEST(DoctorChecks, AutoNumaIrqbalanceNumadPtraceKubelet) {
   EXPECT_THAT(c.detail, HasSubstr("irqbalance (pid 12) runs: Locus bans the "
                                   "IRQs it steers through "
                                   "/run/irqbalance/irqbalance12.sock"));
+  in.irqbalance.sigpipe_kills = true;  // started from a shell
+  c = Find(in, "irqbalance");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail, HasSubstr("does not ignore SIGPIPE"));
+  EXPECT_THAT(c.fix, HasSubstr("systemctl start irqbalance"));
+  in.irqbalance.sigpipe_kills = false;
   in.coexist.set_irqbalance(v1::Coexist::IRQBALANCE_MODE_OFF);
   c = Find(in, "irqbalance");
   EXPECT_EQ(c.verdict, Verdict::kWarn);
@@ -347,6 +353,7 @@ TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
   Write("/proc/sys/kernel/yama/ptrace_scope", "2\n");
   Write("/proc/41/comm", "irqbalance\n");
   Write("/proc/42/comm", "nginx\n");
+  Write("/proc/41/status", "Name:\tirqbalance\nSigIgn:\t0000000000000000\n");
   Write("/proc/43/comm", "numad\n");
   Write("/proc/44/comm", "tuned\n");
   Write("/tuned/active_profile", "balanced\n");
@@ -370,6 +377,7 @@ TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
   EXPECT_EQ(in.irqbalance.pid, 41);
   // Found as locusd would find it: its socket is not in the fixture.
   EXPECT_THAT(in.irqbalance.unreachable, HasSubstr("no control socket"));
+  EXPECT_TRUE(in.irqbalance.sigpipe_kills) << "SIGPIPE not in SigIgn";
   EXPECT_EQ(in.numad.pid, 43);
   EXPECT_EQ(in.tuned->pid, 44);
   EXPECT_EQ(in.tuned_profile, "balanced");

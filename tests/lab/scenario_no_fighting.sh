@@ -7,9 +7,13 @@
 # moved at most once, none after someone else changed it, and no process's
 # pages are sent to more than one node. Locus bans the IRQs it steers in
 # irqbalance (read back from irqbalance's own socket), keeping irqbalance's
-# ban, and again after irqbalance is restarted halfway; numad logs each
-# pinned worker excluded. When Locus stops, irqbalance's list is its own
-# again and numad logs each worker taken off its list.
+# ban, and again after irqbalance is restarted halfway, while the restarted
+# irqbalance still places an IRQ Locus does not manage; numad logs each
+# pinned worker excluded. When Locus stops (SIGTERM, and kill -9 then
+# `locusd --restore`), irqbalance's list is its own again, numad logs each
+# worker taken off its list, and irqbalance still runs: it is started as a
+# shell starts it, where SIGPIPE kills it if a client closes a connection
+# before it has answered.
 # Run inside a guest (tests/lab/guest.sh --forward 80); needs >= 2 nodes.
 set -uo pipefail
 # shellcheck source=tests/lab/lib.sh
@@ -87,11 +91,62 @@ for line in open(sys.argv[1]):
 print(n)' "$1" "$2"
 }
 
+# lists_all IRQS: irqbalance's ban list holds each of IRQS.
+lists_all() {
+  local bans irq
+  bans=" $(tool irqbalance_bans "$irqbalance_pid") "
+  for irq in $1; do [[ "$bans" == *" $irq "* ]] || return 1; done
+}
+
+# unmanaged_irq: an IRQ irqbalance balances and Locus leaves alone: one of
+# the guest's virtio 9p queues, through which it reads its files.
+unmanaged_irq() {
+  grep -E ' virtio[0-9]+-(requests|virtqueues)$' /proc/interrupts |
+    awk '{ sub(":", "", $1); print $1 }' |
+    grep -vxF -f <(nic_irqs | awk '{ print $1 }') | head -n 1
+}
+
+# irqbalance_alive: fails, with its log and exit status, when it has gone.
+irqbalance_alive() {
+  kill -0 "$irqbalance_pid" 2>/dev/null && return 0
+  wait "$irqbalance_pid"
+  fail "irqbalance (pid $irqbalance_pid) died (exit status $?): $(tail -n 3 "$WORK/irqbalance.log")"
+}
+
+# own_bans_only WHEN: irqbalance's list is its own ban alone again.
+own_bans_only() {
+  # irqbalance answers between scans: asked again until it does.
+  wait_until 30 test "$(tool irqbalance_bans "$irqbalance_pid" 2>/dev/null)" = "$own_ban" ||
+    fail "$1, irqbalance bans '$(tool irqbalance_bans "$irqbalance_pid")', not its own '$own_ban'"
+}
+
 # numad_logged PATTERN: lines of this guest's numad log that match.
 numad_logged() {
   tail -n +"$numad_log_from" /var/log/numad.log | grep -c "$1"
 }
 numad_logged_at_least() { [ "$(numad_logged "$1")" -ge "$2" ]; }
+
+# kill9_restore: Locus again, until it bans; kill -9; `locusd --restore`
+# gives irqbalance's list back as it was and takes the workers off numad's.
+kill9_restore() {
+  local removed
+  removed=$(numad_logged "Removing PID .* from explicit PID lists")
+  locusd_start || return 1
+  wait_until 60 bans_hold ||
+    fail "the second Locus: bans $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
+  wait_until 30 test -n "$(neighbour numad pids_excluded)" ||
+    fail "the second Locus excluded no worker from numad" || return 1
+  local workers
+  workers=$(neighbour numad pids_excluded)
+  locusd_kill9
+  "$LOCUSD" --restore --journal="$WORK/journal" >>"$WORK/locusd.log" 2>&1 ||
+    fail "locusd --restore failed: $(tail -n 2 "$WORK/locusd.log")" || return 1
+  own_bans_only "after kill -9 and locusd --restore" || return 1
+  wait_until 15 numad_logged_at_least "Removing PID .* from explicit PID lists" $((removed + $(wc -w <<<"$workers"))) ||
+    fail "numad did not log the workers taken off after --restore: $(tail -n 5 /var/log/numad.log)" || return 1
+  irqbalance_alive || return 1
+  log "ok: after kill -9 and locusd --restore irqbalance bans only its own IRQ $own_ban, numad took worker(s) $workers off, and irqbalance runs"
+}
 
 no_fighting() {
   sysctl -qw kernel.numa_balancing=1
@@ -124,17 +179,37 @@ no_fighting() {
   wait_until 20 bans_hold ||
     fail "irqbalance's bans: $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
   log "ok: irqbalance bans IRQ(s) $(neighbour irqbalance irqs_banned) for Locus, and its own $own_ban"
+  irqbalance_alive || return 1
+  local steered
+  steered=$(neighbour irqbalance irqs_banned)
   restart_tick=$(tail -n 1 "$WORK/watch.jsonl" | tool get tick)
   kill "$irqbalance_pid"
   wait "$irqbalance_pid" 2>/dev/null
+  # An IRQ on no node of its own (a CPU of each): the restarted irqbalance
+  # places it on one, as it places every IRQ it balances.
+  local unmanaged across
+  unmanaged=$(unmanaged_irq)
+  [ -n "$unmanaged" ] || fail "no virtio 9p IRQ in /proc/interrupts" || return 1
+  across="$(cpulist_expand "$(node_cpus 0)" | head -n 1),$(cpulist_expand "$(node_cpus 1)" | head -n 1)"
+  echo "$across" >"/proc/irq/$unmanaged/smp_affinity_list" ||
+    fail "IRQ $unmanaged refused CPUs $across" || return 1
   irqbalance_start
-  wait_until 20 bans_hold ||
+  local started
+  started=$(now)
+  # Within one of its scans (10 s): its list holds them again.
+  wait_until 12 lists_all "$steered" ||
+    fail "after irqbalance's restart: it bans $(tool irqbalance_bans "$irqbalance_pid"), not all of $steered" || return 1
+  log "ok: the restarted irqbalance (pid $irqbalance_pid) bans IRQ(s) $steered again, $(since "$started") s after its start"
+  # Locus reads the list back once the rescan that the ban started is over.
+  wait_until 40 bans_hold ||
     fail "after irqbalance's restart: bans $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
-  log "ok: the restarted irqbalance (pid $irqbalance_pid) bans them again"
+  wait_until 30 test "$(irq_cpus "$unmanaged")" != "$across" ||
+    fail "irqbalance left IRQ $unmanaged (not Locus's) on CPUs $across" || return 1
+  log "ok: it still balances the IRQs Locus leaves alone: IRQ $unmanaged from CPUs $across to $(irq_cpus "$unmanaged")"
   wait "$watch_pid"
   kill "$sampler_pid" 2>/dev/null
   wait "$sampler_pid" 2>/dev/null
-  kill -0 "$irqbalance_pid" 2>/dev/null || fail "irqbalance died: $(tail -n 3 "$WORK/irqbalance.log")" || return 1
+  irqbalance_alive || return 1
   local workers excluded
   workers=$(neighbour numad pids_excluded)
   excluded=$(numad_logged "Adding PID .* to exclusion PID list")
@@ -142,12 +217,12 @@ no_fighting() {
   [ -n "$workers" ] && [ "$excluded" -ge "$(wc -w <<<"$workers")" ] ||
     fail "numad's log: $(tail -n 5 /var/log/numad.log)" || return 1
   locusd_stop || fail "locusd exited non-zero on SIGTERM" || return 1
-  # irqbalance answers between scans: asked again until it does.
-  wait_until 30 test "$(tool irqbalance_bans "$irqbalance_pid" 2>/dev/null)" = "$own_ban" ||
-    fail "after Locus stopped, irqbalance bans '$(tool irqbalance_bans "$irqbalance_pid")', not its own '$own_ban'" || return 1
+  own_bans_only "after Locus stopped" || return 1
   wait_until 15 numad_logged_at_least "Removing PID .* from explicit PID lists" "$(wc -w <<<"$workers")" ||
     fail "numad did not log the workers taken off: $(tail -n 5 /var/log/numad.log)" || return 1
+  irqbalance_alive || return 1
   log "ok: after Locus stopped irqbalance bans only its own IRQ $own_ban and numad took the workers off its list"
+  kill9_restore || return 1
   kill "$irqbalance_pid"
   kill "$(cat /run/numad.pid)" 2>/dev/null
   load_stop

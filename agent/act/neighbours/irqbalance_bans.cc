@@ -61,17 +61,19 @@ void IrqbalanceBans::PollRequest(absl::Time now) {
     return;
   }
   if (!polled->has_value()) {
-    if (now - started_ >= kIrqbalanceRequestTimeout) {
-      Fail(absl::StrCat(Who(), " has not answered ", Quoted(command_), " in ",
-                        absl::FormatDuration(now - started_),
-                        "; asked again later"),
-           now);
+    if (now - started_ >= kIrqbalanceSlowAnswer) {
+      problem_ = absl::StrCat(
+          Who(), " has not answered ", Quoted(command_), " in ",
+          absl::FormatDuration(now - started_),
+          "; still waiting (irqbalance dies of SIGPIPE when it answers a "
+          "client that has gone)");
     }
     return;
   }
   const Step step = step_;
   request_.reset();
   step_ = Step::kNone;
+  problem_ = wanted_problem_;  // it answers again
   if (step == Step::kRead) {
     OnSetup(**polled, now);
   } else if (!(*polled)->empty()) {
@@ -80,9 +82,24 @@ void IrqbalanceBans::PollRequest(absl::Time now) {
                       "' where it answers nothing"),
          now);
   } else {
-    // Handled when it closed: confirmed by reading the list back.
-    Begin(Step::kRead, std::string(kIrqbalanceSetupCommand), now);
+    // Handled when it closed. Its next scan rescans, holding its loop for
+    // a sleep interval: the list is read back once that is over, and what
+    // was sent is in effect by then.
+    sent_at_ = now;
+    quiet_until_ = now + absl::Seconds(2 * sleep_seconds_ + 1);
+    list_read_ = absl::InfinitePast();
   }
+}
+
+void IrqbalanceBans::Finish(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (request_ != nullptr) {
+    absl::StatusOr<std::optional<std::string>> polled = request_->Poll();
+    if (!polled.ok() || polled->has_value() || absl::Now() >= deadline) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  request_.reset();
+  step_ = Step::kNone;
 }
 
 void IrqbalanceBans::OnSetup(const std::string& reply, absl::Time now) {
@@ -91,16 +108,21 @@ void IrqbalanceBans::OnSetup(const std::string& reply, absl::Time now) {
     Fail(absl::StrCat(Who(), ": ", setup.status().message()), now);
     return;
   }
-  // "setup" lists the new list at once, but irqbalance applies it at its
-  // next scan, within its sleep interval: until then it may still move a
-  // newly banned IRQ. Bans in the first read of an instance are old.
+  // "setup" lists a new list at once, but irqbalance applies it at its next
+  // scan, within its sleep interval: until then it may still move a newly
+  // banned IRQ. In effect: what Locus sent, a sleep interval after the send;
+  // what a read shows new, a sleep interval after that read; what the first
+  // read of an instance shows, at once.
+  if (setup->sleep_seconds > 0) sleep_seconds_ = setup->sleep_seconds;
+  const absl::Duration sleep = absl::Seconds(sleep_seconds_);
   const bool first = !list_.has_value();
   std::map<int, absl::Time> effective;
   for (int irq : setup->banned_irqs) {
     auto known = effective_at_.find(irq);
     effective[irq] = known != effective_at_.end() ? known->second
                      : first                      ? now
-                             : now + absl::Seconds(setup->sleep_seconds);
+                     : sent_.count(irq)           ? sent_at_ + sleep
+                                                  : now + sleep;
   }
   effective_at_ = std::move(effective);
   list_ = std::move(setup->banned_irqs);
@@ -108,7 +130,7 @@ void IrqbalanceBans::OnSetup(const std::string& reply, absl::Time now) {
 }
 
 void IrqbalanceBans::StartNext(absl::Time now) {
-  if (!Look(now)) return;
+  if (!Look(now) || now < quiet_until_) return;
   if (!list_.has_value() || now - list_read_ >= kIrqbalanceRefresh) {
     Begin(Step::kRead, std::string(kIrqbalanceSetupCommand), now);
     return;
@@ -164,6 +186,9 @@ void IrqbalanceBans::Lost() {
   list_.reset();
   effective_at_.clear();
   list_read_ = absl::InfinitePast();
+  sent_.clear();
+  sent_at_ = absl::InfinitePast();
+  quiet_until_ = absl::InfinitePast();
 }
 
 void IrqbalanceBans::Begin(Step step, const std::string& command,
@@ -203,12 +228,14 @@ void IrqbalanceBans::Send(const std::set<int>& target, absl::Time now) {
     }
   }
   problem_ = wanted_problem_;
+  sent_ = target;
   Begin(Step::kSend, *command, now);
 }
 
 void IrqbalanceBans::Fail(const std::string& problem, absl::Time now) {
   request_.reset();
   step_ = Step::kNone;
+  sent_.clear();  // maybe not sent: no ban is taken to be in effect early
   problem_ = problem;
   retry_at_ = now + kIrqbalanceRetry;
   // Read again before anything is sent: the list may have changed.

@@ -16,6 +16,13 @@
 // counted, and Locus's IRQs banned there again, journaled under the new pid
 // (which replaces the old pid's records). No irqbalance running: the
 // journal's records are forgotten, and every IRQ may be moved.
+//
+// Never close a connection before irqbalance has answered it: 1.9 answers
+// "setup" with a send() to the client, and dies of SIGPIPE when the client
+// has gone (unless its supervisor ignores SIGPIPE, as systemd does). So a
+// request is waited for as long as that irqbalance lives, and none is made
+// while it is likely to be held: after a change of its list, its next scan
+// rescans and holds its main loop for a whole sleep interval.
 #ifndef LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_BANS_H_
 #define LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_BANS_H_
 
@@ -36,10 +43,13 @@ namespace locus {
 // How often the list is read when nothing changed: others' edits and an
 // irqbalance that dropped Locus's bans are noticed within this.
 inline constexpr absl::Duration kIrqbalanceRefresh = absl::Seconds(10);
-// A request unanswered this long is dropped (1.9.2 may take a sleep
-// interval, 10 s, after each change) and tried again after kIrqbalanceRetry.
-inline constexpr absl::Duration kIrqbalanceRequestTimeout = absl::Seconds(30);
+// A request unanswered this long is said in problem, and still waited for
+// (see above).
+inline constexpr absl::Duration kIrqbalanceSlowAnswer = absl::Seconds(30);
+// After a failed request, the next one waits this long.
 inline constexpr absl::Duration kIrqbalanceRetry = absl::Seconds(5);
+// irqbalance's default sleep interval, until a "setup" has said its own.
+inline constexpr int kIrqbalanceDefaultSleepSeconds = 10;
 // How old a read of the list may be when a change to it is sent.
 inline constexpr absl::Duration kIrqbalanceSendFreshness = absl::Seconds(2);
 // While none runs, how often /proc is scanned for a new one.
@@ -66,11 +76,15 @@ class IrqbalanceBans {
   // about to (an IRQ of 0 or less cannot be banned: said in problem).
   void Tick(const std::set<int>& wanted, absl::Time now);
 
-  // Whether Locus may move `irq`: in irqbalance's list and in effect (a
-  // sleep interval after a read first showed it there: irqbalance applies
-  // its list at its next scan), or no irqbalance runs. False before the
-  // first Tick has looked.
+  // Whether Locus may move `irq`: in irqbalance's list and in effect
+  // (irqbalance applies a new list at its next scan: a sleep interval after
+  // Locus sent it, or after a read first showed someone else's), or no
+  // irqbalance runs. False before the first Tick has looked.
   bool Banned(int irq) const;
+
+  // At exit: waits up to `timeout` for the request in flight to be
+  // answered before it is closed (see above).
+  void Finish(absl::Duration timeout);
 
   const IrqbalanceState& state() const { return state_; }
 
@@ -107,6 +121,12 @@ class IrqbalanceBans {
   std::map<int, absl::Time> effective_at_;
   absl::Time now_ = absl::InfinitePast();  // the last Tick's
   absl::Time list_read_ = absl::InfinitePast();
+  int sleep_seconds_ = kIrqbalanceDefaultSleepSeconds;  // as setup said
+  // The last list Locus sent, when, and until when no request is made
+  // (irqbalance's rescan after the change).
+  std::set<int> sent_;
+  absl::Time sent_at_ = absl::InfinitePast();
+  absl::Time quiet_until_ = absl::InfinitePast();
   Step step_ = Step::kNone;
   std::string command_;
   std::unique_ptr<IrqbalanceRequest> request_;

@@ -12,6 +12,7 @@ NeighbourOps MakeNeighbourOps(const std::string& procfs_root) {
   NeighbourOps ops;
   ops.irqbalance = MakeIrqbalanceSocketOps(procfs_root);
   ops.numad = MakeNumadQueueOps(procfs_root);
+  ops.tuners.procfs_root = procfs_root;
   return ops;
 }
 
@@ -19,7 +20,8 @@ Neighbours::Neighbours(NeighbourOps ops, Journal* journal)
     : ops_(std::move(ops)),
       journal_(journal),
       bans_(*ops_.irqbalance, *journal),
-      exclusions_(*ops_.numad, *journal) {}
+      exclusions_(*ops_.numad, *journal),
+      tuners_(ops_.tuners) {}
 
 std::optional<std::string> Neighbours::WaitFor(int irq) {
   if (!modes_.irqbalance_ban || bans_.Banned(irq)) return std::nullopt;
@@ -56,6 +58,7 @@ void Neighbours::Tick(const CoexistModes& modes, absl::Time now) {
     }
   }
   exclusions_.Tick(workers);
+  tuners_.Tick(now);
 }
 
 }  // namespace locus

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "agent/act/neighbours/host_tuners.h"
 #include "agent/act/neighbours/irqbalance_bans.h"
 #include "agent/act/neighbours/irqbalance_ops.h"
 #include "agent/act/neighbours/numad_exclusions.h"
@@ -33,9 +34,11 @@ struct CoexistModes {
 struct NeighbourOps {
   std::unique_ptr<IrqbalanceOps> irqbalance;
   std::unique_ptr<NumadOps> numad;
+  HostTunerPaths tuners;
 };
 
-// The real ones: irqbalance's socket in /run/irqbalance, numad's queue.
+// The real ones: irqbalance's socket in /run/irqbalance, numad's queue;
+// AutoNUMA and tuned under `procfs_root`.
 NeighbourOps MakeNeighbourOps(const std::string& procfs_root);
 
 // What a restore needs to give back journaled bans and exclusions; null
@@ -44,8 +47,9 @@ struct NeighbourRestoreOps {
   IrqbalanceOps* irqbalance = nullptr;
   NumadOps* numad = nullptr;
   // irqbalance 1.9 answers only between its scans: a rescan holds it for
-  // its sleep interval (10 s by default).
-  absl::Duration timeout = absl::Seconds(15);
+  // its sleep interval (10 s by default), and the list is read, sent and
+  // read back, the last maybe across the rescan that the send started.
+  absl::Duration timeout = absl::Seconds(25);
 };
 
 class Neighbours {
@@ -60,9 +64,14 @@ class Neighbours {
   // Once per tick, never blocks.
   void Tick(const CoexistModes& modes, absl::Time now);
 
+  // Before exit: lets irqbalance answer what it was asked (up to
+  // `timeout`), which it cannot survive answering to a closed connection.
+  void Finish(absl::Duration timeout) { bans_.Finish(timeout); }
+
   const CoexistModes& modes() const { return modes_; }
   const IrqbalanceState& irqbalance() const { return bans_.state(); }
   const NumadState& numad() const { return exclusions_.state(); }
+  const HostTuners& tuners() const { return tuners_; }
   NeighbourRestoreOps restore_ops() const {
     return NeighbourRestoreOps{ops_.irqbalance.get(), ops_.numad.get()};
   }
@@ -72,6 +81,7 @@ class Neighbours {
   Journal* journal_;
   IrqbalanceBans bans_;
   NumadExclusions exclusions_;
+  HostTuners tuners_;
   CoexistModes modes_;
   // IRQs the plan would move, with when it last asked (the Tick before).
   std::map<int, absl::Time> asked_;

@@ -5,6 +5,12 @@
 // irqbalance handles it when its main loop gets to it, and "settings ban
 // irqs" is read as 1.9.2 reads it (strtoul until a 0), so a badly formed
 // command shows in the list.
+//
+// With `now` kept by the test, 1.9.2's rescan is played too: a change of
+// the list is followed, `scan_after` later, by a rescan that holds its loop
+// for `sleep_seconds` (nothing is answered meanwhile); and a "setup" whose
+// connection is closed before it was answered kills it, as SIGPIPE kills
+// 1.9.2 when it answers a client that has gone.
 #ifndef LOCUS_TESTS_ACT_NEIGHBOURS_FAKE_IRQBALANCE_H_
 #define LOCUS_TESTS_ACT_NEIGHBOURS_FAKE_IRQBALANCE_H_
 
@@ -20,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "agent/act/neighbours/irqbalance_ops.h"
 #include "agent/act/neighbours/irqbalance_protocol.h"
 #include "agent/journal/journal.h"
@@ -45,12 +52,16 @@ class FakeIrqbalance : public IrqbalanceOps {
   std::optional<std::string> setup_reply;  // instead of the real format
   int sleep_seconds = 1;                   // its interval, as setup says
   const Journal* journal = nullptr;        // looked at when a request starts
+  absl::Time now = absl::InfinitePast();  // the test's clock, when it keeps one
+  absl::Duration scan_after = absl::Seconds(1);  // change -> its next scan
 
   std::vector<Started> started;
   std::vector<std::string> handled;  // commands, as answered
   int find_calls = 0;
   int polls = 0;
-  int open = 0;  // requests not yet dropped
+  int open = 0;             // requests not yet dropped
+  int started_in_hold = 0;  // requests made while a rescan held it
+  bool died_of_sigpipe = false;
 
   std::string Socket() const {
     return absl::StrCat("/run/irqbalance/irqbalance", pid, ".sock");
@@ -61,6 +72,7 @@ class FakeIrqbalance : public IrqbalanceOps {
     pid = new_pid;
     list = std::move(banirq);
     running = true;
+    hold_from_ = absl::InfinitePast();
   }
 
   std::vector<std::string> SentSettings() const {
@@ -87,6 +99,7 @@ class FakeIrqbalance : public IrqbalanceOps {
     if (!running || instance.pid != pid || instance.socket != Socket()) {
       return absl::UnavailableError("connect: Connection refused");
     }
+    if (Held()) ++started_in_hold;
     started.push_back({pid, std::string(command),
                        journal ? journal->contents().irqbalance_bans
                                : std::map<int, int32_t>()});
@@ -104,12 +117,19 @@ class FakeIrqbalance : public IrqbalanceOps {
           wait_(fake->answer_after_polls) {
       ++fake_->open;
     }
-    ~Request() override { --fake_->open; }
+    ~Request() override {
+      --fake_->open;
+      if (!answer_.has_value() && command_ == "setup" && fake_->running &&
+          fake_->pid == pid_) {
+        fake_->died_of_sigpipe = true;
+        fake_->running = false;
+      }
+    }
 
     absl::StatusOr<std::optional<std::string>> Poll() override {
       ++fake_->polls;
       if (answer_.has_value()) return answer_;
-      if (fake_->hang) return std::nullopt;
+      if (fake_->hang || fake_->Held()) return std::nullopt;
       if (wait_ > 0) {
         --wait_;
         return std::nullopt;
@@ -129,6 +149,12 @@ class FakeIrqbalance : public IrqbalanceOps {
     std::optional<std::string> answer_;
   };
 
+  bool Held() const {
+    return now >= hold_from_ && now < hold_from_ + absl::Seconds(sleep_seconds);
+  }
+
+  absl::Time hold_from_ = absl::InfinitePast();
+
   std::string Handle(const std::string& command) {
     handled.push_back(command);
     if (command == "setup") {
@@ -142,6 +168,7 @@ class FakeIrqbalance : public IrqbalanceOps {
     constexpr absl::string_view kBan = "settings ban irqs ";
     if (absl::StartsWith(command, kBan)) {
       const std::string rest = command.substr(kBan.size());
+      hold_from_ = now + scan_after;
       list.clear();
       if (absl::StartsWith(rest, "NONE")) return "";
       char* end = nullptr;

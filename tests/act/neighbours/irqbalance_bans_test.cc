@@ -23,6 +23,10 @@ using ::testing::IsEmpty;
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
 
+// With irqbalance's 1 s interval: read, send, its rescan (2 intervals and a
+// second of margin, nothing asked meanwhile), read back.
+constexpr int kTicksToBan = 7;
+
 class IrqbalanceBansTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -35,6 +39,7 @@ class IrqbalanceBansTest : public ::testing::Test {
   // `ticks` control ticks, one a second.
   void Run(IrqbalanceBans& bans, const std::set<int>& wanted, int ticks = 1) {
     for (int i = 0; i < ticks; ++i) {
+      fake_.now = now_;
       bans.Tick(wanted, now_);
       now_ += absl::Seconds(1);
     }
@@ -63,7 +68,7 @@ TEST_F(IrqbalanceBansTest, NoIrqbalanceEveryIrqMayMove) {
   EXPECT_LE(fake_.find_calls, 6);
 }
 
-// Read, journal, send (others' bans kept), confirm: four ticks.
+// Read, journal, send (others' bans kept), wait out its rescan, confirm.
 TEST_F(IrqbalanceBansTest, BansWantedKeepingOthersJournalFirst) {
   fake_.list = {40};  // --banirq=40
   IrqbalanceBans bans(fake_, *journal_);
@@ -73,7 +78,10 @@ TEST_F(IrqbalanceBansTest, BansWantedKeepingOthersJournalFirst) {
   ASSERT_THAT(fake_.SentSettings(), ElementsAre("settings ban irqs 38 40"));
   // Journaled before the command went: 38 only (40 is someone else's).
   EXPECT_THAT(fake_.started[1].journaled, ElementsAre(Pair(38, 100)));
-  Run(bans, {38}, 3);  // and its scan: in effect
+  Run(bans, {38}, kTicksToBan - 4);
+  EXPECT_FALSE(bans.Banned(38)) << "its rescan is not over yet";
+  EXPECT_EQ(fake_.started.size(), 2u) << "nothing asked while it rescans";
+  Run(bans, {38}, 2);
   EXPECT_TRUE(bans.Banned(38));
   EXPECT_TRUE(bans.Banned(40));
   EXPECT_FALSE(bans.Banned(41));
@@ -90,23 +98,45 @@ TEST_F(IrqbalanceBansTest, BansWantedKeepingOthersJournalFirst) {
   EXPECT_THAT(fake_.handled,
               ElementsAre("setup", "settings ban irqs 38 40", "setup"));
   EXPECT_LE(fake_.open, 1);
+  EXPECT_EQ(fake_.started_in_hold, 0);
 }
 
-// irqbalance applies a changed list at its next scan: a newly banned IRQ
-// may be moved by it until a sleep interval after the list showed it.
-TEST_F(IrqbalanceBansTest, ABanIsInEffectASleepIntervalAfterItIsListed) {
+// irqbalance applies a changed list at its next scan, which rescans and
+// holds its loop a sleep interval: Locus asks nothing until that is over
+// (an answer to a client that has gone kills 1.9.2), and the ban is in
+// effect when the list is read back.
+TEST_F(IrqbalanceBansTest, NothingIsAskedWhileItsRescanHoldsIt) {
   fake_.sleep_seconds = 10;
+  fake_.scan_after = absl::Seconds(10);  // the longest: a whole interval
   fake_.list = {40};
   IrqbalanceBans bans(fake_, *journal_);
-  Run(bans, {38}, 4);
+  Run(bans, {38}, 3);
   ASSERT_THAT(fake_.list, ElementsAre(38, 40));
-  EXPECT_THAT(bans.state().banned_by_locus, ElementsAre(38));
-  EXPECT_FALSE(bans.Banned(38)) << "listed, not yet applied by a scan";
   EXPECT_TRUE(bans.Banned(40)) << "listed at the first read: in effect";
-  Run(bans, {38}, 9);
+  Run(bans, {38}, 20);
+  EXPECT_FALSE(bans.Banned(38)) << "its rescan may still hold it";
+  EXPECT_EQ(fake_.started.size(), 2u);
+  Run(bans, {38}, 2);
+  EXPECT_TRUE(bans.Banned(38)) << "read back after 2 intervals and 1 s";
+  EXPECT_EQ(fake_.started_in_hold, 0);
+  // Dropped now (Locus killed), nothing was in flight.
+  Run(bans, {38}, 30);
+  EXPECT_EQ(fake_.started_in_hold, 0);
+  EXPECT_FALSE(fake_.died_of_sigpipe);
+}
+
+// Someone else's change to the list shows at a read: in effect one sleep
+// interval later.
+TEST_F(IrqbalanceBansTest, OthersNewBanIsInEffectASleepIntervalAfterItIsSeen) {
+  fake_.sleep_seconds = 10;
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {}, 2);
+  fake_.list = {38};
+  Run(bans, {}, 11);  // the refresh read sees it
+  ASSERT_THAT(bans.state().banned_by_others, ElementsAre(38));
   EXPECT_FALSE(bans.Banned(38));
-  Run(bans, {38}, 1);
-  EXPECT_TRUE(bans.Banned(38)) << "10 s after it was listed";
+  Run(bans, {}, 10);
+  EXPECT_TRUE(bans.Banned(38));
 }
 
 TEST_F(IrqbalanceBansTest, OthersBanIsTheirsAndNotJournaled) {
@@ -119,7 +149,7 @@ TEST_F(IrqbalanceBansTest, OthersBanIsTheirsAndNotJournaled) {
   EXPECT_THAT(bans.state().banned_by_others, ElementsAre(38));
   // They take it off: the next read finds it gone, and Locus bans it.
   fake_.list.clear();
-  Run(bans, {38}, 14);
+  Run(bans, {38}, 10 + kTicksToBan);
   EXPECT_THAT(fake_.SentSettings(), ElementsAre("settings ban irqs 38"));
   EXPECT_THAT(Journaled(), ElementsAre(Pair(38, 100)));
   EXPECT_THAT(bans.state().banned_by_locus, ElementsAre(38));
@@ -128,19 +158,19 @@ TEST_F(IrqbalanceBansTest, OthersBanIsTheirsAndNotJournaled) {
 TEST_F(IrqbalanceBansTest, UnwantedSentWithoutThenForgotten) {
   fake_.list = {40};
   IrqbalanceBans bans(fake_, *journal_);
-  Run(bans, {38, 39}, 4);
+  Run(bans, {38, 39}, kTicksToBan);
   ASSERT_THAT(fake_.list, ElementsAre(38, 39, 40));
   Run(bans, {39}, 1);
   ASSERT_THAT(fake_.SentSettings().back(), "settings ban irqs 39 40");
   // Still journaled while the removal is unconfirmed.
   EXPECT_THAT(fake_.started.back().journaled,
               ElementsAre(Pair(38, 100), Pair(39, 100)));
-  Run(bans, {39}, 2);
+  Run(bans, {39}, kTicksToBan - 2);
   EXPECT_THAT(fake_.list, ElementsAre(39, 40));
   EXPECT_THAT(Journaled(), ElementsAre(Pair(39, 100)));
   EXPECT_FALSE(bans.Banned(38));
   // Nothing wanted: the list goes back to others' bans alone.
-  Run(bans, {}, 3);
+  Run(bans, {}, kTicksToBan);
   EXPECT_THAT(fake_.list, ElementsAre(40));
   EXPECT_THAT(Journaled(), IsEmpty());
   EXPECT_THAT(bans.state().banned_by_others, ElementsAre(40));
@@ -150,7 +180,7 @@ TEST_F(IrqbalanceBansTest, UnwantedSentWithoutThenForgotten) {
 TEST_F(IrqbalanceBansTest, SlowAnswersWaitAcrossTicks) {
   fake_.answer_after_polls = 5;  // as during a rescan
   IrqbalanceBans bans(fake_, *journal_);
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 25; ++i) {
     const absl::Time before = absl::Now();
     Run(bans, {38});
     EXPECT_LT(absl::Now() - before, absl::Milliseconds(100));
@@ -162,7 +192,8 @@ TEST_F(IrqbalanceBansTest, SlowAnswersWaitAcrossTicks) {
   EXPECT_EQ(bans.state().problem, "");
 }
 
-TEST_F(IrqbalanceBansTest, UnansweredRequestTimesOutAndIsRetried) {
+// Closing it would kill irqbalance 1.9.2 when it answers at last.
+TEST_F(IrqbalanceBansTest, AnUnansweredRequestIsSaidAndWaitedFor) {
   fake_.hang = true;
   IrqbalanceBans bans(fake_, *journal_);
   Run(bans, {38}, 30);
@@ -173,27 +204,40 @@ TEST_F(IrqbalanceBansTest, UnansweredRequestTimesOutAndIsRetried) {
   EXPECT_THAT(bans.state().problem,
               AllOf(HasSubstr("irqbalance (pid 100) has not answered 'setup' "
                               "in 30s"),
-                    HasSubstr("asked again later")));
-  EXPECT_EQ(fake_.open, 0) << "the request is dropped";
-  Run(bans, {38}, 4);
-  EXPECT_EQ(fake_.started.size(), 1u) << "retried after kIrqbalanceRetry";
+                    HasSubstr("still waiting")));
+  Run(bans, {38}, 60);
+  EXPECT_EQ(fake_.open, 1) << "the request stays open";
+  EXPECT_EQ(fake_.started.size(), 1u);
   fake_.hang = false;
-  Run(bans, {38}, 5);
-  EXPECT_EQ(fake_.started.size(), 4u);
+  Run(bans, {38}, kTicksToBan - 1);
+  EXPECT_EQ(fake_.started.size(), 3u);
   EXPECT_TRUE(bans.Banned(38));
   EXPECT_EQ(bans.state().problem, "");
+  EXPECT_FALSE(fake_.died_of_sigpipe);
+}
+
+// At exit the request in flight is answered before it is closed.
+TEST_F(IrqbalanceBansTest, FinishWaitsForTheAnswerInFlight) {
+  fake_.answer_after_polls = 3;
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38}, 1);
+  ASSERT_EQ(fake_.open, 1);
+  bans.Finish(absl::Seconds(5));
+  EXPECT_EQ(fake_.open, 0);
+  EXPECT_THAT(fake_.handled, ElementsAre("setup"));
+  EXPECT_FALSE(fake_.died_of_sigpipe);
 }
 
 TEST_F(IrqbalanceBansTest, RestartIsCountedAndBansGivenAgain) {
   IrqbalanceBans bans(fake_, *journal_);
-  Run(bans, {38, 39}, 4);
+  Run(bans, {38, 39}, kTicksToBan);
   ASSERT_THAT(Journaled(), ElementsAre(Pair(38, 100), Pair(39, 100)));
   fake_.Restart(200, {41});  // runtime bans gone; --banirq=41
   Run(bans, {38}, 1);
   EXPECT_EQ(bans.state().restarts, 1u);
   EXPECT_EQ(bans.state().pid, 200);
   EXPECT_FALSE(bans.Banned(38)) << "the new one has not banned it yet";
-  Run(bans, {38}, 4);
+  Run(bans, {38}, kTicksToBan - 1);
   EXPECT_TRUE(bans.Banned(38));
   EXPECT_THAT(fake_.list, ElementsAre(38, 41));
   // Re-banned under the new pid; the old pid's record of 39 forgotten.
@@ -233,17 +277,17 @@ TEST_F(IrqbalanceBansTest, StoppedIrqbalanceForgetsRecords) {
 
 TEST_F(IrqbalanceBansTest, OthersEditsSeenAtRefreshAndKept) {
   IrqbalanceBans bans(fake_, *journal_);
-  Run(bans, {38}, 4);
+  Run(bans, {38}, kTicksToBan);
   fake_.list.insert(41);  // someone bans 41
   fake_.list.erase(38);   // and drops Locus's 38
   Run(bans, {38}, 6);
   EXPECT_THAT(bans.state().banned_by_others, IsEmpty()) << "not read yet";
-  Run(bans, {38}, 8);
+  Run(bans, {38}, 4 + kTicksToBan);
   EXPECT_THAT(fake_.list, ElementsAre(38, 41));
   EXPECT_THAT(bans.state().banned_by_others, ElementsAre(41));
   EXPECT_THAT(bans.state().banned_by_locus, ElementsAre(38));
   // Locus lets go of 38: 41 stays.
-  Run(bans, {}, 4);
+  Run(bans, {}, kTicksToBan);
   EXPECT_THAT(fake_.list, ElementsAre(41));
 }
 
@@ -305,7 +349,7 @@ TEST_F(IrqbalanceBansTest, ListThatCannotBeSentBackIsLeftAlone) {
 
 TEST_F(IrqbalanceBansTest, WantedIrqZeroIsSaidOthersBanned) {
   IrqbalanceBans bans(fake_, *journal_);
-  Run(bans, {0, 38}, 5);
+  Run(bans, {0, 38}, kTicksToBan);
   EXPECT_TRUE(bans.Banned(38));
   EXPECT_THAT(fake_.list, ElementsAre(38));
   EXPECT_THAT(bans.state().problem, HasSubstr("IRQ 0 cannot be banned"));

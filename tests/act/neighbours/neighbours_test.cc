@@ -30,7 +30,11 @@ class NeighboursTest : public ::testing::Test {
     numad_ = numad.get();
     numad_->alive = {41};
     neighbours_ = std::make_unique<Neighbours>(
-        NeighbourOps{std::move(irqbalance), std::move(numad)}, journal_.get());
+        NeighbourOps{
+            std::move(irqbalance),
+            std::move(numad),
+            {tree_.root() + "/proc", tree_.root() + "/active_profile"}},
+        journal_.get());
   }
 
   void Ticks(int n, CoexistModes modes = {}) {
@@ -60,7 +64,8 @@ TEST_F(NeighboursTest,
     ++ticks;
   }
   EXPECT_EQ(neighbours_->WaitFor(38), std::nullopt);
-  EXPECT_EQ(ticks, 4) << "read, journal and send, confirm, its scan";
+  EXPECT_EQ(ticks, 6) << "ask, read, journal and send, its rescan (2 s and 1 s "
+                         "of margin), read back";
   EXPECT_THAT(irqbalance_->list, ElementsAre(38));
   // Moved: the journal holds it, so it stays banned while Locus steers it.
   ASSERT_TRUE(journal_->RecordIrq({38, {0, 1}}).ok());

@@ -1,0 +1,64 @@
+#include "agent/act/neighbours/host_tuners.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "agent/act/neighbours/process_finder.h"
+#include "agent/host/file_util.h"
+#include "common/printable.h"
+
+namespace locus {
+
+void HostTuners::Tick(absl::Time now) {
+  if (now - last_look_ < kHostTunersLookInterval) return;
+  last_look_ = now;
+  state_.numa_balancing = -1;
+  absl::StatusOr<std::string> balancing =
+      ReadFirstLine(JoinPath(paths_.procfs_root, "/sys/kernel/numa_balancing"));
+  int value = 0;
+  if (balancing.ok() &&
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(*balancing), &value) &&
+      value >= 0) {
+    state_.numa_balancing = value;
+  }
+  absl::StatusOr<std::vector<int32_t>> tuned =
+      FindProcessesNamed(paths_.procfs_root, "tuned");
+  state_.tuned_pid = tuned.ok() && !tuned->empty() ? tuned->front() : 0;
+  state_.tuned_profile.clear();
+  if (state_.tuned_pid != 0) {
+    state_.tuned_profile = ReadFirstLine(paths_.tuned_profile).value_or("");
+  }
+}
+
+std::string HostTuners::AutonumaNote() const {
+  switch (state_.numa_balancing) {
+    case -1:
+      return "kernel.numa_balancing unreadable";
+    case 0:
+      return "off (kernel.numa_balancing=0): only Locus's page mover moves "
+             "the workers' memory";
+    default:
+      return absl::StrCat(
+          "on (kernel.numa_balancing=", state_.numa_balancing,
+          "): it moves pages toward the threads that touch them, so the "
+          "memory of the workers Locus pins follows them home");
+  }
+}
+
+std::string HostTuners::TunedNote() const {
+  if (state_.tuned_pid == 0) return "not running";
+  const std::string profile =
+      state_.tuned_profile.empty()
+          ? std::string("an unknown profile")
+          : absl::StrCat("profile '", Printable(state_.tuned_profile), "'");
+  return absl::StrCat(profile,
+                      ": a profile may set kernel.numa_balancing or restart "
+                      "irqbalance through its irqbalance plugin (Locus bans "
+                      "again)");
+}
+
+}  // namespace locus
