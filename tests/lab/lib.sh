@@ -287,9 +287,10 @@ load_stop() {
 # policy [KEY=VALUE...]: writes tests/lab/policy.yaml with these overrides
 # of its "rewritten" lines: comm=LIST (the flow list's body), workers_only=BOOL,
 # cpus=CPULIST (placement), irqs=BOOL (IRQ steering), connections=BOOL
-# (connection steering), spill=SHARE (connections.spill_above_busy).
+# (connection steering), spill=SHARE (connections.spill_above_busy),
+# numad=exclude|off (coexist.numad).
 policy() {
-  local kv comm=nginx workers_only=true cpus="" irqs=true connections=true spill=0.85
+  local kv comm=nginx workers_only=true cpus="" irqs=true connections=true spill=0.85 numad=exclude
   for kv in "$@"; do
     case "$kv" in
       comm=*) comm=${kv#comm=} ;;
@@ -298,6 +299,7 @@ policy() {
       irqs=*) irqs=${kv#irqs=} ;;
       connections=*) connections=${kv#connections=} ;;
       spill=*) spill=${kv#spill=} ;;
+      numad=*) numad=${kv#numad=} ;;
       *) fail "policy: unknown override $kv"; return 1 ;;
     esac
   done
@@ -307,6 +309,7 @@ policy() {
       -e "s/^\(  enabled:\).*# rewritten: irqs\$/\1 $irqs/" \
       -e "s/^\(  enabled:\).*# rewritten: connections\$/\1 $connections/" \
       -e "s/^\(  spill_above_busy:\).*# rewritten: spill\$/\1 $spill/" \
+      -e "s/^\(  numad:\).*# rewritten: numad\$/\1 $numad/" \
       "$LAB_DIR/policy.yaml" >"$POLICY.tmp"
   mv "$POLICY.tmp" "$POLICY"
 }
