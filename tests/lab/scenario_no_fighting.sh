@@ -131,6 +131,12 @@ numad_logged_at_least() { [ "$(numad_logged "$1")" -ge "$2" ]; }
 kill9_restore() {
   local removed
   removed=$(numad_logged "Removing PID .* from explicit PID lists")
+  # Irqbalance may have left the IRQs Locus gave back with their consumers
+  # already: spread across every CPU, each is Locus's to move (and ban).
+  local irq
+  for irq in $(nic_irqs | awk '{ print $1 }'); do
+    echo "0-$(($(nproc) - 1))" >"/proc/irq/$irq/smp_affinity_list"
+  done
   locusd_start || return 1
   wait_until 60 bans_hold ||
     fail "the second Locus: bans $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
