@@ -12,6 +12,8 @@ build=${LOCUS_BUILD_DIR:-build}
 # fuzz: only in the sanitizer tree below.
 labels=(unit privileged fault lab fuzz)
 failed=0
+# What failed, repeated at the end: a CI log may show only its last lines.
+summary=()
 
 # build_and_test DIR GENERATOR [CMAKE_ARG...]: configures and builds DIR, runs
 # each label of $run_labels there, and refuses tests that carry no label of
@@ -35,23 +37,31 @@ build_and_test() {
     # and passes only if that run meets every bound (the first run's output
     # stays in the log above it).
     [ "$label" = lab ] && repeat=(--repeat until-pass:2)
-    ctest --test-dir "$dir" -L "^${label}\$" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore || failed=1
+    if ! ctest --test-dir "$dir" -L "^${label}\$" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore; then
+      failed=1
+      summary+=("${dir} ${label}: $(cut -d: -f2 "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd' ')")
+    fi
   done
   pattern=$(IFS='|'; echo "^(${labels[*]})\$")
   unlabeled=$(ctest --test-dir "$dir" -N -LE "$pattern" | sed -n 's/^Total Tests: //p')
   if [ "${unlabeled:-0}" -ne 0 ]; then
     echo "run.sh: ${dir}: ${unlabeled} test(s) carry no label in (${labels[*]})" >&2
     failed=1
+    summary+=("${dir}: ${unlabeled} unlabeled test(s)")
   fi
 }
 
 run_labels=("${labels[@]}")
 build_and_test "$build" Ninja
-./tests/check_shape.sh "$build" || failed=1
+./tests/check_shape.sh "$build" || { failed=1; summary+=("check_shape"); }
 
 # Unit and privileged again under ASan+UBSan (any report fails the test), and
 # the fuzz targets: clang, because libFuzzer comes with it.
 run_labels=(unit privileged fuzz)
 CC=clang CXX=clang++ UBSAN_OPTIONS=print_stacktrace=1 \
   build_and_test "${build}-asan" "Unix Makefiles" -DLOCUS_FUZZ=ON
+if [ "$failed" -ne 0 ]; then
+  echo "run.sh: FAILED:" >&2
+  printf '  %s\n' "${summary[@]}" >&2
+fi
 exit $failed
