@@ -53,7 +53,7 @@ flips() {
 # NIC's banned on its command line (a ban that is not Locus's to touch).
 irqbalance_start() {
   mkdir -p /run/irqbalance
-  irqbalance --foreground --banirq="$own_ban" >>"$WORK/irqbalance.log" 2>&1 &
+  irqbalance --foreground --banirq="$own_ban" ${LAB_IRQBALANCE_DEBUG:+--debug} >>"$WORK/irqbalance.log" 2>&1 &
   irqbalance_pid=$!
 }
 

@@ -34,6 +34,11 @@ void IrqbalanceBans::Tick(const std::set<int>& wanted, absl::Time now) {
 bool IrqbalanceBans::Banned(int irq) const {
   if (!looked_) return false;
   if (!instance_.has_value() && !unusable_) return true;
+  // A list sent (or being sent) since the last read without it took it off:
+  // irqbalance balances it again from its next scan, and the read from
+  // before the send still lists it.
+  const bool sent_since_read = step_ == Step::kSend || sent_at_ > list_read_;
+  if (sent_since_read && sent_.count(irq) == 0) return false;
   if (!list_.has_value() || list_->count(irq) == 0) return false;
   auto effective = effective_at_.find(irq);
   return effective == effective_at_.end() || now_ >= effective->second;

@@ -78,8 +78,9 @@ class IrqbalanceBans {
 
   // Whether Locus may move `irq`: in irqbalance's list and in effect
   // (irqbalance applies a new list at its next scan: a sleep interval after
-  // Locus sent it, or after a read first showed someone else's), or no
-  // irqbalance runs. False before the first Tick has looked.
+  // Locus sent it, or after a read first showed someone else's), and not
+  // taken off by a list Locus sent since; or no irqbalance runs. False
+  // before the first Tick has looked.
   bool Banned(int irq) const;
 
   // At exit: waits up to `timeout` for the request in flight to be

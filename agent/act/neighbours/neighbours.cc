@@ -24,8 +24,11 @@ Neighbours::Neighbours(NeighbourOps ops, Journal* journal)
       tuners_(ops_.tuners) {}
 
 std::optional<std::string> Neighbours::WaitFor(int irq) {
-  if (!modes_.irqbalance_ban || bans_.Banned(irq)) return std::nullopt;
+  if (!modes_.irqbalance_ban) return std::nullopt;
+  // Wanted while the plan asks for it, banned or not: an IRQ it stopped
+  // asking for only while banned would be given back and then moved.
   asked_[irq] = now_;
+  if (bans_.Banned(irq)) return std::nullopt;
   const IrqbalanceState& state = bans_.state();
   if (!state.problem.empty()) {
     return absl::StrCat("irq ", irq, ": waiting for irqbalance (pid ",

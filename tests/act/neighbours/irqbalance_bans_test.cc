@@ -177,6 +177,28 @@ TEST_F(IrqbalanceBansTest, UnwantedSentWithoutThenForgotten) {
   EXPECT_THAT(bans.state().banned_by_locus, IsEmpty());
 }
 
+// An IRQ Locus no longer wants is off irqbalance's list from the send on:
+// the read from before still lists it, but irqbalance balances it again at
+// its next scan, so it is no longer taken as banned (Locus would move it
+// and irqbalance move it back), until a later send bans it again.
+TEST_F(IrqbalanceBansTest, AnIrqSentWithoutIsNotBannedFromTheSendOn) {
+  fake_.list = {40};
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {38, 39}, kTicksToBan);
+  ASSERT_TRUE(bans.Banned(38));
+  Run(bans, {39}, 1);
+  ASSERT_THAT(fake_.SentSettings().back(), "settings ban irqs 39 40");
+  EXPECT_FALSE(bans.Banned(38)) << "sent without it";
+  EXPECT_TRUE(bans.Banned(39)) << "sent with it, in effect before";
+  // Wanted again within the rescan's quiet period: nothing is sent until
+  // it is over, and it is not banned meanwhile.
+  Run(bans, {38, 39}, kTicksToBan - 3);
+  EXPECT_FALSE(bans.Banned(38));
+  Run(bans, {38, 39}, kTicksToBan);
+  EXPECT_THAT(fake_.list, ElementsAre(38, 39, 40));
+  EXPECT_TRUE(bans.Banned(38)) << "banned again, read back";
+}
+
 TEST_F(IrqbalanceBansTest, SlowAnswersWaitAcrossTicks) {
   fake_.answer_after_polls = 5;  // as during a rescan
   IrqbalanceBans bans(fake_, *journal_);

@@ -79,6 +79,24 @@ TEST_F(NeighboursTest,
   EXPECT_THAT(journal_->contents().irqbalance_bans, IsEmpty());
 }
 
+// Banned, but not moved yet (the plan proposes it on some ticks only): it
+// stays banned while the plan keeps asking, and is given back only once it
+// has not asked for kAskedIrqHold.
+TEST_F(NeighboursTest, AnIrqThePlanKeepsAskingForStaysBanned) {
+  Ticks(1);
+  for (int i = 0; i < 10 && neighbours_->WaitFor(38).has_value(); ++i) {
+    Ticks(1);
+  }
+  ASSERT_THAT(irqbalance_->list, ElementsAre(38));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(neighbours_->WaitFor(38), std::nullopt);
+    Ticks(20);  // asked every 20 s, less than kAskedIrqHold
+    EXPECT_THAT(irqbalance_->list, ElementsAre(38)) << "after " << i;
+  }
+  Ticks(40);
+  EXPECT_THAT(irqbalance_->list, IsEmpty());
+}
+
 TEST_F(NeighboursTest, IrqbalanceOffMovesAtOnceAndGivesBackItsBans) {
   ASSERT_TRUE(journal_->RecordIrq({38, {0, 1}}).ok());
   Ticks(5);
