@@ -7,10 +7,11 @@
 # Sets may be combined (tests/run.sh asks for `test lab`). Running locusd from
 # the .deb needs none of this: apt installs its libraries.
 # Idempotent: packages already present are skipped without touching apt.
-# Services a package enables or starts on install (nginx, irqbalance, numad)
-# are put back as they were: disabled and stopped unless they were enabled
-# before. The tests and the lab start their own nginx, irqbalance and numad,
-# and a second balancer left running would fight the agent being tested.
+# Services a package enables or starts on install (nginx, irqbalance, numad,
+# haproxy) are put back as they were: disabled and stopped unless they were
+# enabled before. The tests and the lab start their own nginx, irqbalance,
+# numad and haproxy, and a second balancer left running would fight the agent
+# being tested.
 set -euo pipefail
 
 build=(
@@ -45,12 +46,14 @@ lab=(
   # root; the tools Locus is compared with; the benchmark's plot
   qemu-system-x86 linux-image-amd64 linux-image-6.12-amd64 busybox-static irqbalance numad
   gnuplot-nox
+  # a server whose workers are threads (scenario_threads.sh)
+  haproxy
 )
 # Units that Debian's packages enable (and start) when installed.
-services=(nginx.service irqbalance.service numad.service prometheus.service)
+services=(nginx.service irqbalance.service numad.service prometheus.service haproxy.service)
 
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 

@@ -37,7 +37,7 @@ absl::flat_hash_map<int32_t, int> NodeOfWorkers(
   }
   for (const Action& action : plan.actions) {
     if (const auto* pin = std::get_if<PinThread>(&action.op)) {
-      node_of[pin->pid] = ctx.NodeIndexOfId(pin->node);
+      node_of[WorkerOf(*pin)] = ctx.NodeIndexOfId(pin->node);
     }
   }
   return node_of;

@@ -55,6 +55,14 @@ std::vector<std::vector<int>> UsableCpus(const Context& ctx,
 
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 
+std::string WorkerName(const Target& target) {
+  if (target.process != 0) {
+    return absl::StrCat("worker thread ", target.pid, " (", target.comm, " ",
+                        target.process, ")");
+  }
+  return absl::StrCat("worker ", target.pid, " (", target.comm, ")");
+}
+
 std::string MiB(uint64_t bytes) {
   // Two calls: the format must be a constant for StrFormat's check.
   if (bytes < 10 * kMiB) return absl::StrFormat("%.1f MiB", bytes / kMiB);

@@ -31,6 +31,9 @@ inline constexpr uint64_t kNsPerSec = 1'000'000'000;
 std::string Pct(double share);
 std::string MiB(uint64_t bytes);
 std::string Ms(uint64_t ns);
+// A worker as reasons name it: "worker 1234 (nginx)", or for a thread
+// worker "worker thread 1236 (haproxy 1234)".
+std::string WorkerName(const Target& target);
 
 // What History says about an entity this tick.
 struct Standing {
@@ -273,7 +276,6 @@ void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
               Plan& plan);
 
 // Used by Select for the chosen.
-std::string PinReason(const Context& ctx, const Worker& w, const Candidate& c);
 std::vector<Action> TakeMigrations(const Context& ctx,
                                    const std::vector<Worker>& workers,
                                    std::vector<MemoryCandidate>& memory,

@@ -25,7 +25,7 @@ EntityKey KeyOf(const Action& action) {
       [](const auto& op) -> EntityKey {
         using T = std::decay_t<decltype(op)>;
         if constexpr (std::is_same_v<T, PinThread>) {
-          return {EntityKind::kTask, op.pid};
+          return {EntityKind::kTask, WorkerOf(op)};
         } else if constexpr (std::is_same_v<T, MigratePages>) {
           return {EntityKind::kMemory, op.pid};
         } else {

@@ -126,6 +126,9 @@ MemoryCandidates::MemoryCandidates(const Context& ctx, size_t workers,
 
 void MemoryCandidates::Add(const Worker& w, int wi) {
   if (!enabled_ || w.home < 0 || w.total_pages == 0) return;
+  // A thread worker's pages are its process's, used by its other threads
+  // from their own nodes: none is moved for one thread.
+  if (w.target->process != 0) return;
   // The kernel refuses a page move to a node outside cpuset.mems.
   if (w.has_cpuset && !MemAllowed(ctx_, *w.target, w.home)) return;
   const EntityKey key{EntityKind::kMemory, w.pid};

@@ -7,9 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "policy/apportion.h"
-#include "policy/cpu_list.h"
 #include "policy/cpuset.h"
 #include "policy/engine.h"
 
@@ -214,13 +212,21 @@ std::string CgroupName(const Target& t) {
 
 // Workers without a cpuset (most, on a host) share one group, built without
 // a look at each one's CPUs: a big host's tick must not pay for cpusets it
-// does not have.
+// does not have. Where the policy names several servers, each has groups of
+// its own: every server spreads over the nodes (nginx's workers and HAProxy's
+// threads alike), rather than one server on a node and another elsewhere.
 std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
                                      const std::vector<Worker>& workers,
                                      Plan& plan) {
   const Allowed anywhere = AllowedNodes(ctx, Target{});
-  std::vector<int> free;  // worker indices without a cpuset
-  std::map<std::vector<double>, std::vector<int>> groups;
+  const bool per_server = ctx.policy.targets().comm_size() > 1;
+  auto server = [&](const Worker& w) {
+    return per_server ? w.target->comm : std::string();
+  };
+  // Per server: worker indices without a cpuset.
+  std::map<std::string, std::vector<int>> free;
+  std::map<std::pair<std::string, std::vector<double>>, std::vector<int>>
+      groups;
   std::map<std::string, std::pair<int, std::string>> placed, constrained;
   for (size_t wi = 0; wi < workers.size(); ++wi) {
     const Worker& w = workers[wi];
@@ -229,7 +235,7 @@ std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
       auto& entry = placed[CgroupName(t)];
       entry = {entry.first + 1, t.cgroup->placed_by};
     } else if (!w.has_cpuset) {
-      free.push_back(static_cast<int>(wi));
+      free[server(w)].push_back(static_cast<int>(wi));
     } else {
       const Allowed a = AllowedNodes(ctx, t);
       if (a.constrained) {
@@ -237,24 +243,24 @@ std::vector<HomeGroup> GroupByCpuset(const Context& ctx,
         entry = {entry.first + 1,
                  absl::StrCat(NodeIds(ctx, a.home), ": ", a.why)};
       }
-      groups[HomeCpus(ctx, t, a)].push_back(static_cast<int>(wi));
+      groups[{server(w), HomeCpus(ctx, t, a)}].push_back(static_cast<int>(wi));
     }
   }
   NoteByCgroup(placed, ": left alone, placed by ", plan);
   NoteByCgroup(constrained, ": homes only on node ", plan);
-  if (!free.empty()) {
+  for (auto& [name, members] : free) {
     // A cpuset of every CPU and node is no cpuset: one group with those.
-    std::vector<int>& all = groups[HomeCpus(ctx, Target{}, anywhere)];
+    std::vector<int>& all = groups[{name, HomeCpus(ctx, Target{}, anywhere)}];
     if (all.empty()) {
-      all = std::move(free);
+      all = std::move(members);
     } else {
-      all.insert(all.end(), free.begin(), free.end());
+      all.insert(all.end(), members.begin(), members.end());
       std::sort(all.begin(), all.end());
     }
   }
   std::vector<HomeGroup> out;
-  for (auto& [cpus, members] : groups) {
-    out.push_back({cpus, std::move(members)});
+  for (auto& [key, members] : groups) {
+    out.push_back({key.second, std::move(members)});
   }
   return out;
 }
@@ -368,33 +374,6 @@ void PinCandidates::Add(const Worker& w, int wi) {
       .remote = w.faults > 0 ? double(w.remote_faults) / w.faults : -1,
       .from = w.pinned,
   });
-}
-
-std::string PinReason(const Context& ctx, const Worker& w, const Candidate& c) {
-  const double tick_s = std::max<uint64_t>(ctx.snapshot.tick_ns, 1) / 1e9;
-  std::string reason =
-      absl::StrCat("worker ", w.target->pid, " (", w.target->comm, ") ");
-  if (w.pinned >= 0) {
-    absl::StrAppend(&reason, "pinned to node ", ctx.Id(w.pinned));
-  } else {
-    absl::StrAppend(&reason, Pct(c.run_off), " of runtime off node ",
-                    ctx.Id(c.node));
-  }
-  if (c.remote >= 0) {
-    absl::StrAppend(&reason, ", ", Pct(c.remote), " remote faults");
-  }
-  absl::StrAppend(
-      &reason, ", ", absl::StrFormat("%.0f", w.cross_node_migrations / tick_s),
-      " cross-node migrations/s -> pin to node ", ctx.Id(c.node),
-      c.cpu >= 0 ? absl::StrCat(" cpu ", c.cpu)
-                 : absl::StrCat(" cpus ",
-                                FormatCpuList(CpusFor(ctx, *w.target, c.node))),
-      " (expected gain ", Pct(c.gain), ")");
-  if (std::string constraint = HomeConstraint(ctx, *w.target, c.node);
-      !constraint.empty()) {
-    absl::StrAppend(&reason, "; ", constraint);
-  }
-  return reason;
 }
 
 }  // namespace locus::decide_internal

@@ -11,11 +11,20 @@ namespace locus {
 
 // Restrict a thread to `cpus` (a node's CPUs, or one CPU).
 struct PinThread {
-  int32_t pid = 0;
+  int32_t pid = 0;  // its process
   int32_t tid = 0;
   int node = -1;
   std::vector<int> cpus;
+  // The thread is a worker of its own (a thread worker), not one thread of
+  // a worker process: WorkerOf.
+  bool thread_worker = false;
 };
+
+// The worker a pin places, as Target::pid names it: the process, or for a
+// thread worker the thread.
+inline int32_t WorkerOf(const PinThread& pin) {
+  return pin.thread_worker ? pin.tid : pin.pid;
+}
 
 // Move up to `max_bytes` of a process's pages to `to_node`; from_node -1 means
 // from any other node.

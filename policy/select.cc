@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "policy/cpu_list.h"
 #include "policy/cpuset.h"
 #include "policy/engine.h"
 
@@ -28,6 +31,34 @@ int FromId(const Context& ctx, const Candidate& c) {
   return c.from >= 0 ? ctx.Id(c.from) : -1;
 }
 
+// Why the worker is pinned: where it ran, its remote faults and
+// migrations, where it goes and the gain expected.
+std::string PinReason(const Context& ctx, const Worker& w, const Candidate& c) {
+  const double tick_s = std::max<uint64_t>(ctx.snapshot.tick_ns, 1) / 1e9;
+  std::string reason = absl::StrCat(WorkerName(*w.target), " ");
+  if (w.pinned >= 0) {
+    absl::StrAppend(&reason, "pinned to node ", ctx.Id(w.pinned));
+  } else {
+    absl::StrAppend(&reason, Pct(c.run_off), " of runtime off node ",
+                    ctx.Id(c.node));
+  }
+  if (c.remote >= 0) {
+    absl::StrAppend(&reason, ", ", Pct(c.remote), " remote faults");
+  }
+  absl::StrAppend(
+      &reason, ", ", absl::StrFormat("%.0f", w.cross_node_migrations / tick_s),
+      " cross-node migrations/s -> pin to node ", ctx.Id(c.node),
+      c.cpu >= 0 ? absl::StrCat(" cpu ", c.cpu)
+                 : absl::StrCat(" cpus ",
+                                FormatCpuList(CpusFor(ctx, *w.target, c.node))),
+      " (expected gain ", Pct(c.gain), ")");
+  if (std::string constraint = HomeConstraint(ctx, *w.target, c.node);
+      !constraint.empty()) {
+    absl::StrAppend(&reason, "; ", constraint);
+  }
+  return reason;
+}
+
 // One PinThread per thread of the worker: all of them are one move.
 void AddPins(const Context& ctx, const Worker& w, const Candidate& c,
              std::vector<Action>& pins) {
@@ -37,10 +68,11 @@ void AddPins(const Context& ctx, const Worker& w, const Candidate& c,
   const std::string reason = PinReason(ctx, w, c);
   for (const ThreadSample& thread : w.target->threads) {
     pins.push_back({
-        .op = PinThread{.pid = w.target->pid,
+        .op = PinThread{.pid = ProcessOf(*w.target),
                         .tid = thread.tid,
                         .node = ctx.Id(c.node),
-                        .cpus = cpus},
+                        .cpus = cpus,
+                        .thread_worker = w.target->process != 0},
         .reason = reason,
         .expected_gain = c.gain,
         .from_node = FromId(ctx, c),

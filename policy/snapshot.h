@@ -87,9 +87,13 @@ struct CgroupCpuset {
   std::string placed_by;
 };
 
-// A process selected by the policy, with its threads.
+// A process selected by the policy, with its threads; or one worker thread
+// of a server whose workers are threads (`process` set), placed on its own.
 struct Target {
-  int32_t pid = 0;
+  int32_t pid = 0;  // a thread worker's: its thread's id
+  // A thread worker's process, whose memory and other threads it shares;
+  // 0 for a process.
+  int32_t process = 0;
   std::string comm;
   TargetRole role = TargetRole::kOther;
   // The server instance it belongs to: the topmost selected process above
@@ -102,6 +106,11 @@ struct Target {
   // its cgroup is unknown.
   std::shared_ptr<const CgroupCpuset> cgroup;
 };
+
+// The process a target is or belongs to.
+inline int32_t ProcessOf(const Target& target) {
+  return target.process != 0 ? target.process : target.pid;
+}
 
 // A process a selector matched that the agent leaves alone because it is
 // not trusted (any user can name a binary nginx): kept so that explain can

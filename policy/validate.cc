@@ -117,6 +117,18 @@ void CheckTargets(const v1::Targets& targets, const PolicyErrorSink& sink) {
       sink(path, absl::StrCat("process \"", comm, "\" is listed twice"));
     }
   }
+  std::set<std::string> threaded;
+  for (int i = 0; i < targets.thread_workers_size(); ++i) {
+    const std::string& comm = targets.thread_workers(i);
+    std::string path = absl::StrCat("targets.thread_workers[", i, "]");
+    if (!comms.contains(comm)) {
+      sink(path, absl::StrCat("\"", comm,
+                              "\" is not in targets.comm: name a process "
+                              "the policy selects (e.g. haproxy)"));
+    } else if (!threaded.insert(comm).second) {
+      sink(path, absl::StrCat("process \"", comm, "\" is listed twice"));
+    }
+  }
   CheckSystemdUnit(targets.systemd_unit(), sink);
 }
 

@@ -89,7 +89,7 @@ std::optional<double> IrqBadness(const IrqSample& irq, int node,
 
 std::optional<double> Badness(const Action& action, const Snapshot& snapshot) {
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
-    const Target* target = FindTarget(snapshot, pin->pid);
+    const Target* target = FindTarget(snapshot, WorkerOf(*pin));
     return target ? PlacementBadness(*target, snapshot.topology, pin->node)
                   : std::nullopt;
   }
@@ -113,7 +113,7 @@ std::optional<double> MemoryOffPinNode(const Action& action,
                                        const Snapshot& snapshot) {
   const auto* pin = std::get_if<PinThread>(&action.op);
   if (pin == nullptr) return std::nullopt;
-  const Target* target = FindTarget(snapshot, pin->pid);
+  const Target* target = FindTarget(snapshot, WorkerOf(*pin));
   return target ? MemoryBadness(*target, snapshot.topology, pin->node)
                 : std::nullopt;
 }
@@ -123,7 +123,7 @@ bool HasEntity(const Action& action, const Snapshot& snapshot) {
     return FindIrq(snapshot, set->irq) != nullptr;
   }
   int32_t pid = std::holds_alternative<PinThread>(action.op)
-                    ? std::get<PinThread>(action.op).pid
+                    ? WorkerOf(std::get<PinThread>(action.op))
                     : std::get<MigratePages>(action.op).pid;
   return FindTarget(snapshot, pid) != nullptr;
 }

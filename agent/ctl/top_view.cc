@@ -17,6 +17,7 @@ namespace {
 std::string RoleName(v1::TaskRole role) {
   if (role == v1::TASK_ROLE_MASTER) return "master";
   if (role == v1::TASK_ROLE_WORKER) return "worker";
+  if (role == v1::TASK_ROLE_WORKER_THREAD) return "thread";
   return "other";
 }
 

@@ -134,12 +134,13 @@ absl::Status DaemonController::DescribeTask(int32_t tid, bool has_story,
     return absl::OkStatus();
   }
   const v1::TaskMetrics& task = response.task();
-  response.set_subject(
-      absl::StrCat("thread ", task.tid(), " (", Printable(task.comm()),
-                   task.role() == v1::TASK_ROLE_WORKER   ? " worker"
-                   : task.role() == v1::TASK_ROLE_MASTER ? " master"
-                                                         : "",
-                   ", pid ", task.pid(), ")"));
+  response.set_subject(absl::StrCat(
+      "thread ", task.tid(), " (", Printable(task.comm()),
+      task.role() == v1::TASK_ROLE_WORKER          ? " worker"
+      : task.role() == v1::TASK_ROLE_WORKER_THREAD ? " worker thread"
+      : task.role() == v1::TASK_ROLE_MASTER        ? " master"
+                                                   : "",
+      ", pid ", task.pid(), ")"));
   return absl::OkStatus();
 }
 

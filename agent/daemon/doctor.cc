@@ -139,9 +139,14 @@ DoctorCheck Reuseport(const DoctorInputs& in) {
                 "start nginx (or name your server in the policy's "
                 "targets.comm); locusd finds it within a scan");
   }
-  std::vector<std::string> without, with, errors;
+  std::vector<std::string> without, with, errors, threaded;
   for (const NginxListening& n : in.nginx) {
-    const std::string who = absl::StrCat("nginx ", n.master_pid);
+    const std::string who =
+        absl::StrCat(Printable(n.server, kMaxQuotedBytes), " ", n.master_pid);
+    if (n.thread_workers) {
+      threaded.push_back(who);
+      continue;
+    }
     if (!n.error.empty()) {
       errors.push_back(absl::StrCat(who, ": ", Printable(n.error)));
     }
@@ -162,8 +167,18 @@ DoctorCheck Reuseport(const DoctorInputs& in) {
     return Warn(name, absl::StrJoin(errors, "; "),
                 "run the doctor as root, as locusd runs");
   }
-  return Ok(name, absl::StrCat("listens with reuseport on ",
-                               absl::StrJoin(with, ", ")));
+  std::vector<std::string> parts;
+  if (!with.empty() || threaded.empty()) {
+    parts.push_back(
+        absl::StrCat("listens with reuseport on ", absl::StrJoin(with, ", ")));
+  }
+  if (!threaded.empty()) {
+    parts.push_back(absl::StrCat(
+        absl::StrJoin(threaded, ", "),
+        ": workers are threads, placed one by one; its new connections are "
+        "not steered by node"));
+  }
+  return Ok(name, absl::StrJoin(parts, "; "));
 }
 
 // A cpuset that keeps nginx on one node leaves Locus nothing to place; one

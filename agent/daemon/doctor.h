@@ -46,6 +46,10 @@ struct NeighbourFound {
 // socket per worker (`reuseport`) or one shared socket.
 struct NginxListening {
   int master_pid = 0;
+  std::string server = "nginx";  // its comm
+  // The policy's targets.thread_workers names it: its sockets are one
+  // process's, and connections are not steered to its threads.
+  bool thread_workers = false;
   std::vector<std::string> reuseport;     // "0.0.0.0:80"
   std::vector<std::string> no_reuseport;  // one socket for every worker
   std::string error;                      // its sockets could not be read

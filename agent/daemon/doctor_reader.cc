@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <map>
@@ -194,18 +195,26 @@ std::vector<Target> ScanPolicyTargets(const DoctorPaths& paths,
 // Each trusted instance (a master and the workers below it) with how its
 // TCP listeners are grouped and its cgroup's cpuset.
 std::vector<NginxListening> ReadNginxListening(
-    const DoctorPaths& paths, const std::vector<Target>& targets,
-    const Topology* topology) {
+    const DoctorPaths& paths, const v1::Policy& policy,
+    const std::vector<Target>& targets, const Topology* topology) {
   std::map<int32_t, NginxInstance> instances;
+  std::map<int32_t, std::string> servers;
   for (const Target& t : targets) {
     NginxInstance& instance = instances[t.instance];
     instance.master_pid = t.instance;
     if (t.pid != t.instance) instance.worker_pids.push_back(t.pid);
+    if (t.pid == t.instance || !servers.contains(t.instance)) {
+      servers[t.instance] = t.comm;
+    }
   }
+  const auto& threaded = policy.targets().thread_workers();
   std::vector<NginxListening> out;
   for (const auto& [pid, instance] : instances) {
     NginxListening listening;
     listening.master_pid = pid;
+    listening.server = servers[pid];
+    listening.thread_workers = std::find(threaded.begin(), threaded.end(),
+                                         listening.server) != threaded.end();
     std::vector<std::string> errors;
     absl::StatusOr<std::vector<ListenGroup>> groups =
         ReadListenGroups(paths.procfs_root, instance, &errors);
@@ -335,9 +344,10 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   in.coexist = policy.ok() ? policy->coexist() : DefaultPolicy().coexist();
   // Without a valid file locusd runs the built-in default (or not at all):
   // its targets are the ones to look at.
-  const std::vector<Target> targets = ScanPolicyTargets(
-      paths, policy.ok() ? *policy : DefaultPolicy(), host, &in.refused);
-  in.nginx = ReadNginxListening(paths, targets, host);
+  const v1::Policy& applied = policy.ok() ? *policy : DefaultPolicy();
+  const std::vector<Target> targets =
+      ScanPolicyTargets(paths, applied, host, &in.refused);
+  in.nginx = ReadNginxListening(paths, applied, targets, host);
   in.journal_path = paths.journal_path;
   in.journal_writable = JournalWritable(paths.journal_path);
   in.instance = InstanceFree(paths.journal_path);

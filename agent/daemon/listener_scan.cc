@@ -24,7 +24,11 @@ void ListenerScan::Refresh(const std::vector<Target>& targets,
                            std::vector<std::string>* errors) {
   std::set<int32_t> workers;
   for (const Target& target : targets) {
-    if (target.role == TargetRole::kWorker) workers.insert(target.pid);
+    // Thread workers' sockets are one process's: which thread accepts on
+    // which is not known, so their groups are not steered.
+    if (target.role == TargetRole::kWorker && target.process == 0) {
+      workers.insert(target.pid);
+    }
   }
   if (scanned_ && workers == workers_ && ++scans_since_ < rescan_every_) {
     return;

@@ -26,9 +26,10 @@ int NodeOfCpu(const Topology& topology, int cpu) {
   return topology.cpu_node[cpu];
 }
 
-v1::TaskRole ToProtoRole(TargetRole role) {
-  if (role == TargetRole::kMaster) return v1::TASK_ROLE_MASTER;
-  if (role == TargetRole::kWorker) return v1::TASK_ROLE_WORKER;
+v1::TaskRole ToProtoRole(const Target& target) {
+  if (target.process != 0) return v1::TASK_ROLE_WORKER_THREAD;
+  if (target.role == TargetRole::kMaster) return v1::TASK_ROLE_MASTER;
+  if (target.role == TargetRole::kWorker) return v1::TASK_ROLE_WORKER;
   return v1::TASK_ROLE_OTHER;
 }
 
@@ -65,10 +66,10 @@ void AddTasks(const Snapshot& snapshot, std::vector<NodeFaults>& faults,
   for (const Target& target : snapshot.targets) {
     for (const ThreadSample& thread : target.threads) {
       v1::TaskMetrics* task = metrics->add_tasks();
-      task->set_pid(target.pid);
+      task->set_pid(ProcessOf(target));
       task->set_tid(thread.tid);
       task->set_comm(ValidUtf8(target.comm));
-      task->set_role(ToProtoRole(target.role));
+      task->set_role(ToProtoRole(target));
       task->set_cpu(thread.cpu);
       task->set_node(NodeOfCpu(snapshot.topology, thread.cpu));
       Assign(task->mutable_allowed_cpus(), thread.allowed_cpus);
@@ -161,7 +162,10 @@ void AddTickEffects(const TickReport& report, v1::Metrics* out) {
     node.set_pages_migrated(pages);
   }
   for (v1::TaskMetrics& task : *out->mutable_tasks()) {
-    task.set_held_down(held.contains(EntityKey{EntityKind::kTask, task.pid()}));
+    // A thread worker is held as itself, a worker process as a whole.
+    const int32_t entity =
+        task.role() == v1::TASK_ROLE_WORKER_THREAD ? task.tid() : task.pid();
+    task.set_held_down(held.contains(EntityKey{EntityKind::kTask, entity}));
   }
   for (v1::IrqMetrics& irq : *out->mutable_irqs()) {
     irq.set_held_down(held.contains(EntityKey{EntityKind::kIrq, irq.irq()}));

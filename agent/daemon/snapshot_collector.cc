@@ -11,6 +11,9 @@ TargetScanOptions TargetsOf(const v1::Policy& policy, TargetScanOptions base) {
   base.selector = TargetSelector{};
   base.selector.comms.assign(policy.targets().comm().begin(),
                              policy.targets().comm().end());
+  base.selector.thread_worker_comms.assign(
+      policy.targets().thread_workers().begin(),
+      policy.targets().thread_workers().end());
   base.trust.systemd_unit = policy.targets().systemd_unit();
   return base;
 }
@@ -132,7 +135,7 @@ void SnapshotCollector::MarkMovedStale(const Snapshot& snapshot) {
     now[target.pid] = mask;
     auto it = thread_nodes_.find(target.pid);
     if (it != thread_nodes_.end() && it->second != mask)
-      moved.insert(target.pid);
+      moved.insert(ProcessOf(target));
   }
   thread_nodes_ = std::move(now);
   if (!moved.empty()) MarkStale(moved);
@@ -160,7 +163,12 @@ absl::StatusOr<Snapshot> SnapshotCollector::Collect() {
     // Only the targets' threads are merged: read no others.
     std::vector<int32_t> pids;
     pids.reserve(snapshot.targets.size());
-    for (const Target& target : snapshot.targets) pids.push_back(target.pid);
+    for (const Target& target : snapshot.targets) {
+      // A server's thread workers are consecutive: its pid once.
+      if (pids.empty() || pids.back() != ProcessOf(target)) {
+        pids.push_back(ProcessOf(target));
+      }
+    }
     sensors_->SetScope(std::move(pids));
     absl::StatusOr<SensorReading> reading = sensors_->Read();
     if (!reading.ok()) {

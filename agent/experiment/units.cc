@@ -43,8 +43,10 @@ uint64_t Mix(uint64_t x) {
 }
 
 // Its workers: the targets marked so, or, where none is, every target but
-// a master.
+// a master. Thread workers are not units: the work sensor counts per
+// process, and one process's threads cannot be told apart there.
 bool IsWorker(const Target& target, bool marked) {
+  if (target.process != 0) return false;
   return marked ? target.role == TargetRole::kWorker
                 : target.role != TargetRole::kMaster;
 }

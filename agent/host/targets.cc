@@ -16,6 +16,7 @@
 #include "agent/host/file_util.h"
 #include "agent/host/numa_maps.h"
 #include "agent/host/proc_parse.h"
+#include "agent/host/thread_workers.h"
 #include "common/os_error.h"
 #include "common/status_macros.h"
 
@@ -244,7 +245,13 @@ int32_t MasterOf(int32_t pid, const std::map<int32_t, Candidate>& selected) {
 
 TargetRole RoleOf(const Candidate& candidate,
                   const std::map<int32_t, Candidate>& selected,
-                  const std::set<int32_t>& parents) {
+                  const std::set<int32_t>& parents, bool thread_workers) {
+  // A server of thread workers run alone (HAProxy without -W) has no
+  // master: the process is its workers' own.
+  if (thread_workers) {
+    return parents.count(candidate.stat.pid) ? TargetRole::kMaster
+                                             : TargetRole::kWorker;
+  }
   if (!absl::StartsWith(candidate.cmdline, "nginx: ")) {
     if (parents.count(candidate.stat.pid)) return TargetRole::kMaster;
     if (selected.count(candidate.stat.ppid)) return TargetRole::kWorker;
@@ -256,8 +263,8 @@ TargetRole RoleOf(const Candidate& candidate,
 // them from `cache` (may be null) where they are recent enough.
 void ReadTargetParts(const std::string& dir, const Candidate& candidate,
                      const TargetScanOptions& options, const Topology& topology,
-                     TargetScanCache* cache, Target* target,
-                     std::vector<std::string>* errors) {
+                     bool thread_workers, TargetScanCache* cache,
+                     Target* target, std::vector<std::string>* errors) {
   TargetScanCache::Entry* cached = nullptr;
   bool fresh = false;  // the cache's entry is this very process
   if (cache != nullptr) {
@@ -291,8 +298,9 @@ void ReadTargetParts(const std::string& dir, const Candidate& candidate,
     }
   }
   // On a single node every page is local and there is nothing to place:
-  // numa_maps (a walk over every mapped page) is not read at all.
-  if (options.read_numa_maps && topology.nodes.size() > 1) {
+  // numa_maps (a walk over every mapped page) is not read at all; nor for
+  // thread workers, whose pages are nobody's own (thread_workers.h).
+  if (options.read_numa_maps && topology.nodes.size() > 1 && !thread_workers) {
     if (recent(&TargetScanCache::Entry::numa_scan)) {
       target->resident_pages.assign(cached->resident_pages.begin(),
                                     cached->resident_pages.end());
@@ -305,6 +313,16 @@ void ReadTargetParts(const std::string& dir, const Candidate& candidate,
       }
     }
   }
+}
+
+// Processes no longer selected (exited, deselected, draining) are
+// forgotten.
+void EndScan(Selection selection, TargetScanCache* cache) {
+  std::erase_if(cache->entries, [&](const auto& entry) {
+    return !selection.selected.contains(entry.first);
+  });
+  cache->stale.clear();
+  cache->ruled_out = std::move(selection.ruled_out);
 }
 
 }  // namespace
@@ -356,21 +374,21 @@ absl::StatusOr<std::vector<Target>> ScanTargets(
     target.pid = pid;
     target.comm = candidate.stat.comm;
     target.page_size = page_size;
-    target.role = RoleOf(candidate, selected, parents);
+    const bool thread_workers =
+        Contains(options.selector.thread_worker_comms, candidate.stat.comm);
+    target.role = RoleOf(candidate, selected, parents, thread_workers);
     target.instance = master;
     ReadTargetParts(JoinPath(paths.procfs_root, absl::StrCat(pid)), candidate,
-                    options, topology, cache, &target, errors);
-    targets.push_back(std::move(target));
+                    options, topology,
+                    thread_workers && target.role == TargetRole::kWorker, cache,
+                    &target, errors);
+    if (thread_workers && target.role == TargetRole::kWorker) {
+      AddThreadWorkers(std::move(target), &targets);
+    } else {
+      targets.push_back(std::move(target));
+    }
   }
-  if (cache != nullptr) {
-    // Processes no longer selected (exited, deselected, draining) are
-    // forgotten.
-    std::erase_if(cache->entries, [&](const auto& entry) {
-      return !selected.contains(entry.first);
-    });
-    cache->stale.clear();
-    cache->ruled_out = std::move(selection.ruled_out);
-  }
+  if (cache != nullptr) EndScan(std::move(selection), cache);
   return targets;
 }
 

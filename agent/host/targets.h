@@ -29,6 +29,10 @@ struct TargetSelector {
   std::vector<std::string> exe_paths;      // readlink /proc/PID/exe, exact
   std::vector<std::string> cgroup_paths;   // prefix, whole components
   std::vector<std::string> systemd_units;  // e.g. "nginx.service"
+  // Selected processes with these comms have thread workers: each thread of
+  // such a process that is not a master is a target of its own
+  // (Target::process), and the process is not.
+  std::vector<std::string> thread_worker_comms;
 };
 
 // The default: nginx.

@@ -91,6 +91,23 @@ TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
   EXPECT_THAT(c.detail, HasSubstr("no nginx running"));
 }
 
+// A server whose workers are threads has one process's sockets, which no
+// reuseport advice fixes: said as such, whatever its listeners.
+TEST(DoctorChecks, ThreadWorkersAreSaidNotToldToAddReuseport) {
+  DoctorInputs in = Healthy();
+  NginxListening haproxy;
+  haproxy.master_pid = 60;
+  haproxy.server = "haproxy";
+  haproxy.thread_workers = true;
+  haproxy.no_reuseport = {"0.0.0.0:8080"};
+  in.nginx.push_back(haproxy);
+  DoctorCheck c = Find(in, "reuseport");
+  EXPECT_EQ(c.verdict, Verdict::kOk);
+  EXPECT_THAT(c.detail, HasSubstr("with reuseport on nginx 40 0.0.0.0:80"));
+  EXPECT_THAT(c.detail, HasSubstr("haproxy 60: workers are threads"));
+  EXPECT_THAT(c.detail, Not(HasSubstr("8080")));
+}
+
 TEST(DoctorChecks, ACpusetOnOneNodeIsSaid) {
   DoctorInputs in = Healthy();
   in.nginx[0].cgroup = "/system.slice/nginx.service";

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "agent/host/host_model.h"
 #include "agent/host/topology.h"
 #include "gmock/gmock.h"
@@ -415,6 +416,117 @@ TEST_F(TargetsTest, NoReuseByDefault) {
       ScanTargets(paths, TargetScanOptions{}, topology_, &errors, &cache);
   ASSERT_TRUE(targets.ok());
   EXPECT_THAT(ByPid(*targets)[101].resident_pages, ElementsAre(0, 0));
+}
+
+// A HAProxy process tree in `tree`: `pid` with `threads` (the first is the
+// process's own), started by `ppid`, as `cmdline`.
+void WriteHaproxy(TempTree& tree, int pid, int ppid,
+                  const std::vector<int>& threads, const std::string& cmdline) {
+  const std::string dir = absl::StrCat("proc/", pid);
+  auto stat = [&](int tid, int cpu) {
+    return absl::StrCat(tid, " (haproxy) S ", ppid, " ", pid, " ", pid,
+                        " 0 -1 4194560 100 0 0 0 12 3 0 0 20 0 ",
+                        threads.size(), " 0 1", tid,
+                        " 12345678 1234 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 ", cpu,
+                        " 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+  };
+  auto status = [&](int tid) {
+    return absl::StrCat("Name:\thaproxy\nTgid:\t", pid, "\nPid:\t", tid,
+                        "\nPPid:\t", ppid,
+                        "\nUid:\t0\t0\t0\t0\nCpus_allowed_list:\t0-3\n");
+  };
+  tree.Write(dir + "/stat", stat(pid, 0));
+  tree.Write(dir + "/status", status(pid));
+  tree.Write(dir + "/comm", "haproxy\n");
+  tree.Write(dir + "/cmdline", cmdline);
+  std::error_code exists;  // written again for a thread count that changed
+  std::filesystem::create_symlink("/bin/sh", tree.root() + "/" + dir + "/exe",
+                                  exists);
+  for (size_t i = 0; i < threads.size(); ++i) {
+    const std::string task = absl::StrCat(dir, "/task/", threads[i]);
+    tree.Write(task + "/stat", stat(threads[i], static_cast<int>(i % 4)));
+    tree.Write(task + "/status", status(threads[i]));
+  }
+}
+
+// HAProxy in master-worker mode (-W) and one run alone: each thread of a
+// worker process is a target of its own; the master is left as it was.
+TEST_F(TargetsTest, ThreadWorkersAreOneTargetPerThread) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  const std::string master_cmdline("haproxy\0-W\0-f\0/etc/h.cfg\0", 25);
+  WriteHaproxy(tree, 600, 1, {600}, master_cmdline);
+  WriteHaproxy(tree, 601, 600, {601, 602, 603, 604}, master_cmdline);
+  WriteHaproxy(tree, 700, 1, {700, 701}, std::string("haproxy\0", 8));
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanOptions options;
+  options.selector.comms = {"nginx", "haproxy"};
+  options.selector.thread_worker_comms = {"haproxy"};
+  std::vector<std::string> errors;
+  auto targets = ScanTargets(paths, options, topology_, &errors);
+  ASSERT_TRUE(targets.ok()) << targets.status();
+  // No numa_maps is read for a thread worker's process (none is written).
+  EXPECT_THAT(errors, Not(Contains(HasSubstr("haproxy"))));
+  EXPECT_THAT(errors, Not(Contains(HasSubstr("/60"))));
+  auto by_pid = ByPid(*targets);
+  ASSERT_EQ(by_pid.count(600), 1u);
+  EXPECT_EQ(by_pid[600].role, TargetRole::kMaster);
+  EXPECT_EQ(by_pid[600].process, 0);
+  for (int tid : {601, 602, 603, 604}) {
+    SCOPED_TRACE(tid);
+    ASSERT_EQ(by_pid.count(tid), 1u);
+    const Target& worker = by_pid[tid];
+    EXPECT_EQ(worker.role, TargetRole::kWorker);
+    EXPECT_EQ(worker.process, 601);
+    EXPECT_EQ(ProcessOf(worker), 601);
+    EXPECT_EQ(worker.instance, 600);
+    EXPECT_EQ(worker.comm, "haproxy");
+    ASSERT_EQ(worker.threads.size(), 1u);
+    EXPECT_EQ(worker.threads[0].tid, tid);
+    EXPECT_THAT(worker.threads[0].allowed_cpus, ElementsAre(0, 1, 2, 3));
+    EXPECT_THAT(worker.resident_pages, IsEmpty());
+  }
+  EXPECT_EQ(by_pid[602].threads[0].cpu, 1);
+  // Alone, without a master: its threads are still its workers.
+  EXPECT_EQ(by_pid[700].process, 700);
+  EXPECT_EQ(by_pid[701].process, 700);
+  EXPECT_EQ(by_pid[701].instance, 700);
+  // nginx is as before: processes, with their pages.
+  EXPECT_EQ(by_pid[102].process, 0);
+  EXPECT_EQ(by_pid[102].threads.size(), 2u);
+  EXPECT_EQ(by_pid.count(110), 0u);
+}
+
+// A reload (-sf, or the master's "reload"): the master forks a new worker
+// process; its threads are new targets at the next scan and the old ones,
+// gone, are no longer.
+TEST_F(TargetsTest, ThreadWorkersOfANewWorkerProcessReplaceTheOld) {
+  TempTree tree;
+  tree.CopyFixture("numa2");
+  const std::string cmdline("haproxy\0-W\0", 11);
+  WriteHaproxy(tree, 600, 1, {600}, cmdline);
+  WriteHaproxy(tree, 601, 600, {601, 602}, cmdline);
+  HostPaths paths{tree.root() + "/sys", tree.root() + "/proc"};
+  TargetScanOptions options;
+  options.selector.comms = {"haproxy"};
+  options.selector.thread_worker_comms = {"haproxy"};
+  TargetScanCache cache;
+  std::vector<std::string> errors;
+  auto before = CachedScan(paths, options, &cache, &errors);
+  EXPECT_EQ(before.count(602), 1u);
+  std::filesystem::remove_all(tree.root() + "/proc/601");
+  WriteHaproxy(tree, 650, 600, {650, 651}, cmdline);
+  auto after = CachedScan(paths, options, &cache, &errors);
+  EXPECT_EQ(after.count(601), 0u);
+  EXPECT_EQ(after.count(602), 0u);
+  ASSERT_EQ(after.count(651), 1u);
+  EXPECT_EQ(after[651].process, 650);
+  // A thread that exits is gone at the next scan, its siblings stay.
+  std::filesystem::remove_all(tree.root() + "/proc/650/task/651");
+  WriteHaproxy(tree, 650, 600, {650}, cmdline);  // its thread count, 1
+  auto exited = CachedScan(paths, options, &cache, &errors);
+  EXPECT_EQ(exited.count(651), 0u);
+  EXPECT_EQ(exited.count(650), 1u);
 }
 
 TEST(TargetsLiveTest, ThisProcessBySelector) {

@@ -290,11 +290,12 @@ load_stop() {
 # (connection steering), spill=SHARE (connections.spill_above_busy),
 # numad=exclude|off (coexist.numad).
 policy() {
-  local kv comm=nginx workers_only=true cpus="" irqs=true connections=true spill=0.85 numad=exclude
+  local kv comm=nginx workers_only=true threads="" cpus="" irqs=true connections=true spill=0.85 numad=exclude
   for kv in "$@"; do
     case "$kv" in
       comm=*) comm=${kv#comm=} ;;
       workers_only=*) workers_only=${kv#workers_only=} ;;
+      threads=*) threads=${kv#threads=} ;;
       cpus=*) cpus=${kv#cpus=} ;;
       irqs=*) irqs=${kv#irqs=} ;;
       connections=*) connections=${kv#connections=} ;;
@@ -305,6 +306,7 @@ policy() {
   done
   sed -e "s/^\(  comm:\).*# rewritten: comm\$/\1 [$comm]/" \
       -e "s/^\(  workers_only:\).*# rewritten: workers_only\$/\1 $workers_only/" \
+      -e "s/^\(  thread_workers:\).*# rewritten: threads\$/\1 [$threads]/" \
       -e "s/^\(  cpus:\).*# rewritten: cpus\$/\1 \"$cpus\"/" \
       -e "s/^\(  enabled:\).*# rewritten: irqs\$/\1 $irqs/" \
       -e "s/^\(  enabled:\).*# rewritten: connections\$/\1 $connections/" \

@@ -6,12 +6,16 @@
 #   reload        nginx -s reload mid-run: the new workers are adopted within
 #                 a tick or two, the old ones forgotten;
 #   bad_policy    a bad policy written mid-run: the old one keeps acting and
-#                 `locusctl status` shows the error.
+#                 `locusctl status` shows the error;
+#   haproxy_threads  HAProxy's worker threads spread, across a reload, and
+#                 given back (scenario_threads.sh, sharing this boot).
 # Run inside a guest (tests/lab/guest.sh --forward 80); needs >= 2 nodes.
 # Usage: scenario_lifecycle.sh [SCENARIO...]   (default: all, in that order)
 set -uo pipefail
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/lab/scenario_threads.sh
+. "$(dirname "$0")/scenario_threads.sh"
 
 sysctl -qw kernel.numa_balancing=0
 
@@ -223,5 +227,5 @@ bad_policy() {
 policy_error_shown() { [ -n "$(ctl status --json | tool get policy.last_error)" ]; }
 policy_error_cleared() { [ -z "$(ctl status --json | tool get policy.last_error)" ]; }
 
-[ $# -gt 0 ] || set -- exit_restore reload bad_policy
+[ $# -gt 0 ] || set -- exit_restore reload bad_policy haproxy_threads
 run_scenarios "$@"

@@ -10,52 +10,29 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "policy/default_policy.h"
 #include "tests/common/snapshot_builder.h"
+#include "tests/policy/plan_view.h"
 
 namespace locus {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::Irqs;
 using testing::kGiB;
 using testing::kMiB;
 using testing::kSecond;
 using testing::MakeHost;
 using testing::MakeNicIrq;
 using testing::MakeWorker;
+using testing::Migrations;
 using testing::NodeCpus;
+using testing::Pins;
+using testing::Reasons;
 
-std::vector<PinThread> Pins(const Plan& plan) {
-  std::vector<PinThread> out;
-  for (const Action& a : plan.actions) {
-    if (auto* p = std::get_if<PinThread>(&a.op)) out.push_back(*p);
-  }
-  return out;
-}
-std::vector<MigratePages> Migrations(const Plan& plan) {
-  std::vector<MigratePages> out;
-  for (const Action& a : plan.actions) {
-    if (auto* m = std::get_if<MigratePages>(&a.op)) out.push_back(*m);
-  }
-  return out;
-}
-std::vector<SetIrqAffinity> Irqs(const Plan& plan) {
-  std::vector<SetIrqAffinity> out;
-  for (const Action& a : plan.actions) {
-    if (auto* i = std::get_if<SetIrqAffinity>(&a.op)) out.push_back(*i);
-  }
-  return out;
-}
-std::string Reasons(const Plan& plan) {
-  std::vector<std::string> lines;
-  for (const Action& a : plan.actions) lines.push_back(a.reason);
-  for (const std::string& n : plan.notes) lines.push_back("note: " + n);
-  return absl::StrJoin(lines, "\n");
-}
 bool HasNote(const Plan& plan, absl::string_view text) {
   for (const std::string& n : plan.notes) {
     if (absl::StrContains(n, text)) return true;

@@ -36,6 +36,7 @@ namespace locus {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::string kCorpus =
@@ -126,6 +127,19 @@ TEST(PolicyYamlTest, ShippedExampleIsTheDefaultPolicyField) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
       DefaultPolicy(), *loaded));
+}
+
+// The HAProxy example: valid, its threads the workers, the rest default.
+TEST(PolicyYamlTest, ShippedHaproxyExampleLoads) {
+  const std::string path =
+      std::string(LOCUS_SOURCE_DIR) + "/deploy/policy/haproxy.yaml";
+  absl::StatusOr<v1::Policy> loaded = LoadPolicyFile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_THAT(loaded->targets().comm(), ElementsAre("haproxy"));
+  EXPECT_THAT(loaded->targets().thread_workers(), ElementsAre("haproxy"));
+  EXPECT_TRUE(loaded->placement().enabled());
+  EXPECT_EQ(loaded->placement().strategy(), v1::Placement::STRATEGY_SPREAD);
+  EXPECT_TRUE(loaded->memory().enabled()) << "default: moves none of it";
 }
 
 TEST(PolicyYamlTest, DefaultPolicyIsValidOnEveryTestHost) {

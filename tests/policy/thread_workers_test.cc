@@ -1,0 +1,134 @@
+// Decide() for servers whose workers are threads (targets.thread_workers):
+// each thread is a worker of its own, spread and pinned as worker processes
+// are; the process's memory, shared by every thread, is never moved.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "policy/decide.h"
+#include "policy/default_policy.h"
+#include "tests/common/snapshot_builder.h"
+#include "tests/policy/plan_view.h"
+
+namespace locus {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MakeHost;
+using testing::MakeWorker;
+using testing::NodeCpus;
+using testing::Pins;
+using testing::Reasons;
+
+constexpr int32_t kProcess = 600;
+
+v1::Policy HaproxyPolicy() {
+  v1::Policy policy = DefaultPolicy();
+  policy.mutable_targets()->add_comm("haproxy");
+  policy.mutable_targets()->add_thread_workers("haproxy");
+  return policy;
+}
+
+// A worker thread `tid` of HAProxy's process, running on `run_node`,
+// confined to `pinned_node` (-1: anywhere), with remote faults on node 0's
+// memory whatever node it runs on (the process's shared pages).
+Target ThreadWorker(const Snapshot& s, int32_t tid, int run_node,
+                    int pinned_node) {
+  Target t = MakeWorker(s, tid, run_node, pinned_node, 0);
+  t.comm = "haproxy";
+  t.process = kProcess;
+  t.resident_pages.clear();  // as the scan leaves them: nobody's own
+  return t;
+}
+
+// Four threads all running on node 0 of a 2-node host: two are pinned to
+// node 1, each pin naming its thread and its process; the two that stay
+// are home already (a pin would gain them nothing).
+TEST(ThreadWorkersTest, ThreadsOfOneProcessAreSpreadOverTheNodes) {
+  Snapshot s = MakeHost(2, 2);
+  for (int32_t tid : {600, 601, 602, 603}) {
+    s.targets.push_back(ThreadWorker(s, tid, 0, -1));
+  }
+  const Plan plan = Decide(s, HaproxyPolicy(), History());
+  const std::vector<PinThread> pins = Pins(plan);
+  ASSERT_EQ(pins.size(), 2u) << Reasons(plan);
+  std::set<int32_t> tids;
+  for (const PinThread& pin : pins) {
+    EXPECT_EQ(pin.pid, kProcess);
+    EXPECT_TRUE(pin.thread_worker);
+    EXPECT_EQ(WorkerOf(pin), pin.tid);
+    EXPECT_EQ(pin.node, 1);
+    EXPECT_EQ(pin.cpus, NodeCpus(s, 1));
+    tids.insert(pin.tid);
+  }
+  EXPECT_EQ(tids.size(), 2u) << "one pin per thread";
+  EXPECT_THAT(plan.actions[0].reason, HasSubstr("worker thread 60"));
+  EXPECT_THAT(plan.actions[0].reason, HasSubstr("(haproxy 600)"));
+}
+
+// Threads already home, whose faults are mostly on the other node's memory
+// (pages the process allocated there): no page is moved for any of them.
+TEST(ThreadWorkersTest, NoPageOfTheSharedProcessIsMoved) {
+  Snapshot s = MakeHost(2, 2);
+  s.targets.push_back(ThreadWorker(s, 600, 0, 0));
+  s.targets.push_back(ThreadWorker(s, 601, 1, 1));
+  Target with_pages = ThreadWorker(s, 602, 1, 1);
+  with_pages.resident_pages = {25'600, 0};  // even if a scan gave it pages
+  s.targets.push_back(with_pages);
+  const Plan plan = Decide(s, HaproxyPolicy(), History());
+  for (const Action& a : plan.actions) {
+    EXPECT_FALSE(std::holds_alternative<MigratePages>(a.op)) << a.reason;
+  }
+}
+
+// The history of a thread worker is the thread's: its dwell keeps it, and
+// its siblings are free to move.
+TEST(ThreadWorkersTest, EachThreadDwellsOnItsOwn) {
+  Snapshot s = MakeHost(2, 2);
+  s.now_ns = 10 * testing::kSecond;
+  for (int32_t tid : {600, 601}) {
+    s.targets.push_back(ThreadWorker(s, tid, 0, -1));
+  }
+  History history;
+  Action pinned;
+  pinned.op = PinThread{.pid = kProcess,
+                        .tid = 601,
+                        .node = 0,
+                        .cpus = NodeCpus(s, 0),
+                        .thread_worker = true};
+  RecordApplied(history, pinned, s.topology, 5 * testing::kSecond);
+  EXPECT_NE(history.Find({EntityKind::kTask, 601}), nullptr);
+  EXPECT_EQ(history.Find({EntityKind::kTask, kProcess}), nullptr);
+  const Plan plan = Decide(s, HaproxyPolicy(), history);
+  // 601 keeps the home its history gives it (node 0, where it runs): 600,
+  // not 601, leaves for node 1. Kept by the process, the history would
+  // have held 600 and sent 601.
+  const std::vector<PinThread> pins = Pins(plan);
+  ASSERT_EQ(pins.size(), 1u) << Reasons(plan);
+  EXPECT_EQ(pins[0].tid, 600);
+  EXPECT_EQ(pins[0].node, 1);
+}
+
+// nginx and HAProxy on one host, all on node 0: each server spreads over
+// the nodes, nginx by its worker processes and HAProxy by its threads.
+TEST(ThreadWorkersTest, AMixedHostSpreadsEachServer) {
+  Snapshot s = MakeHost(2, 2);
+  s.targets.push_back(MakeWorker(s, 100, 0, -1, 0));
+  s.targets.push_back(MakeWorker(s, 101, 0, -1, 0));
+  for (int32_t tid : {600, 601}) {
+    s.targets.push_back(ThreadWorker(s, tid, 0, -1));
+  }
+  const Plan plan = Decide(s, HaproxyPolicy(), History());
+  std::map<int32_t, int> node_of;
+  for (const PinThread& pin : Pins(plan)) node_of[WorkerOf(pin)] = pin.node;
+  ASSERT_EQ(node_of.size(), 2u) << Reasons(plan);
+  EXPECT_EQ(node_of.count(100) + node_of.count(101), 1u) << Reasons(plan);
+  EXPECT_EQ(node_of.count(600) + node_of.count(601), 1u) << Reasons(plan);
+  for (const auto& [worker, node] : node_of) EXPECT_EQ(node, 1) << worker;
+}
+
+}  // namespace
+}  // namespace locus
