@@ -132,13 +132,21 @@ kill9_restore() {
   local removed
   removed=$(numad_logged "Removing PID .* from explicit PID lists")
   # Irqbalance may have left the IRQs Locus gave back with their consumers
-  # already: spread across every CPU, each is Locus's to move (and ban).
-  local irq
-  for irq in $(nic_irqs | awk '{ print $1 }'); do
-    echo "0-$(($(nproc) - 1))" >"/proc/irq/$irq/smp_affinity_list"
-  done
+  # already: spread across every CPU, each is Locus's to move (and ban),
+  # under a load of its own (the first may be about to end). Irqbalance may
+  # place them again before Locus has asked (twice here, in its next scan):
+  # spread again, up to three times.
+  local irq tries
+  load_stop
+  load 120 "http://$LAB_HOST_ADDR:$LAB_FWD_80/"
   locusd_start || return 1
-  wait_until 60 bans_hold ||
+  for tries in 1 2 3; do
+    for irq in $(nic_irqs | awk '{ print $1 }'); do
+      echo "0-$(($(nproc) - 1))" >"/proc/irq/$irq/smp_affinity_list"
+    done
+    wait_until 40 bans_hold && break
+  done
+  bans_hold ||
     fail "the second Locus: bans $(tool irqbalance_bans "$irqbalance_pid"), status: $(ctl status | grep irqbalance)" || return 1
   wait_until 30 test -n "$(neighbour numad pids_excluded)" ||
     fail "the second Locus excluded no worker from numad" || return 1
