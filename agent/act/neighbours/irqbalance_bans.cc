@@ -34,11 +34,7 @@ void IrqbalanceBans::Tick(const std::set<int>& wanted, absl::Time now) {
 bool IrqbalanceBans::Banned(int irq) const {
   if (!looked_) return false;
   if (!instance_.has_value() && !unusable_) return true;
-  // A list sent (or being sent) since the last read without it took it off:
-  // irqbalance balances it again from its next scan, and the read from
-  // before the send still lists it.
-  const bool sent_since_read = step_ == Step::kSend || sent_at_ > list_read_;
-  if (sent_since_read && sent_.count(irq) == 0) return false;
+  if (TakenOff(irq)) return false;
   if (!list_.has_value() || list_->count(irq) == 0) return false;
   auto effective = effective_at_.find(irq);
   return effective == effective_at_.end() || now_ >= effective->second;
@@ -280,6 +276,14 @@ std::string IrqbalanceBans::Who() const {
   return IrqbalanceName(instance_.has_value() ? instance_->pid : 0);
 }
 
+// A list sent (or being sent) since the last read without it took it off:
+// irqbalance balances it again from its next scan, and the read from before
+// the send still lists it.
+bool IrqbalanceBans::TakenOff(int irq) const {
+  const bool sent_since_read = step_ == Step::kSend || sent_at_ > list_read_;
+  return sent_since_read && sent_.count(irq) == 0;
+}
+
 void IrqbalanceBans::UpdateState() {
   state_.running = instance_.has_value() || unusable_;
   state_.pid = instance_.has_value() ? instance_->pid : 0;
@@ -290,7 +294,9 @@ void IrqbalanceBans::UpdateState() {
   if (list_.has_value()) {
     const std::set<int> mine = Mine();
     for (int irq : *list_) {
-      if (mine.count(irq)) state_.banned_by_locus.insert(irq);
+      if (mine.count(irq) && !TakenOff(irq)) {
+        state_.banned_by_locus.insert(irq);
+      }
     }
   }
   if (state_.running) {

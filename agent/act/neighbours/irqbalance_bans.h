@@ -102,6 +102,7 @@ class IrqbalanceBans {
   void OnSetup(const std::string& reply, absl::Time now);
   void Fail(const std::string& problem, absl::Time now);
   bool ForgetStale();
+  bool TakenOff(int irq) const;
   std::set<int> Mine() const;
   std::set<int> Others() const;
   std::string Who() const;

@@ -189,6 +189,7 @@ TEST_F(IrqbalanceBansTest, AnIrqSentWithoutIsNotBannedFromTheSendOn) {
   Run(bans, {39}, 1);
   ASSERT_THAT(fake_.SentSettings().back(), "settings ban irqs 39 40");
   EXPECT_FALSE(bans.Banned(38)) << "sent without it";
+  EXPECT_THAT(bans.state().banned_by_locus, ElementsAre(39));
   EXPECT_TRUE(bans.Banned(39)) << "sent with it, in effect before";
   // Wanted again within the rescan's quiet period: nothing is sent until
   // it is over, and it is not banned meanwhile.
