@@ -18,10 +18,12 @@
 #include "policy/decide.h"
 #include "policy/default_policy.h"
 #include "tests/common/snapshot_builder.h"
+#include "tests/policy/plan_view.h"
 
 namespace locus {
 namespace {
 
+using testing::ActionsOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -69,15 +71,6 @@ bool HasNote(const Plan& plan, absl::string_view text) {
       [&](const std::string& n) { return absl::StrContains(n, text); });
 }
 
-template <typename Op>
-std::vector<Op> OpsOf(const Plan& plan) {
-  std::vector<Op> out;
-  for (const Action& a : plan.actions) {
-    if (auto* op = std::get_if<Op>(&a.op)) out.push_back(*op);
-  }
-  return out;
-}
-
 // The case: nginx in a cpuset of node 1's CPUs. Spreading used to
 // home one worker on node 0, a pin the kernel refused every hold-down.
 TEST(CpusetDecideTest, APodOnOneNodeIsAlreadyHome) {
@@ -102,7 +95,7 @@ TEST(CpusetDecideTest, MemsNarrowerThanCpusDecideTheHome) {
   s.targets.push_back(InCgroup(MakeWorker(s, 101, 1, -1, 0), Range(0, 7), {0}));
   s.targets[1].threads[0].cpu = 5;
   Plan plan = Decide(s, DefaultPolicy(), History());
-  std::vector<PinThread> pins = OpsOf<PinThread>(plan);
+  std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
   ASSERT_EQ(pins.size(), 2u) << Explain(plan);
   for (const PinThread& pin : pins) {
     EXPECT_EQ(pin.node, 0);
@@ -110,7 +103,7 @@ TEST(CpusetDecideTest, MemsNarrowerThanCpusDecideTheHome) {
   }
   EXPECT_THAT(plan.actions[0].reason,
               HasSubstr("; home node 0: cpuset.mems allows only 0"));
-  EXPECT_THAT(OpsOf<MigratePages>(plan), IsEmpty()) << "already on node 0";
+  EXPECT_THAT(ActionsOf<MigratePages>(plan), IsEmpty()) << "already on node 0";
 }
 
 // Pages left on node 1 by an earlier cpuset go home to node 0, never the
@@ -119,7 +112,7 @@ TEST(CpusetDecideTest, PagesMoveOnlyToAllowedNodes) {
   Snapshot s = MakeHost(2, 4);
   s.targets.push_back(InCgroup(MakeWorker(s, 100, 0, 0, 1), Range(0, 3), {0}));
   Plan plan = Decide(s, DefaultPolicy(), History());
-  std::vector<MigratePages> moves = OpsOf<MigratePages>(plan);
+  std::vector<MigratePages> moves = ActionsOf<MigratePages>(plan);
   ASSERT_EQ(moves.size(), 1u) << Explain(plan);
   EXPECT_EQ(moves[0].to_node, 0);
   // A worker confined to node 1 with memory allowed only on node 0 stays
@@ -140,7 +133,7 @@ TEST(CpusetDecideTest, SpreadCountsOnlyThePodsNodes) {
   }
   Plan plan = Decide(s, DefaultPolicy(), History());
   std::multiset<int> homes;
-  for (const PinThread& pin : OpsOf<PinThread>(plan)) {
+  for (const PinThread& pin : ActionsOf<PinThread>(plan)) {
     homes.insert(pin.node);
     EXPECT_EQ(pin.node, 2) << "two stay on node 1, two go to node 2";
     EXPECT_EQ(pin.cpus, NodeCpus(s, 2));
@@ -165,7 +158,7 @@ TEST(CpusetDecideTest, NearNicCountsOnlyThePodsNodes) {
   policy.mutable_placement()->set_node_capacity(1.0);
   policy.mutable_irqs()->set_enabled(false);
   Plan plan = Decide(s, policy, History());
-  std::vector<PinThread> pins = OpsOf<PinThread>(plan);
+  std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
   ASSERT_EQ(pins.size(), 2u) << Explain(plan);
   for (const PinThread& pin : pins) EXPECT_EQ(pin.node, 2) << Explain(plan);
 }
@@ -178,7 +171,7 @@ TEST(CpusetDecideTest, PinsAreTheNodesCpusTheCgroupAllows) {
       InCgroup(MakeWorker(s, 100, 6, -1, 5), {40, 41, 48}, {5}));
   s.targets[0].threads[0].cpu = 48;
   Plan plan = Decide(s, DefaultPolicy(), History());
-  std::vector<PinThread> pins = OpsOf<PinThread>(plan);
+  std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
   ASSERT_EQ(pins.size(), 1u) << Explain(plan);
   EXPECT_EQ(pins[0].node, 5);
   EXPECT_THAT(pins[0].cpus, ElementsAre(40, 41));
@@ -204,13 +197,13 @@ TEST(CpusetDecideTest, ACpuLessMemoryNodeHomesTheWorkerNearestIt) {
   s.topology.nodes[2].distances = {30, 14, 10};
   s.targets.push_back(InCgroup(MakeWorker(s, 100, 0, -1, 2), Range(0, 7), {2}));
   Plan plan = Decide(s, DefaultPolicy(), History());
-  std::vector<PinThread> pins = OpsOf<PinThread>(plan);
+  std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
   ASSERT_EQ(pins.size(), 1u) << Explain(plan);
   EXPECT_EQ(pins[0].node, 1);
   EXPECT_THAT(plan.actions[0].reason,
               HasSubstr("home node 1: cpuset.mems allows only 2: its memory "
                         "stays remote, homed nearest it"));
-  EXPECT_THAT(OpsOf<MigratePages>(plan), IsEmpty()) << Explain(plan);
+  EXPECT_THAT(ActionsOf<MigratePages>(plan), IsEmpty()) << Explain(plan);
 }
 
 // The kubelet placed it: no pin, no page move, said once; IRQ steering
@@ -223,9 +216,9 @@ TEST(CpusetDecideTest, AContainerTheKubeletPlacesIsLeftAlone) {
                "the kubelet: static CPU manager, exclusive cpus 2-3"));
   s.irqs.push_back(MakeNicIrq(s, 50, "eth0", 0, 1, NodeCpus(s, 1)));
   Plan plan = Decide(s, DefaultPolicy(), History());
-  EXPECT_THAT(OpsOf<PinThread>(plan), IsEmpty()) << Explain(plan);
-  EXPECT_THAT(OpsOf<MigratePages>(plan), IsEmpty()) << Explain(plan);
-  std::vector<SetIrqAffinity> irqs = OpsOf<SetIrqAffinity>(plan);
+  EXPECT_THAT(ActionsOf<PinThread>(plan), IsEmpty()) << Explain(plan);
+  EXPECT_THAT(ActionsOf<MigratePages>(plan), IsEmpty()) << Explain(plan);
+  std::vector<SetIrqAffinity> irqs = ActionsOf<SetIrqAffinity>(plan);
   ASSERT_EQ(irqs.size(), 1u) << Explain(plan);
   EXPECT_LT(irqs[0].cpus[0], 4) << "to its consumer's node 0";
   EXPECT_TRUE(HasNote(plan,
@@ -255,8 +248,9 @@ TEST(CpusetDecideTest, ACpusetChangedAtRunTimeIsFollowed) {
   EXPECT_THAT(Decide(s, DefaultPolicy(), history).actions, IsEmpty());
   s.targets[0] = InCgroup(MakeWorker(s, 100, 0, -1, 1), Range(0, 3), {0});
   Plan plan = Decide(s, DefaultPolicy(), history);
-  EXPECT_THAT(OpsOf<PinThread>(plan), IsEmpty()) << "the cpuset keeps it home";
-  std::vector<MigratePages> moves = OpsOf<MigratePages>(plan);
+  EXPECT_THAT(ActionsOf<PinThread>(plan), IsEmpty())
+      << "the cpuset keeps it home";
+  std::vector<MigratePages> moves = ActionsOf<MigratePages>(plan);
   ASSERT_EQ(moves.size(), 1u) << Explain(plan);
   EXPECT_EQ(moves[0].to_node, 0);
   EXPECT_THAT(plan.actions[0].reason,
