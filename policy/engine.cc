@@ -137,9 +137,17 @@ Standing Context::StandingOf(EntityKey key) const {
 
 bool Context::WouldReturn(EntityKey key, int to) const {
   const EntityHistory* entry = history.Find(key);
-  return entry != nullptr && entry->left_node >= 0 &&
-         NodeIndexOfId(entry->left_node) == to &&
-         snapshot.now_ns < entry->last_move_ns + hold_ns;
+  if (entry == nullptr || entry->last_move_ns == 0 ||
+      snapshot.now_ns >= entry->last_move_ns + hold_ns) {
+    return false;
+  }
+  // An IRQ we took from CPUs on several nodes was served on each of them:
+  // sending it on to another goes back too. Its consumers' split is what
+  // flips (a tick without NET_RX falls back to counting workers).
+  if (entry->left_node == kSeveralNodes) {
+    return key.kind == EntityKind::kIrq && to != NodeIndexOfId(entry->node);
+  }
+  return entry->left_node >= 0 && NodeIndexOfId(entry->left_node) == to;
 }
 
 uint64_t Worker::SumRunOn(int n) const {

@@ -20,6 +20,19 @@ int NodeOfCpus(const Topology& topology, const std::vector<int>& cpus) {
   return node;
 }
 
+int FromNodeOf(const Topology& topology, const std::vector<int>& cpus) {
+  int node = -1;
+  for (int cpu : cpus) {
+    if (cpu < 0 || cpu >= static_cast<int>(topology.cpu_node.size()) ||
+        topology.cpu_node[cpu] < 0) {
+      return -1;
+    }
+    const int n = topology.cpu_node[cpu];
+    node = node == -1 || node == n ? n : kSeveralNodes;
+  }
+  return node;
+}
+
 EntityKey KeyOf(const Action& action) {
   return std::visit(
       [](const auto& op) -> EntityKey {

@@ -37,7 +37,9 @@ struct EntityHistory {
   uint64_t last_move_ns = 0;   // 0 = never moved
   int node = -1;               // node it was last moved to
   uint64_t held_until_ns = 0;  // no moves before this time (after a revert)
-  int left_node = -1;          // node our last move took it from; -1 unknown
+  // Node our last move took it from; kSeveralNodes when it was on CPUs of
+  // several, -1 unknown.
+  int left_node = -1;
   // Memory only: when the last migration's whole pass found nothing left to
   // move (RecordSettled), so none is under way; 0 otherwise (a move clears
   // it).
@@ -87,6 +89,10 @@ EntityKey KeyOf(const Action& action);
 // The node id all of `cpus` belong to; -1 when they span nodes or one is
 // unknown.
 int NodeOfCpus(const Topology& topology, const std::vector<int>& cpus);
+
+// Where an entity on `cpus` is, as Action::from_node says it: their node id,
+// kSeveralNodes when they are on several, -1 when none or one is unknown.
+int FromNodeOf(const Topology& topology, const std::vector<int>& cpus);
 
 }  // namespace locus
 

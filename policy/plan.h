@@ -42,13 +42,17 @@ struct SetIrqAffinity {
 
 using ActionOp = std::variant<PinThread, MigratePages, SetIrqAffinity>;
 
+// Action::from_node of an entity whose CPUs were on several nodes.
+inline constexpr int kSeveralNodes = -2;
+
 struct Action {
   ActionOp op;
   std::string
       reason;  // why, with the numbers: "82% remote faults on node 1 ..."
   double expected_gain = 0;  // objective improvement the policy expects, 0..1
-  // PinThread, SetIrqAffinity: the node id the entity leaves; -1 when it is
-  // on several or unknown. History keeps it to refuse moving it straight back.
+  // PinThread, SetIrqAffinity: the node id the entity leaves; kSeveralNodes
+  // when its CPUs were on several, -1 when unknown. History keeps it to
+  // refuse moving it straight back.
   int from_node = -1;
 };
 

@@ -317,7 +317,7 @@ void Loop::Record(const Action& action, const Snapshot& snap,
       // wrong node.
       Action applied = action;
       if (!result.cpus_before.empty()) {
-        applied.from_node = NodeOfCpus(snap.topology, result.cpus_before);
+        applied.from_node = FromNodeOf(snap.topology, result.cpus_before);
       }
       RecordApplied(history_, applied, snap.topology, snap.now_ns);
       verifier_.Watch(action, snap);

@@ -692,6 +692,36 @@ std::vector<Scenario> Scenarios() {
                     ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
                     EXPECT_THAT(Irqs(plan)[0].cpus, ElementsAre(0));
                   }});
+  // Taken from CPUs on several nodes, it was served on each of them: going
+  // on to another within hold_down_s is going back too.
+  auto irq_moved_from_several_nodes = [](uint64_t seconds_ago) {
+    return [seconds_ago](const Snapshot& s) {
+      History h;
+      EntityHistory moved;
+      moved.last_move_ns = s.now_ns - seconds_ago * kSecond;
+      moved.node = 1;
+      moved.left_node = kSeveralNodes;
+      h.entities[{EntityKind::kIrq, 40}] = moved;
+      return h;
+    };
+  };
+  rows.push_back({"irq_taken_from_several_nodes_stays_within_hold_down",
+                  consumers_back_on_node_zero,
+                  {},
+                  irq_moved_from_several_nodes(60),
+                  [](const Snapshot&, const Plan& plan) {
+                    EXPECT_TRUE(Irqs(plan).empty()) << Reasons(plan);
+                    EXPECT_TRUE(HasNote(plan, "not moved back"))
+                        << Reasons(plan);
+                  }});
+  rows.push_back({"irq_taken_from_several_nodes_moves_after_hold_down",
+                  consumers_back_on_node_zero,
+                  {},
+                  irq_moved_from_several_nodes(301),
+                  [](const Snapshot&, const Plan& plan) {
+                    ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
+                    EXPECT_THAT(Irqs(plan)[0].cpus, ElementsAre(0));
+                  }});
   rows.push_back({"irq_moved_back_when_its_node_is_no_longer_allowed",
                   consumers_back_on_node_zero,
                   [](v1::Policy& p) { p.mutable_irqs()->set_cpus("0-1"); },
@@ -863,6 +893,15 @@ TEST(DecideTest, RecordAppliedMakesThePinTheHome) {
   EXPECT_EQ(h.Find({EntityKind::kTask, 7})->held_until_ns, 100 * kSecond);
   EXPECT_EQ(h.Find({EntityKind::kMemory, 7})->held_until_ns, 100 * kSecond);
   EXPECT_EQ(h.Find({EntityKind::kTask, 7})->node, -1);
+}
+
+TEST(DecideTest, FromNodeOfSaysOneNodeSeveralOrUnknown) {
+  Snapshot s = MakeHost(2, 2);  // CPUs 0-1 on node 0, 2-3 on node 1
+  EXPECT_EQ(FromNodeOf(s.topology, {2, 3}), 1);
+  EXPECT_EQ(FromNodeOf(s.topology, {1, 2}), kSeveralNodes);
+  EXPECT_EQ(FromNodeOf(s.topology, {0, 1, 2, 3}), kSeveralNodes);
+  EXPECT_EQ(FromNodeOf(s.topology, {}), -1);
+  EXPECT_EQ(FromNodeOf(s.topology, {1, 9}), -1);
 }
 
 TEST(DecideTest, PruneForgetsGoneEntities) {
