@@ -132,17 +132,20 @@ kill9_restore() {
   local removed
   removed=$(numad_logged "Removing PID .* from explicit PID lists")
   # Irqbalance may have left the IRQs Locus gave back with their consumers
-  # already: spread across every CPU, each is Locus's to move (and ban),
-  # under a load of its own (the first may be about to end). Irqbalance may
-  # place them again before Locus has asked (twice here, in its next scan):
-  # spread again, up to three times.
-  local irq tries
+  # already. Every NIC IRQ on one node's CPU is a split Locus must change
+  # (one queue at least belongs to the other node's worker) unless nearly
+  # all the consumers are on that node: node 0's first CPU, then node 1's,
+  # then every CPU, under a load of its own (the first may be about to end).
+  # Irqbalance may place them again before Locus has asked: each is given
+  # 40 s.
+  local irq place
   load_stop
-  load 120 "http://$LAB_HOST_ADDR:$LAB_FWD_80/"
+  load 150 "http://$LAB_HOST_ADDR:$LAB_FWD_80/"
   locusd_start || return 1
-  for tries in 1 2 3; do
+  for place in "$(cpulist_expand "$(node_cpus 0)" | head -n 1)" \
+    "$(cpulist_expand "$(node_cpus 1)" | head -n 1)" "0-$(($(nproc) - 1))"; do
     for irq in $(nic_irqs | awk '{ print $1 }'); do
-      echo "0-$(($(nproc) - 1))" >"/proc/irq/$irq/smp_affinity_list"
+      echo "$place" >"/proc/irq/$irq/smp_affinity_list"
     done
     wait_until 40 bans_hold && break
   done
