@@ -76,6 +76,11 @@ double SpillFor(double busy, double now, double threshold) {
   return want;
 }
 
+// What a thread worker server needs for its connections to be steered.
+constexpr char kOneSocketPerThread[] =
+    "give its bind line `shards by-thread` (HAProxy 2.5+: a socket per "
+    "thread) to steer connections by node";
+
 bool PortSelected(const v1::Connections& policy, uint16_t port) {
   return policy.ports().empty() ||
          std::find(policy.ports().begin(), policy.ports().end(), port) !=
@@ -146,11 +151,25 @@ void AddConnections(const Context& ctx, const std::vector<Worker>& workers,
   for (const ListenGroupSample& group : ctx.snapshot.listen_groups) {
     if (!PortSelected(policy, group.port)) continue;
     if (group.sockets.size() < 2) {
-      plan.notes.push_back(absl::StrCat(
-          "connections: nginx listens without reuseport on ", group.name,
-          "; add `reuseport` to its listen directive to steer connections "
-          "by node"));
+      plan.notes.push_back(
+          group.thread_workers
+              ? absl::StrCat("connections: the worker threads share one "
+                             "listening socket on ",
+                             group.name, "; ", kOneSocketPerThread)
+              : absl::StrCat("connections: nginx listens without reuseport "
+                             "on ",
+                             group.name,
+                             "; add `reuseport` to its listen directive to "
+                             "steer connections by node"));
       continue;
+    }
+    const auto shared =
+        std::count_if(group.sockets.begin(), group.sockets.end(),
+                      [](const ListenSocketSample& s) { return s.shared; });
+    if (shared > 0) {
+      plan.notes.push_back(absl::StrCat(
+          "connections: ", shared, " socket(s) on ", group.name,
+          " are accepted on by several worker threads; ", kOneSocketPerThread));
     }
     plan.connections.push_back(SteerGroup(ctx, group, node_of, busy));
   }

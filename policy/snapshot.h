@@ -138,6 +138,7 @@ struct IrqSample {
 struct ListenSocketSample {
   uint64_t inode = 0;
   int32_t owner_pid = 0;  // 0: no single worker accepts on it
+  bool shared = false;    // several worker threads accept on it
 };
 
 // The targets' listening sockets of one address and port in one network
@@ -146,6 +147,8 @@ struct ListenGroupSample {
   std::string name;  // "netns 4026531840 0.0.0.0:80"
   uint16_t port = 0;
   std::vector<ListenSocketSample> sockets;
+  // Its workers are threads (owner_pid: the accepting thread's id).
+  bool thread_workers = false;
 };
 
 struct Snapshot {

@@ -28,6 +28,7 @@
 #include "agent/experiment/runner.h"
 #include "agent/host/host_model.h"
 #include "agent/host/topology.h"
+#include "agent/sensors/accept_owners_bpf.h"
 #include "agent/sensors/bpf_sensors.h"
 #include "agent/sensors/capabilities.h"
 #include "agent/sensors/libbpf_prober.h"
@@ -224,7 +225,8 @@ void Daemon::MakeCollector() {
   model_options.targets = TargetsOf(*watcher_->policy(), ScanOptions());
   collector_ = std::make_unique<SnapshotCollector>(
       CollectorOptions{options_.tick, options_.procfs_root},
-      std::make_unique<HostModel>(model_options), sensors_.get(), RealClock());
+      std::make_unique<HostModel>(model_options), sensors_.get(), RealClock(),
+      MakeAcceptOwners(/*disable_bpf=*/false));
 }
 
 absl::Status Daemon::MakeExecutor(int nodes) {

@@ -139,21 +139,20 @@ DoctorCheck Reuseport(const DoctorInputs& in) {
                 "start nginx (or name your server in the policy's "
                 "targets.comm); locusd finds it within a scan");
   }
-  std::vector<std::string> without, with, errors, threaded;
+  // A thread worker server's sockets: a socket per thread (HAProxy's
+  // `shards by-thread`), or one every thread shares.
+  std::vector<std::string> without, with, errors, sharded, shared;
   for (const NginxListening& n : in.nginx) {
     const std::string who =
         absl::StrCat(Printable(n.server, kMaxQuotedBytes), " ", n.master_pid);
-    if (n.thread_workers) {
-      threaded.push_back(who);
-      continue;
-    }
     if (!n.error.empty()) {
       errors.push_back(absl::StrCat(who, ": ", Printable(n.error)));
     }
     for (const std::string& a : n.no_reuseport)
-      without.push_back(absl::StrCat(who, " ", a));
+      (n.thread_workers ? shared : without)
+          .push_back(absl::StrCat(who, " ", a));
     for (const std::string& a : n.reuseport)
-      with.push_back(absl::StrCat(who, " ", a));
+      (n.thread_workers ? sharded : with).push_back(absl::StrCat(who, " ", a));
   }
   if (!without.empty()) {
     return Warn(name,
@@ -163,20 +162,29 @@ DoctorCheck Reuseport(const DoctorInputs& in) {
                 "add `reuseport` to those listen directives (listen 80 "
                 "reuseport;) and reload nginx");
   }
+  if (!shared.empty()) {
+    return Warn(name,
+                absl::StrCat("worker threads share one listening socket on ",
+                             absl::StrJoin(shared, ", "),
+                             ": their new connections cannot be steered by "
+                             "node"),
+                "add `shards by-thread` to those bind lines (HAProxy 2.5+: a "
+                "socket per thread) and reload");
+  }
   if (!errors.empty()) {
     return Warn(name, absl::StrJoin(errors, "; "),
                 "run the doctor as root, as locusd runs");
   }
   std::vector<std::string> parts;
-  if (!with.empty() || threaded.empty()) {
+  if (!with.empty() || sharded.empty()) {
     parts.push_back(
         absl::StrCat("listens with reuseport on ", absl::StrJoin(with, ", ")));
   }
-  if (!threaded.empty()) {
+  if (!sharded.empty()) {
     parts.push_back(absl::StrCat(
-        absl::StrJoin(threaded, ", "),
-        ": workers are threads, placed one by one; its new connections are "
-        "not steered by node"));
+        "a socket per worker thread on ", absl::StrJoin(sharded, ", "),
+        " (locusd learns which thread accepts on each from its accept "
+        "calls)"));
   }
   return Ok(name, absl::StrJoin(parts, "; "));
 }

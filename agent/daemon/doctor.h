@@ -47,8 +47,8 @@ struct NeighbourFound {
 struct NginxListening {
   int master_pid = 0;
   std::string server = "nginx";  // its comm
-  // The policy's targets.thread_workers names it: its sockets are one
-  // process's, and connections are not steered to its threads.
+  // The policy's targets.thread_workers names it: its reuseport groups
+  // have a socket per thread (HAProxy's `shards by-thread`).
   bool thread_workers = false;
   std::vector<std::string> reuseport;     // "0.0.0.0:80"
   std::vector<std::string> no_reuseport;  // one socket for every worker

@@ -20,12 +20,14 @@ TargetScanOptions TargetsOf(const v1::Policy& policy, TargetScanOptions base) {
 
 SnapshotCollector::SnapshotCollector(CollectorOptions options,
                                      std::unique_ptr<HostModel> model,
-                                     SensorSource* sensors, Clock* clock)
+                                     SensorSource* sensors, Clock* clock,
+                                     std::unique_ptr<AcceptOwners> accepts)
     : options_(std::move(options)),
       model_(std::move(model)),
+      accepts_(std::move(accepts)),
       // Every 5 scans at most a new listener goes unseen for; worker
       // changes (reload, restart) are seen at once.
-      listeners_(options_.procfs_root, 5),
+      listeners_(options_.procfs_root, 5, accepts_.get()),
       sensors_(sensors),
       clock_(clock) {}
 

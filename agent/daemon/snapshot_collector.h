@@ -40,8 +40,11 @@ class SnapshotCollector : public SnapshotSource {
  public:
   // `model` is refreshed on the collector's thread; `sensors` (may be null:
   // no BPF at all) is read on the caller's. `clock` stamps each snapshot.
+  // `accepts` (may be null) is read on the collector's thread: which thread
+  // accepts on which socket where the workers are threads.
   SnapshotCollector(CollectorOptions options, std::unique_ptr<HostModel> model,
-                    SensorSource* sensors, Clock* clock);
+                    SensorSource* sensors, Clock* clock,
+                    std::unique_ptr<AcceptOwners> accepts = nullptr);
   ~SnapshotCollector() override;
 
   // Starts the refresh thread; the first scan is done before it returns, so
@@ -81,8 +84,9 @@ class SnapshotCollector : public SnapshotSource {
   void MarkMovedStale(const Snapshot& snapshot);
 
   CollectorOptions options_;
-  std::unique_ptr<HostModel> model_;  // collector thread only
-  ListenerScan listeners_;            // collector thread only
+  std::unique_ptr<HostModel> model_;       // collector thread only
+  std::unique_ptr<AcceptOwners> accepts_;  // listeners_'s
+  ListenerScan listeners_;                 // collector thread only
   SensorSource* sensors_;
   Clock* clock_;
   SensorMerge merge_;  // tick thread only

@@ -99,11 +99,17 @@ struct GroupSocket {
   // worker's; the lowest fd number of that process.
   int32_t dup_pid = 0;
   int dup_fd = -1;
+  // A thread worker server's socket that several of its threads accept on
+  // (owner_pid 0): connections to it cannot be steered to one thread.
+  bool shared = false;
 };
 
 struct ListenGroup {
   ListenKey key;
   std::vector<GroupSocket> sockets;  // by inode
+  // A server whose workers are threads: owner_pid is the thread that
+  // accepts on the socket, learnt from its accept calls.
+  bool thread_workers = false;
   // One socket has nothing to choose between: nginx listens there without
   // `reuseport` (or with a single worker).
   bool reuseport() const { return sockets.size() > 1; }

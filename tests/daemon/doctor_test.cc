@@ -93,19 +93,29 @@ TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
 
 // A server whose workers are threads has one process's sockets, which no
 // reuseport advice fixes: said as such, whatever its listeners.
-TEST(DoctorChecks, ThreadWorkersAreSaidNotToldToAddReuseport) {
+// A thread worker server is told about `shards by-thread`, not nginx's
+// `reuseport`: a socket per thread is steered, one shared socket is not.
+TEST(DoctorChecks, ThreadWorkersAreToldAboutShardsNotReuseport) {
   DoctorInputs in = Healthy();
   NginxListening haproxy;
   haproxy.master_pid = 60;
   haproxy.server = "haproxy";
   haproxy.thread_workers = true;
-  haproxy.no_reuseport = {"0.0.0.0:8080"};
+  haproxy.reuseport = {"0.0.0.0:8080"};
   in.nginx.push_back(haproxy);
   DoctorCheck c = Find(in, "reuseport");
   EXPECT_EQ(c.verdict, Verdict::kOk);
   EXPECT_THAT(c.detail, HasSubstr("with reuseport on nginx 40 0.0.0.0:80"));
-  EXPECT_THAT(c.detail, HasSubstr("haproxy 60: workers are threads"));
-  EXPECT_THAT(c.detail, Not(HasSubstr("8080")));
+  EXPECT_THAT(c.detail, HasSubstr("a socket per worker thread on haproxy 60 "
+                                  "0.0.0.0:8080"));
+
+  in.nginx[1].no_reuseport = {"0.0.0.0:8443"};
+  c = Find(in, "reuseport");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail, HasSubstr("worker threads share one listening socket "
+                                  "on haproxy 60 0.0.0.0:8443"));
+  EXPECT_THAT(c.fix, HasSubstr("`shards by-thread`"));
+  EXPECT_THAT(c.fix, Not(HasSubstr("listen 80 reuseport")));
 }
 
 TEST(DoctorChecks, ACpusetOnOneNodeIsSaid) {

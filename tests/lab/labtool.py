@@ -20,6 +20,11 @@
                               confined to the client CPU's node; the
                               others by client CPU and worker, with
                               where they fell in that CPU's sequence
+  labtool.py threadconns PORT N CPUS PID OUT
+                              the same for PID, a server whose answer's body
+                              is the index of the thread that served
+                              (HAProxy's %[thread]), the i-th of its threads
+                              by tid; the clients' lines in OUT
   labtool.py cpusample PID.. one line "MSEC PID:NS ..." of each PID's CPU time
                               (/proc/PID/schedstat) with the wall clock
   labtool.py truth REPORT ACCESS_LOG SAMPLES
@@ -298,7 +303,8 @@ def pintick():
 
 def clients_on(cpu, port, n, out):
     """Child pinned to `cpu`: n connections, each asking for its own path
-    /CPU/I, "cpu path" (or "cpu fail") per line to `out`. The path, not the
+    /CPU/I, "cpu path body" (or "cpu fail") per line to `out`, body the
+    first word of the response's body ("-" when none). The path, not the
     client port, names the connection in nginx's log: the kernel may give a
     port again within one run once its connection has closed."""
     import socket
@@ -309,8 +315,12 @@ def clients_on(cpu, port, n, out):
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
                 s.sendall(b"GET %s HTTP/1.0\r\n\r\n" % path.encode())
-                s.recv(512)
-                lines.append("%d %s" % (cpu, path))
+                reply = b""
+                while chunk := s.recv(4096):
+                    reply += chunk
+                body = reply.partition(b"\r\n\r\n")[2].split()
+                lines.append("%d %s %s" % (cpu, path,
+                                           body[0].decode() if body else "-"))
         except OSError:
             lines.append("%d fail" % cpu)
     with open(out, "a") as f:
@@ -328,11 +338,10 @@ def worker_node(pid, nodes):
     return on.pop() if len(on) == 1 else -1
 
 
-def conns(port, n, cpus, access_log):
-    nodes = cpu_nodes()
-    out = access_log + ".clients"
+def connect_from(port, n, cpus, out):
+    """n connections from a process pinned to each CPU of `cpus`; their
+    lines in `out`."""
     open(out, "w").close()
-    open(access_log, "w").close()
     children = []
     for cpu in parse_cpu_list(cpus):
         pid = os.fork()
@@ -344,11 +353,12 @@ def conns(port, n, cpus, access_log):
         children.append(pid)
     for pid in children:
         os.waitpid(pid, 0)
-    served = {}
-    for line in read(access_log).split("\n"):
-        f = line.split()
-        if len(f) == 2 and f[0].isdigit() and f[1].startswith("/"):
-            served[f[1]] = int(f[0])
+
+
+def tally(out, worker_of):
+    """Each client line of `out` against the node of the worker
+    `worker_of(path, body)` names (None: not matched)."""
+    nodes = cpu_nodes()
     local = remote = failed = unmatched = 0
     node_of = {}
     nth = defaultdict(int)  # connections of each client CPU so far
@@ -358,14 +368,14 @@ def conns(port, n, cpus, access_log):
     remote_at = defaultdict(list)
     for line in read(out).split("\n"):
         f = line.split()
-        if len(f) != 2:
+        if len(f) < 2:
             continue
         cpu = int(f[0])
         nth[cpu] += 1
         if f[1] == "fail":
             failed += 1
             continue
-        worker = served.get(f[1])
+        worker = worker_of(f[1], f[2] if len(f) > 2 else "-")
         if worker is None:
             unmatched += 1
             continue
@@ -383,6 +393,32 @@ def conns(port, n, cpus, access_log):
     print("local=%d remote=%d failed=%d unmatched=%d share=%.4f remote_by=%s"
           % (local, remote, failed, unmatched, local / seen if seen else 0,
              by or "-"))
+
+
+def conns(port, n, cpus, access_log):
+    out = access_log + ".clients"
+    open(access_log, "w").close()
+    connect_from(port, n, cpus, out)
+    served = {}
+    for line in read(access_log).split("\n"):
+        f = line.split()
+        if len(f) == 2 and f[0].isdigit() and f[1].startswith("/"):
+            served[f[1]] = int(f[0])
+    tally(out, lambda path, body: served.get(path))
+
+
+def threadconns(port, n, cpus, pid, out):
+    """As conns, for a server that answers with the index of the thread that
+    served (HAProxy: `lf-string "%[thread]"`): index i is the i-th of PID's
+    threads by tid (HAProxy starts thread i after thread i - 1, and a tid is
+    the lowest free number)."""
+    tids = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+    connect_from(port, n, cpus, out)
+
+    def worker_of(path, body):
+        return tids[int(body)] if body.isdigit() and int(body) < len(tids) \
+            else None
+    tally(out, worker_of)
 
 
 def cpusample(pids):
@@ -526,6 +562,8 @@ def main(argv):
         pintick()
     elif len(argv) == 5 and argv[0] == "conns":
         conns(int(argv[1]), int(argv[2]), argv[3], argv[4])
+    elif len(argv) == 6 and argv[0] == "threadconns":
+        threadconns(int(argv[1]), int(argv[2]), argv[3], int(argv[4]), argv[5])
     elif len(argv) >= 2 and argv[0] == "cpusample":
         cpusample(argv[1:])
     elif len(argv) == 2 and argv[0] == "noise":

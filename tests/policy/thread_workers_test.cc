@@ -16,6 +16,8 @@
 namespace locus {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using testing::MakeHost;
 using testing::MakeWorker;
@@ -128,6 +130,77 @@ TEST(ThreadWorkersTest, AMixedHostSpreadsEachServer) {
   EXPECT_EQ(node_of.count(100) + node_of.count(101), 1u) << Reasons(plan);
   EXPECT_EQ(node_of.count(600) + node_of.count(601), 1u) << Reasons(plan);
   for (const auto& [worker, node] : node_of) EXPECT_EQ(node, 1) << worker;
+}
+
+// HAProxy's `shards by-thread`: a socket per thread, owned by the thread
+// that accepts on it (inode 1000 + tid).
+ListenGroupSample ShardedGroup(const std::vector<int32_t>& tids) {
+  ListenGroupSample group;
+  group.name = "netns 1 0.0.0.0:80";
+  group.port = 80;
+  group.thread_workers = true;
+  for (int32_t tid : tids) {
+    group.sockets.push_back(
+        {.inode = 1000 + static_cast<uint64_t>(tid), .owner_pid = tid});
+  }
+  return group;
+}
+
+// Each thread's socket takes the connections of the node the thread is
+// homed on this tick: two threads pinned to node 1 by the plan, two left
+// home on node 0.
+TEST(ThreadWorkersTest, EachThreadsSocketServesItsNode) {
+  Snapshot s = MakeHost(2, 2);
+  for (int32_t tid : {600, 601, 602, 603}) {
+    s.targets.push_back(ThreadWorker(s, tid, 0, -1));
+  }
+  s.listen_groups.push_back(ShardedGroup({600, 601, 602, 603}));
+  const Plan plan = Decide(s, HaproxyPolicy(), History());
+  std::set<uint64_t> pinned_to_1;
+  for (const PinThread& pin : Pins(plan)) pinned_to_1.insert(1000 + pin.tid);
+  ASSERT_EQ(pinned_to_1.size(), 2u) << Reasons(plan);
+  ASSERT_EQ(plan.connections.size(), 1u) << Reasons(plan);
+  const ListenGroupSteering& steer = plan.connections[0];
+  ASSERT_EQ(steer.nodes.size(), 2u);
+  EXPECT_EQ(std::set<uint64_t>(steer.nodes[1].inodes.begin(),
+                               steer.nodes[1].inodes.end()),
+            pinned_to_1);
+  ASSERT_EQ(steer.nodes[0].inodes.size(), 2u);
+  for (uint64_t inode : steer.nodes[0].inodes) {
+    EXPECT_FALSE(pinned_to_1.contains(inode)) << inode;
+  }
+}
+
+// One socket every thread accepts on (`shards 1`, or no shards): nothing
+// to choose between, and the note names the bind line's fix; a group with
+// a shared socket among owned ones steers the owned and says so.
+TEST(ThreadWorkersTest, SharedSocketsGetTheBindLineToChange) {
+  Snapshot s = MakeHost(2, 2);
+  for (int32_t tid : {600, 601}) {
+    s.targets.push_back(ThreadWorker(s, tid, 0, -1));
+  }
+  ListenGroupSample one = ShardedGroup({});
+  one.sockets.push_back({.inode = 900, .owner_pid = 0, .shared = true});
+  s.listen_groups.push_back(one);
+  Plan plan = Decide(s, HaproxyPolicy(), History());
+  EXPECT_TRUE(plan.connections.empty());
+  EXPECT_THAT(plan.notes,
+              Contains(AllOf(HasSubstr("worker threads share one listening "
+                                       "socket on netns 1 0.0.0.0:80"),
+                             HasSubstr("`shards by-thread`"))));
+
+  s.listen_groups = {ShardedGroup({600, 601})};
+  s.listen_groups[0].sockets.push_back(
+      {.inode = 900, .owner_pid = 0, .shared = true});
+  plan = Decide(s, HaproxyPolicy(), History());
+  ASSERT_EQ(plan.connections.size(), 1u);
+  EXPECT_THAT(plan.connections[0].reason,
+              HasSubstr("1 socket(s) of no placed worker"));
+  EXPECT_THAT(plan.notes,
+              Contains(AllOf(HasSubstr("1 socket(s) on netns 1 0.0.0.0:80 "
+                                       "are accepted on by several worker "
+                                       "threads"),
+                             HasSubstr("`shards by-thread`"))));
 }
 
 }  // namespace
