@@ -5,7 +5,10 @@
 //    the result back in converges, and never moves an entity to another node
 //    within its dwell time (no ping-pong);
 //  - a converged host gives an empty plan, with or without history;
-//  - noisy inputs alternating around a converged host cause no moves.
+//  - noisy inputs alternating around a converged host cause no moves;
+//  - thread workers (HAProxy's, one process, a target per thread) are pinned
+//    one thread at a time naming their process, their memory never moved,
+//    and a reload's new process converges in its turn.
 #include <algorithm>
 #include <initializer_list>
 #include <map>
@@ -67,8 +70,40 @@ v1::Policy RandomPolicy(std::mt19937& rng, int cpus) {
   p.mutable_stability()->set_min_gain(PickOf(rng, {0.0, 0.05, 0.1, 0.3}));
   p.mutable_stability()->set_dwell_s(PickOf(rng, {5, 30}));
   p.mutable_stability()->set_max_moves_per_tick(PickOf(rng, {1, 2, 8, 100}));
+  p.mutable_targets()->add_comm("haproxy");
+  p.mutable_targets()->add_thread_workers("haproxy");
   EXPECT_TRUE(ValidatePolicy(p).ok()) << ValidatePolicy(p);
   return p;
+}
+
+constexpr int32_t kHaproxy = 5000;          // its worker process
+constexpr int32_t kHaproxyReloaded = 6000;  // the one a reload starts
+
+// HAProxy's worker process `process` with `threads` worker threads (tids
+// process, process + 1, ...), each a target as the host scan makes them:
+// no resident pages of its own.
+void AddHaproxy(Snapshot& s, int32_t process, int threads, std::mt19937& rng) {
+  const int nodes = static_cast<int>(s.topology.nodes.size());
+  for (int k = 0; k < threads; ++k) {
+    int run = Pick(rng, 0, nodes - 1);
+    bool pinned = Pick(rng, 0, 1) == 1;
+    Target t = MakeWorker(s, process + k, run, pinned ? run : -1, run, 0);
+    t.comm = "haproxy";
+    t.process = process;
+    t.resident_pages.clear();
+    t.threads[0].net_rx_softirq_ns = Pick(rng, 0, 5'000'000);
+    s.targets.push_back(t);
+  }
+}
+
+// A reload: the worker process's threads exit, a new process's start.
+void ReloadHaproxy(Snapshot& s, std::mt19937& rng) {
+  int threads = 0;
+  std::erase_if(s.targets, [&](const Target& t) {
+    threads += t.process == kHaproxy;
+    return t.process == kHaproxy;
+  });
+  AddHaproxy(s, kHaproxyReloaded, threads, rng);
 }
 
 Snapshot RandomSnapshot(std::mt19937& rng) {
@@ -116,6 +151,7 @@ Snapshot RandomSnapshot(std::mt19937& rng) {
   for (CpuSample& cpu : s.cpus) {
     cpu.softirq_ns[kSoftirqNetRx] = Pick(rng, 0, 5'000'000);
   }
+  if (Pick(rng, 0, 1) == 1) AddHaproxy(s, kHaproxy, Pick(rng, 1, 8), rng);
   return s;
 }
 
@@ -130,7 +166,7 @@ Target* FindTarget(Snapshot& s, int32_t pid) {
 void Apply(Snapshot& s, const Plan& plan) {
   for (const Action& action : plan.actions) {
     if (const auto* pin = std::get_if<PinThread>(&action.op)) {
-      Target* t = FindTarget(s, pin->pid);
+      Target* t = FindTarget(s, WorkerOf(*pin));
       ASSERT_NE(t, nullptr);
       for (ThreadSample& thread : t->threads) {
         if (thread.tid != pin->tid) continue;
@@ -242,10 +278,13 @@ void CheckBudgets(const Snapshot& s, const v1::Policy& p, const History& h,
   std::map<int, uint64_t> to_node;
   std::vector<int> placement_cpus = *ParseCpuList(p.placement().cpus());
   std::vector<int> irq_cpus = *ParseCpuList(p.irqs().cpus());
-  std::set<int32_t> targeted;
+  std::set<int32_t> targeted;             // workers: pids, thread workers' tids
+  std::map<int32_t, int32_t> process_of;  // thread worker -> its process
   for (const Target& t : s.targets) {
-    if (t.comm == "nginx" && t.role == TargetRole::kWorker) {
+    if ((t.comm == "nginx" || t.comm == "haproxy") &&
+        t.role == TargetRole::kWorker) {
       targeted.insert(t.pid);
+      if (t.process != 0) process_of[t.pid] = t.process;
     }
   }
   for (const Action& a : plan.actions) {
@@ -255,7 +294,12 @@ void CheckBudgets(const Snapshot& s, const v1::Policy& p, const History& h,
       EXPECT_GE(a.expected_gain, p.stability().min_gain()) << a.reason;
     }
     if (const auto* pin = std::get_if<PinThread>(&a.op)) {
-      EXPECT_TRUE(targeted.count(pin->pid)) << a.reason;
+      EXPECT_TRUE(targeted.count(WorkerOf(*pin))) << a.reason;
+      auto thread = process_of.find(WorkerOf(*pin));
+      EXPECT_EQ(pin->thread_worker, thread != process_of.end()) << a.reason;
+      if (thread != process_of.end()) {
+        EXPECT_EQ(pin->pid, thread->second) << a.reason;
+      }
       ASSERT_FALSE(pin->cpus.empty());
       for (int cpu : pin->cpus) {
         EXPECT_EQ(s.topology.cpu_node[cpu], pin->node) << a.reason;
@@ -267,6 +311,8 @@ void CheckBudgets(const Snapshot& s, const v1::Policy& p, const History& h,
       }
     } else if (const auto* m = std::get_if<MigratePages>(&a.op)) {
       EXPECT_TRUE(targeted.count(m->pid)) << a.reason;
+      EXPECT_NE(m->pid, kHaproxy) << "a thread worker's memory: " << a.reason;
+      EXPECT_NE(m->pid, kHaproxyReloaded) << a.reason;
       EXPECT_GT(m->max_bytes, 0u);
       bytes += m->max_bytes;
       to_node[m->to_node] += m->max_bytes;
@@ -308,6 +354,8 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
   // all the way home at 1 MiB/s.
   constexpr int kMaxTicks = 10000;
   int converged_with_moves = 0;
+  int thread_pins = 0;  // of thread workers, new process's included
+  int reloads = 0;
   for (int seed = 1; seed <= kCases; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
     std::mt19937 rng(seed);
@@ -320,9 +368,15 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
     int quiet = 0;
     int tick = 0;
     int moves = 0;
+    const int reload_at = Pick(rng, 1, 40);
     // Until quiet for longer than the dwell time: then nothing is waiting.
+    // A reload changes the consumers of the NIC's IRQs: one moved away
+    // from where they now are is left there for hold_down_s (anti
+    // ping-pong), after which the plan is the one a fresh agent makes.
+    uint64_t settle_until = 0;
     for (; tick < kMaxTicks &&
-           quiet <= static_cast<int>(policy.stability().dwell_s()) + 1;
+           (quiet <= static_cast<int>(policy.stability().dwell_s()) + 1 ||
+            s.now_ns < settle_until);
          ++tick) {
       Plan plan = Decide(s, policy, history);
       CheckBudgets(s, policy, history, plan);
@@ -336,10 +390,18 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
               << "reverse move within dwell: " << a.reason;
         }
         last[{key.kind, key.id}] = {node, s.now_ns};
+        const auto* pin = std::get_if<PinThread>(&a.op);
+        thread_pins += pin != nullptr && pin->thread_worker;
         RecordApplied(history, a, s.topology, s.now_ns);
       }
       Apply(s, plan);
       quiet = plan.actions.empty() ? quiet + 1 : 0;
+      if (tick == reload_at) {
+        ReloadHaproxy(s, rng);
+        ++reloads;
+        quiet = 0;
+        settle_until = s.now_ns + policy.stability().hold_down_s() * kSecond;
+      }
       moves += static_cast<int>(plan.actions.size());
       s.now_ns += s.tick_ns;
     }
@@ -367,6 +429,8 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
   }
   // The generator must exercise moves, not just converged hosts.
   EXPECT_GT(converged_with_moves, kCases / 2);
+  EXPECT_GT(thread_pins, kCases / 4);
+  EXPECT_GT(reloads, kCases / 8);
 }
 
 // Snapshots torn or inconsistent (hotplug mid-read, a sensor's short vector):

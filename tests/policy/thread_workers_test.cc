@@ -2,6 +2,7 @@
 // each thread is a worker of its own, spread and pinned as worker processes
 // are; the process's memory, shared by every thread, is never moved.
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -130,6 +131,32 @@ TEST(ThreadWorkersTest, AMixedHostSpreadsEachServer) {
   EXPECT_EQ(node_of.count(100) + node_of.count(101), 1u) << Reasons(plan);
   EXPECT_EQ(node_of.count(600) + node_of.count(601), 1u) << Reasons(plan);
   for (const auto& [worker, node] : node_of) EXPECT_EQ(node, 1) << worker;
+}
+
+// HAProxy in a cgroup whose cpuset allows nodes 1 and 2 of a 4-node host
+// (CPUs and memory): its threads, all running on node 1, are spread over
+// those two only, two per node, never to nodes 0 or 3.
+TEST(ThreadWorkersTest, ACpusetBoundsTheThreadsNodes) {
+  Snapshot s = MakeHost(4, 2);
+  auto pod = std::make_shared<CgroupCpuset>(CgroupCpuset{
+      .path = "/system.slice/haproxy.service",
+      .cpus = {2, 3, 4, 5},
+      .mems = {1, 2},
+      .placed_by = "",
+  });
+  for (int32_t tid : {600, 601, 602, 603}) {
+    Target t = ThreadWorker(s, tid, 1, -1);
+    t.threads[0].allowed_cpus = pod->cpus;
+    t.cgroup = pod;
+    s.targets.push_back(t);
+  }
+  const Plan plan = Decide(s, HaproxyPolicy(), History());
+  const std::vector<PinThread> pins = Pins(plan);
+  ASSERT_EQ(pins.size(), 2u) << Reasons(plan);
+  for (const PinThread& pin : pins) {
+    EXPECT_EQ(pin.node, 2) << Reasons(plan);
+    EXPECT_EQ(pin.cpus, NodeCpus(s, 2));
+  }
 }
 
 // HAProxy's `shards by-thread`: a socket per thread, owned by the thread
