@@ -135,9 +135,17 @@ DoctorCheck NumaBalancing(const DoctorInputs& in) {
 DoctorCheck Reuseport(const DoctorInputs& in) {
   const char* name = "reuseport";
   if (in.nginx.empty()) {
-    return Warn("targets", "no nginx running: nothing to tune yet",
-                "start nginx (or name your server in the policy's "
-                "targets.comm); locusd finds it within a scan");
+    std::vector<std::string> servers;
+    for (const std::string& s : in.servers) {
+      servers.push_back(Printable(s, kMaxQuotedBytes));
+    }
+    const std::string named =
+        servers.empty() ? "nginx" : absl::StrJoin(servers, " or ");
+    return Warn("targets",
+                absl::StrCat("no ", named, " running: nothing to tune yet"),
+                absl::StrCat("start ", named,
+                             " (or name your server in the policy's "
+                             "targets.comm); locusd finds it within a scan"));
   }
   // A thread worker server's sockets: a socket per thread (HAProxy's
   // `shards by-thread`), or one every thread shares.

@@ -84,6 +84,7 @@ struct DoctorInputs {
   std::optional<RunningProcess> tuned;
   std::string tuned_profile;  // its active profile, when readable
   v1::Coexist coexist;        // the policy's (the built-in one's when unread)
+  std::vector<std::string> servers;   // its targets.comm: what it tunes
   std::vector<NginxListening> nginx;  // the trusted targets' instances
   // Processes the policy selects that locusd would refuse as targets (a
   // look-alike: any user can name a binary nginx), with why.

@@ -345,6 +345,8 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   // Without a valid file locusd runs the built-in default (or not at all):
   // its targets are the ones to look at.
   const v1::Policy& applied = policy.ok() ? *policy : DefaultPolicy();
+  in.servers.assign(applied.targets().comm().begin(),
+                    applied.targets().comm().end());
   const std::vector<Target> targets =
       ScanPolicyTargets(paths, applied, host, &in.refused);
   in.nginx = ReadNginxListening(paths, applied, targets, host);

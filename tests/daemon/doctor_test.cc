@@ -89,6 +89,11 @@ TEST(DoctorChecks, NginxWithoutReuseportIsAWarningWithTheFix) {
   c = Find(in, "targets");
   EXPECT_EQ(c.verdict, Verdict::kWarn);
   EXPECT_THAT(c.detail, HasSubstr("no nginx running"));
+  // The policy's servers are the ones named.
+  in.servers = {"haproxy", "nginx"};
+  c = Find(in, "targets");
+  EXPECT_THAT(c.detail, HasSubstr("no haproxy or nginx running"));
+  EXPECT_THAT(c.fix, HasSubstr("start haproxy or nginx"));
 }
 
 // A server whose workers are threads has one process's sockets, which no
