@@ -655,13 +655,15 @@ std::vector<Scenario> Scenarios() {
   // Moving something straight back to where we took it from, less than
   // hold_down_s ago, is refused: a signal that flips must not move an IRQ
   // back and forth one dwell apart.
-  auto irq_moved_from_node_zero = [](uint64_t seconds_ago) {
-    return [seconds_ago](const Snapshot& s) {
+  // IRQ 40 moved to node 1 `seconds_ago`, from node `left` (kSeveralNodes:
+  // from CPUs of several).
+  auto irq_moved_from = [](int left, uint64_t seconds_ago) {
+    return [left, seconds_ago](const Snapshot& s) {
       History h;
       EntityHistory moved;
       moved.last_move_ns = s.now_ns - seconds_ago * kSecond;
       moved.node = 1;
-      moved.left_node = 0;
+      moved.left_node = left;
       h.entities[{EntityKind::kIrq, 40}] = moved;
       return h;
     };
@@ -676,7 +678,7 @@ std::vector<Scenario> Scenarios() {
   rows.push_back({"irq_not_moved_back_to_the_node_we_took_it_from",
                   consumers_back_on_node_zero,
                   {},
-                  irq_moved_from_node_zero(60),  // past its 30 s dwell
+                  irq_moved_from(0, 60),  // past its 30 s dwell
                   [](const Snapshot&, const Plan& plan) {
                     EXPECT_TRUE(Irqs(plan).empty()) << Reasons(plan);
                     EXPECT_TRUE(HasNote(plan,
@@ -687,28 +689,17 @@ std::vector<Scenario> Scenarios() {
   rows.push_back({"irq_moved_back_after_hold_down",
                   consumers_back_on_node_zero,
                   {},
-                  irq_moved_from_node_zero(301),  // hold_down_s is 300
+                  irq_moved_from(0, 301),  // hold_down_s is 300
                   [](const Snapshot&, const Plan& plan) {
                     ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
                     EXPECT_THAT(Irqs(plan)[0].cpus, ElementsAre(0));
                   }});
   // Taken from CPUs on several nodes, it was served on each of them: going
   // on to another within hold_down_s is going back too.
-  auto irq_moved_from_several_nodes = [](uint64_t seconds_ago) {
-    return [seconds_ago](const Snapshot& s) {
-      History h;
-      EntityHistory moved;
-      moved.last_move_ns = s.now_ns - seconds_ago * kSecond;
-      moved.node = 1;
-      moved.left_node = kSeveralNodes;
-      h.entities[{EntityKind::kIrq, 40}] = moved;
-      return h;
-    };
-  };
   rows.push_back({"irq_taken_from_several_nodes_stays_within_hold_down",
                   consumers_back_on_node_zero,
                   {},
-                  irq_moved_from_several_nodes(60),
+                  irq_moved_from(kSeveralNodes, 60),
                   [](const Snapshot&, const Plan& plan) {
                     EXPECT_TRUE(Irqs(plan).empty()) << Reasons(plan);
                     EXPECT_TRUE(HasNote(plan, "not moved back"))
@@ -717,7 +708,7 @@ std::vector<Scenario> Scenarios() {
   rows.push_back({"irq_taken_from_several_nodes_moves_after_hold_down",
                   consumers_back_on_node_zero,
                   {},
-                  irq_moved_from_several_nodes(301),
+                  irq_moved_from(kSeveralNodes, 301),
                   [](const Snapshot&, const Plan& plan) {
                     ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
                     EXPECT_THAT(Irqs(plan)[0].cpus, ElementsAre(0));
@@ -725,7 +716,7 @@ std::vector<Scenario> Scenarios() {
   rows.push_back({"irq_moved_back_when_its_node_is_no_longer_allowed",
                   consumers_back_on_node_zero,
                   [](v1::Policy& p) { p.mutable_irqs()->set_cpus("0-1"); },
-                  irq_moved_from_node_zero(60),
+                  irq_moved_from(0, 60),
                   [](const Snapshot&, const Plan& plan) {
                     ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
                   }});

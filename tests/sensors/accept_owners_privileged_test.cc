@@ -29,6 +29,7 @@
 #include "common/unique_fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/loopback_listener.h"
 
 namespace locus {
 
@@ -43,43 +44,6 @@ namespace {
 using ::testing::IsEmpty;
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
-
-// A listening loopback TCP socket, the address to reach it, its inode.
-struct Listener {
-  UniqueFd fd;
-  sockaddr_in addr{};
-  uint64_t inode = 0;
-};
-
-Listener Listen() {
-  Listener l;
-  l.fd = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  // A blocking accept gives up after 5 s (EAGAIN) if its connection never
-  // comes: a failed test ends instead of hanging in Join.
-  timeval timeout = {5, 0};
-  EXPECT_EQ(setsockopt(l.fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
-                       sizeof(timeout)),
-            0);
-  l.addr.sin_family = AF_INET;
-  l.addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(l.addr);
-  EXPECT_EQ(bind(l.fd.get(), reinterpret_cast<sockaddr*>(&l.addr), len), 0);
-  EXPECT_EQ(listen(l.fd.get(), 16), 0);
-  EXPECT_EQ(getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&l.addr), &len),
-            0);
-  struct stat st = {};
-  EXPECT_EQ(fstat(l.fd.get(), &st), 0);
-  l.inode = st.st_ino;
-  return l;
-}
-
-UniqueFd Connect(const Listener& l) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_EQ(connect(fd.get(), reinterpret_cast<const sockaddr*>(&l.addr),
-                    sizeof(l.addr)),
-            0);
-  return fd;
-}
 
 // A thread that calls accept (or accept4) once on `fd` as it starts. What
 // it saw is read after Join.
@@ -157,10 +121,10 @@ class AcceptOwnersPrivilegedTest : public testing::Test {
 };
 
 TEST_F(AcceptOwnersPrivilegedTest, EachThreadOwnsItsListener) {
-  Listener a = Listen(), b = Listen();
+  LoopbackListener a = ListenOnLoopback(5), b = ListenOnLoopback(5);
   // Both threads may be blocked in accept before the connections come.
   AcceptThread ta(a.fd.get()), tb(b.fd.get(), /*use_accept4=*/true);
-  UniqueFd ca = Connect(a), cb = Connect(b);
+  UniqueFd ca = ConnectTo(a), cb = ConnectTo(b);
   pid_t tid_a = ta.Join(), tid_b = tb.Join();
   ASSERT_TRUE(ta.accepted()) << std::strerror(ta.err());
   ASSERT_TRUE(tb.accepted()) << std::strerror(tb.err());
@@ -173,15 +137,15 @@ TEST_F(AcceptOwnersPrivilegedTest, EachThreadOwnsItsListener) {
 }
 
 TEST_F(AcceptOwnersPrivilegedTest, ListenerOfTwoThreadsIsSharedUntilForgotten) {
-  Listener l = Listen();
-  UniqueFd c1 = Connect(l);
+  LoopbackListener l = ListenOnLoopback(5);
+  UniqueFd c1 = ConnectTo(l);
   AcceptThread first(l.fd.get());
   pid_t tid1 = first.Join();
   ASSERT_TRUE(first.accepted()) << std::strerror(first.err());
   EXPECT_THAT(Owners(), UnorderedElementsAre(
                             Pair(l.inode, AcceptOwner{getpid(), tid1, false})));
 
-  UniqueFd c2 = Connect(l);
+  UniqueFd c2 = ConnectTo(l);
   AcceptThread second(l.fd.get());
   pid_t tid2 = second.Join();
   ASSERT_TRUE(second.accepted()) << std::strerror(second.err());
@@ -190,7 +154,7 @@ TEST_F(AcceptOwnersPrivilegedTest, ListenerOfTwoThreadsIsSharedUntilForgotten) {
 
   owners_->Forget({l.inode});
   EXPECT_THAT(Owners(), IsEmpty());
-  UniqueFd c3 = Connect(l);
+  UniqueFd c3 = ConnectTo(l);
   UniqueFd s3(accept(l.fd.get(), nullptr, nullptr));
   ASSERT_TRUE(s3.valid());
   EXPECT_THAT(Owners(), UnorderedElementsAre(Pair(
@@ -199,7 +163,7 @@ TEST_F(AcceptOwnersPrivilegedTest, ListenerOfTwoThreadsIsSharedUntilForgotten) {
 
 TEST_F(AcceptOwnersPrivilegedTest, RecordsAtEntryAndOnlySockets) {
   // An accept that fails (nothing pending) still says who polls it.
-  Listener l = Listen();
+  LoopbackListener l = ListenOnLoopback(5);
   ASSERT_EQ(fcntl(l.fd.get(), F_SETFL, O_NONBLOCK), 0);
   AcceptThread poller(l.fd.get(), /*use_accept4=*/true);
   pid_t tid = poller.Join();
@@ -231,7 +195,8 @@ TEST_F(AcceptOwnersPrivilegedTest, RecordsAtEntryAndOnlySockets) {
 }
 
 TEST_F(AcceptOwnersPrivilegedTest, OnlyWatchedProcessesAreRecorded) {
-  Listener l = Listen();  // inherited: the child accepts on the same socket
+  // Inherited: the child accepts on the same socket.
+  LoopbackListener l = ListenOnLoopback(5);
   int to_child[2], from_child[2];
   ASSERT_EQ(pipe2(to_child, O_CLOEXEC), 0);
   ASSERT_EQ(pipe2(from_child, O_CLOEXEC), 0);
@@ -247,14 +212,14 @@ TEST_F(AcceptOwnersPrivilegedTest, OnlyWatchedProcessesAreRecorded) {
   cmd_r.reset();
   done_w.reset();
   auto child_accepts = [&] {
-    UniqueFd c = Connect(l);
+    UniqueFd c = ConnectTo(l);
     char cmd = 'a', done = 0;
     ASSERT_EQ(write(cmd_w.get(), &cmd, 1), 1);
     ASSERT_EQ(read(done_r.get(), &done, 1), 1);
     ASSERT_EQ(done, 'd');
   };
   auto parent_accepts = [&] {
-    UniqueFd c = Connect(l);
+    UniqueFd c = ConnectTo(l);
     UniqueFd s(accept(l.fd.get(), nullptr, nullptr));
     ASSERT_TRUE(s.valid());
   };
@@ -302,8 +267,8 @@ TEST_F(AcceptOwnersPrivilegedTest, EmptyWatchDetachesAndForgets) {
   }
   ASSERT_EQ(ours.size(), 1u) << "the program is attached while watching";
 
-  Listener l = Listen();
-  UniqueFd c = Connect(l);
+  LoopbackListener l = ListenOnLoopback(5);
+  UniqueFd c = ConnectTo(l);
   UniqueFd s(accept(l.fd.get(), nullptr, nullptr));
   ASSERT_TRUE(s.valid());
   EXPECT_EQ(Owners().size(), 1u);
@@ -331,8 +296,8 @@ TEST_F(AcceptOwnersPrivilegedTest, RejectsBadProcessSetsAndKeepsWatching) {
   EXPECT_TRUE(absl::IsInvalidArgument(owners_->Watch(many)));
   EXPECT_TRUE(absl::IsInvalidArgument(owners_->Watch({getpid(), -1})));
 
-  Listener l = Listen();
-  UniqueFd c = Connect(l);
+  LoopbackListener l = ListenOnLoopback(5);
+  UniqueFd c = ConnectTo(l);
   UniqueFd s(accept(l.fd.get(), nullptr, nullptr));
   ASSERT_TRUE(s.valid());
   EXPECT_THAT(Owners(), UnorderedElementsAre(Pair(

@@ -21,36 +21,10 @@
 #include "agent/sensors/work_counter_bpf.h"
 #include "common/unique_fd.h"
 #include "gtest/gtest.h"
+#include "tests/common/loopback_listener.h"
 
 namespace locus {
 namespace {
-
-// A listening loopback TCP socket and the address to reach it.
-struct Listener {
-  UniqueFd fd;
-  sockaddr_in addr{};
-};
-
-Listener Listen() {
-  Listener l;
-  l.fd = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  l.addr.sin_family = AF_INET;
-  l.addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(l.addr);
-  EXPECT_EQ(bind(l.fd.get(), reinterpret_cast<sockaddr*>(&l.addr), len), 0);
-  EXPECT_EQ(listen(l.fd.get(), 16), 0);
-  EXPECT_EQ(getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&l.addr), &len),
-            0);
-  return l;
-}
-
-UniqueFd Connect(const Listener& l) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  EXPECT_EQ(connect(fd.get(), reinterpret_cast<const sockaddr*>(&l.addr),
-                    sizeof(l.addr)),
-            0);
-  return fd;
-}
 
 // Reads exactly n bytes (reads are not counted).
 void Drain(int fd, size_t n) {
@@ -95,12 +69,12 @@ class WorkCounterPrivilegedTest : public testing::Test {
 };
 
 TEST_F(WorkCounterPrivilegedTest, CountsSocketSendsAndAcceptsExactly) {
-  Listener l = Listen();
+  LoopbackListener l = ListenOnLoopback();
   WorkSample before = Now();
 
   // Three accepts with accept, two with accept4, one that fails.
   std::vector<UniqueFd> clients, accepted;
-  for (int i = 0; i < 5; ++i) clients.push_back(Connect(l));
+  for (int i = 0; i < 5; ++i) clients.push_back(ConnectTo(l));
   UniqueFd server(accept(l.fd.get(), nullptr, nullptr));
   ASSERT_TRUE(server.valid());
   for (int i = 0; i < 2; ++i) {
