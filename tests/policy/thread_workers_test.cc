@@ -20,7 +20,9 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using testing::Irqs;
 using testing::MakeHost;
+using testing::MakeNicIrq;
 using testing::MakeWorker;
 using testing::NodeCpus;
 using testing::Pins;
@@ -157,6 +159,26 @@ TEST(ThreadWorkersTest, ACpusetBoundsTheThreadsNodes) {
     EXPECT_EQ(pin.node, 2) << Reasons(plan);
     EXPECT_EQ(pin.cpus, NodeCpus(s, 2));
   }
+}
+
+// The NIC queue whose traffic the worker threads consume follows them:
+// both threads confined to node 1 with all the NET_RX (placement off: they
+// stay there), the queue's IRQ on node 0 goes to node 1.
+TEST(ThreadWorkersTest, TheirNicQueueFollowsTheThreads) {
+  Snapshot s = MakeHost(2, 2);
+  for (int32_t tid : {600, 601}) {
+    Target t = ThreadWorker(s, tid, 1, 1);
+    t.threads[0].net_rx_softirq_ns = 20'000'000;
+    s.targets.push_back(t);
+  }
+  s.irqs.push_back(MakeNicIrq(s, 40, "eth0", 0, 0, {0}));
+  v1::Policy policy = HaproxyPolicy();
+  policy.mutable_placement()->set_enabled(false);
+  const Plan plan = Decide(s, policy, History());
+  ASSERT_EQ(Irqs(plan).size(), 1u) << Reasons(plan);
+  EXPECT_EQ(Irqs(plan)[0].irq, 40);
+  EXPECT_THAT(NodeCpus(s, 1), Contains(Irqs(plan)[0].cpus[0]));
+  EXPECT_THAT(plan.actions[0].reason, HasSubstr("its consumers on node 1"));
 }
 
 // HAProxy's `shards by-thread`: a socket per thread, owned by the thread
