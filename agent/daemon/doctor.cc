@@ -5,20 +5,15 @@
 #include "absl/strings/str_split.h"
 #include "agent/daemon/doctor_neighbours.h"
 #include "agent/daemon/doctor_servers.h"
+#include "agent/daemon/doctor_verdict.h"
 #include "common/printable.h"
 
 namespace locus {
 namespace {
 
-DoctorCheck Ok(std::string name, std::string detail) {
-  return {std::move(name), Verdict::kOk, std::move(detail), ""};
-}
-DoctorCheck Warn(std::string name, std::string detail, std::string fix) {
-  return {std::move(name), Verdict::kWarn, std::move(detail), std::move(fix)};
-}
-DoctorCheck Fail(std::string name, std::string detail, std::string fix) {
-  return {std::move(name), Verdict::kFail, std::move(detail), std::move(fix)};
-}
+using doctor_internal::Fail;
+using doctor_internal::Ok;
+using doctor_internal::Warn;
 
 bool Has(uint64_t caps, int bit) { return (caps >> bit) & 1; }
 

@@ -6,16 +6,29 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/daemon/doctor_verdict.h"
 #include "common/printable.h"
 
 namespace locus {
+
+using doctor_internal::Ok;
+using doctor_internal::Warn;
+
 namespace {
 
-DoctorCheck Ok(std::string name, std::string detail) {
-  return {std::move(name), Verdict::kOk, std::move(detail), ""};
-}
-DoctorCheck Warn(std::string name, std::string detail, std::string fix) {
-  return {std::move(name), Verdict::kWarn, std::move(detail), std::move(fix)};
+// None of the policy's servers runs (its targets.comm; nginx's by default).
+DoctorCheck NoServer(const DoctorInputs& in) {
+  std::vector<std::string> servers;
+  for (const std::string& s : in.servers) {
+    servers.push_back(Printable(s, kMaxQuotedBytes));
+  }
+  const std::string named =
+      servers.empty() ? "nginx" : absl::StrJoin(servers, " or ");
+  return Warn("targets",
+              absl::StrCat("no ", named, " running: nothing to tune yet"),
+              absl::StrCat("start ", named,
+                           " (or name your server in the policy's "
+                           "targets.comm); locusd finds it within a scan"));
 }
 
 }  // namespace
@@ -23,19 +36,7 @@ DoctorCheck Warn(std::string name, std::string detail, std::string fix) {
 // Connection steering needs a socket per worker to choose between.
 DoctorCheck ReuseportCheck(const DoctorInputs& in) {
   const char* name = "reuseport";
-  if (in.nginx.empty()) {
-    std::vector<std::string> servers;
-    for (const std::string& s : in.servers) {
-      servers.push_back(Printable(s, kMaxQuotedBytes));
-    }
-    const std::string named =
-        servers.empty() ? "nginx" : absl::StrJoin(servers, " or ");
-    return Warn("targets",
-                absl::StrCat("no ", named, " running: nothing to tune yet"),
-                absl::StrCat("start ", named,
-                             " (or name your server in the policy's "
-                             "targets.comm); locusd finds it within a scan"));
-  }
+  if (in.nginx.empty()) return NoServer(in);
   // A thread worker server's sockets: a socket per thread (HAProxy's
   // `shards by-thread`), or one every thread shares.
   std::vector<std::string> without, with, errors, sharded, shared;
