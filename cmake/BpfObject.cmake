@@ -68,6 +68,11 @@ function(locus_bpf_object)
     COMMAND ${LOCUS_BPF_CLANG} -g -O2 -target bpf
             -D__TARGET_ARCH_${LOCUS_BPF_ARCH}
             -Wall -Werror -Wno-unused-function
+            # BTF's line info names the source: relative names keep the
+            # skeleton (and the sensors that include it) the same bytes in
+            # every checkout, so ccache can share their objects.
+            -fdebug-prefix-map=${PROJECT_SOURCE_DIR}=.
+            -fdebug-prefix-map=${CMAKE_BINARY_DIR}=build
             -I${LOCUS_VMLINUX_DIR} -I${PROJECT_SOURCE_DIR}/bpf/include
             -MD -MF ${dep} -MT ${tmp_obj}
             -c ${src} -o ${tmp_obj}

@@ -13,9 +13,10 @@ function(locus_test)
     set(ARG_TIMEOUT 120)
   endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
-  # Fixtures are found from the source tree whatever the working directory.
-  target_compile_definitions(${ARG_NAME} PRIVATE LOCUS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  # Fixtures are found from the source tree whatever the working directory
+  # (tests/common/test_paths.h).
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} locus_test_paths
+                        GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${ARG_NAME}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     DISCOVERY_TIMEOUT 60

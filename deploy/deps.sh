@@ -34,6 +34,8 @@ test=(
   # unit and privileged tests, benchmarks, the function-size check
   libgtest-dev libgmock-dev libbenchmark-dev nginx-light wrk numactl procps util-linux
   iproute2 clang-tidy python3-h2
+  # a compiler cache: the second build tree and later checkouts reuse objects
+  ccache
   # the metrics read by real consumers: the exposition parser, promtool
   python3-prometheus-client prometheus
   # deploy: unit checks, manifest checks, man pages

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

@@ -14,6 +14,7 @@
 #include "agent/ctl/agent_client.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/common/process_util.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

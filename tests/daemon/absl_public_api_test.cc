@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

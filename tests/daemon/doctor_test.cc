@@ -14,6 +14,7 @@
 #include "agent/daemon/doctor_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

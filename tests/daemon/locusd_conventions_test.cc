@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/common/process_util.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

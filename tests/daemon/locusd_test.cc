@@ -20,6 +20,7 @@
 #include "locus/v1/agent.pb.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/common/process_util.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

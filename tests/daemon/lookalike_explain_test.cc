@@ -24,6 +24,7 @@
 #include "tests/agent/agent_test_util.h"
 #include "tests/common/locusd_process.h"
 #include "tests/common/process_util.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

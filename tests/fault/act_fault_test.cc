@@ -37,6 +37,7 @@
 #include "tests/act/real_kernel_test.h"
 #include "tests/common/locusd_process.h"
 #include "tests/common/process_util.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "tests/common/loopback_port.h"
 #include "tests/common/process_util.h"
+#include "tests/common/test_paths.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/common/test_paths.h"
+
 namespace locus {
 
 class TempTree {

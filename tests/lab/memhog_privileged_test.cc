@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/process_util.h"
+#include "tests/common/test_paths.h"
 #include "tests/lab/memhog_args.h"
 
 namespace locus {

@@ -31,6 +31,7 @@
 #include "policy/yaml_errors.h"
 #include "tests/common/sanitizers.h"
 #include "tests/common/snapshot_builder.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {
