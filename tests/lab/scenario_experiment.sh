@@ -2,7 +2,7 @@
 # Lab scenarios for the A/B experiment (issue #27), in one guest boot:
 #   ab        nginx with 8 workers (`reuseport`, a 16 KiB file per request,
 #             a new connection each) under load from both nodes; a
-#             2-minute experiment. Mid-run the treated workers are confined
+#             60 s experiment (EXPERIMENT_DURATION). Mid-run the treated workers are confined
 #             to one node and the control workers have every CPU; at the
 #             end the bytes and CPU time Locus counted per arm agree within
 #             5 % with nginx's access log ($bytes_sent per $pid) and
@@ -26,8 +26,8 @@ sysctl -qw kernel.numa_balancing=0
 PORT=81
 WORKERS=8
 ONLINE=$(</sys/devices/system/cpu/online)
-DURATION=${EXPERIMENT_DURATION:-2m}
-AA=${AA_DURATION:-90s}
+DURATION=${EXPERIMENT_DURATION:-60s}
+AA=${AA_DURATION:-40s}
 RECORD=$WORK/journal.experiment
 
 # nginx with WORKERS workers on 127.0.0.1:PORT (reuseport) serving a 16 KiB

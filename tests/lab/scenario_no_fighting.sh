@@ -2,7 +2,7 @@
 # Lab scenario 7 (issues #5, #28): no fighting, and sharing the host. With the
 # kernel's NUMA balancing on, irqbalance (with a ban of its own) and numad
 # running, nginx serving traffic through the NIC and its memory
-# first-touched on node 1, Locus runs for two minutes; counted from its
+# first-touched on node 1, Locus runs for 90 s (LAB_FIGHT_SECONDS); counted from its
 # metrics stream, no entity is moved back and forth: each thread and IRQ is
 # moved at most once, none after someone else changed it, and no process's
 # pages are sent to more than one node. Locus bans the IRQs it steers in
@@ -19,7 +19,7 @@ set -uo pipefail
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-WINDOW=${LAB_FIGHT_SECONDS:-120}
+WINDOW=${LAB_FIGHT_SECONDS:-90}
 
 # sample_placement FILE: one line per second, the placement of every nginx
 # worker thread and NIC IRQ, until killed.
