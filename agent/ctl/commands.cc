@@ -16,7 +16,7 @@
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
 #include "agent/ctl/top_view.h"
-#include "agent/daemon/doctor_reader.h"
+#include "agent/doctor/doctor_reader.h"
 #include "common/printable.h"
 #include "locus_version.h"  // generated: agent/main/CMakeLists.txt
 #include "policy/policy_yaml.h"
@@ -231,10 +231,11 @@ class Command : public CommandBase {
     return kExitOk;
   }
 
-  // The checks locusd --doctor makes, here, then whether an agent answers.
+  // The checks locusd --doctor makes, here, and whether an agent answers.
+  // The journal checked is the one the agent that answered holds (the
+  // default one when none answers).
   int Doctor() {
-    DoctorInputs in = ReadHostDoctorInputs(DoctorPaths{});
-    AgentAnswer& agent = in.agent.emplace();
+    AgentAnswer agent;
     agent.socket = inv_.socket;
     agent.reached = CheckAgentSocket(inv_.socket);
     if (agent.reached.ok()) {
@@ -249,6 +250,12 @@ class Command : public CommandBase {
             absl::UnavailableError(DescribeRpcError(rpc, inv_.socket));
       }
     }
+    DoctorPaths paths;
+    if (agent.reached.ok() && !agent.status.journal_path().empty()) {
+      paths.journal_path = agent.status.journal_path();
+    }
+    DoctorInputs in = ReadHostDoctorInputs(paths);
+    in.agent = std::move(agent);
     std::vector<DoctorCheck> checks = RunDoctorChecks(in);
     out_ << FormatDoctor(checks);
     return DoctorExitCode(checks);

@@ -41,6 +41,7 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
   status.set_version(options_.version);
   status.set_hostname(options_.identity.hostname);
   status.set_boot_id(options_.identity.boot_id);
+  status.set_journal_path(options_.journal_path);
   DescribeMode(status);
   *status.mutable_started() =
       TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(started_));

@@ -40,6 +40,7 @@ struct ControllerOptions {
   // The loop was started with an override from locusd --mode.
   bool mode_from_flag = false;
   HostIdentity identity;
+  std::string journal_path;  // as given to locusd (--journal)
 };
 
 class DaemonController : public AgentController {

@@ -297,6 +297,7 @@ void Daemon::MakeLoop() {
   controller_options.period = options_.tick;
   controller_options.version = options_.version;
   controller_options.identity = std::move(identity);
+  controller_options.journal_path = options_.journal_path;
   controller_options.mode_from_flag =
       options_.mode != v1::Policy::MODE_UNSPECIFIED;
   controller_ = std::make_unique<DaemonController>(

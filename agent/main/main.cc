@@ -20,7 +20,7 @@
 #include "agent/core/mode.h"
 #include "agent/daemon/check_policy.h"
 #include "agent/daemon/daemon.h"
-#include "agent/daemon/doctor_reader.h"
+#include "agent/doctor/doctor_reader.h"
 #include "agent/daemon/log_sinks.h"
 #include "agent/daemon/restore_mode.h"
 #include "agent/main/one_shot.h"

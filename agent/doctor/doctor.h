@@ -2,8 +2,8 @@
 // what stands in the way. The checks are pure functions of DoctorInputs (what
 // the host looks like), so that each verdict is tested on made-up inputs;
 // doctor_reader.h fills the inputs from the host.
-#ifndef LOCUS_AGENT_DAEMON_DOCTOR_H_
-#define LOCUS_AGENT_DAEMON_DOCTOR_H_
+#ifndef LOCUS_AGENT_DOCTOR_DOCTOR_H_
+#define LOCUS_AGENT_DOCTOR_DOCTOR_H_
 
 #include <cstdint>
 #include <optional>
@@ -124,4 +124,4 @@ int DoctorExitCode(const std::vector<DoctorCheck>& checks);
 
 }  // namespace locus
 
-#endif  // LOCUS_AGENT_DAEMON_DOCTOR_H_
+#endif  // LOCUS_AGENT_DOCTOR_DOCTOR_H_

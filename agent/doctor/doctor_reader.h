@@ -1,13 +1,13 @@
 // Fills DoctorInputs from the host: every file through the roots below, so
 // that tests read fixture trees instead.
-#ifndef LOCUS_AGENT_DAEMON_DOCTOR_READER_H_
-#define LOCUS_AGENT_DAEMON_DOCTOR_READER_H_
+#ifndef LOCUS_AGENT_DOCTOR_DOCTOR_READER_H_
+#define LOCUS_AGENT_DOCTOR_DOCTOR_READER_H_
 
 #include <ostream>
 #include <set>
 #include <string>
 
-#include "agent/daemon/doctor.h"
+#include "agent/doctor/doctor.h"
 #include "agent/sensors/feature_probe.h"
 #include "common/defaults.h"
 
@@ -43,4 +43,4 @@ int RunDoctor(const DoctorPaths& paths, std::ostream& out);
 
 }  // namespace locus
 
-#endif  // LOCUS_AGENT_DAEMON_DOCTOR_READER_H_
+#endif  // LOCUS_AGENT_DOCTOR_DOCTOR_READER_H_

@@ -1,4 +1,4 @@
-#include "agent/daemon/doctor_neighbours.h"
+#include "agent/doctor/doctor_neighbours.h"
 
 #include <string>
 

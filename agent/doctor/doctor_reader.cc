@@ -1,4 +1,4 @@
-#include "agent/daemon/doctor_reader.h"
+#include "agent/doctor/doctor_reader.h"
 
 #include <signal.h>
 #include <sys/file.h>

@@ -1,11 +1,11 @@
 // A doctor line with its verdict, as the checks in doctor*.cc build them.
-#ifndef LOCUS_AGENT_DAEMON_DOCTOR_VERDICT_H_
-#define LOCUS_AGENT_DAEMON_DOCTOR_VERDICT_H_
+#ifndef LOCUS_AGENT_DOCTOR_DOCTOR_VERDICT_H_
+#define LOCUS_AGENT_DOCTOR_DOCTOR_VERDICT_H_
 
 #include <string>
 #include <utility>
 
-#include "agent/daemon/doctor.h"
+#include "agent/doctor/doctor.h"
 
 namespace locus::doctor_internal {
 
@@ -21,4 +21,4 @@ inline DoctorCheck Fail(std::string name, std::string detail, std::string fix) {
 
 }  // namespace locus::doctor_internal
 
-#endif  // LOCUS_AGENT_DAEMON_DOCTOR_VERDICT_H_
+#endif  // LOCUS_AGENT_DOCTOR_DOCTOR_VERDICT_H_

@@ -1,4 +1,4 @@
-#include "agent/daemon/doctor_servers.h"
+#include "agent/doctor/doctor_servers.h"
 
 #include <string>
 #include <utility>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/daemon/doctor_verdict.h"
+#include "agent/doctor/doctor_verdict.h"
 #include "common/printable.h"
 
 namespace locus {

@@ -1,5 +1,6 @@
 // `locusd --doctor` and `locusctl doctor` as programs on this machine: their
 // lines must say what this host really is (root, its BTF, its nodes).
+#include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/common/locusd_process.h"
 #include "tests/common/test_paths.h"
 
 namespace locus {
@@ -107,6 +109,26 @@ TEST_F(DoctorPrivileged, LocusctlDoctorAddsTheAgentLine) {
   EXPECT_THAT(r.out, HasSubstr("WARN  agent: no locusd answers on " + dir_ +
                                "/none.sock"));
   EXPECT_EQ(r.code, r.out.find("FAIL  ") == std::string::npos ? 0 : 1) << r.out;
+}
+
+// Asked through a running agent, the doctor checks that agent's journal and
+// says the lock on it is the agent's own: no "a locusd is running" warning
+// about the agent it asked.
+TEST_F(DoctorPrivileged, LocusctlDoctorThroughTheAgentDoesNotWarnAboutIt) {
+  LocusdProcess daemon(LOCUSD_PATH, dir_);
+  daemon.Start({"--mode=dry_run"});
+  ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
+  Outcome r = Capture(absl::StrCat(LOCUSCTL_PATH, " --socket=", daemon.socket(),
+                                   " doctor 2>&1"));
+  EXPECT_THAT(r.out,
+              HasSubstr("OK    agent: locusd answers on " + daemon.socket()));
+  EXPECT_THAT(r.out,
+              HasSubstr("OK    instance: the journal is held by the locusd "
+                        "that answers on " +
+                        daemon.socket()));
+  EXPECT_THAT(r.out, Not(HasSubstr("a locusd is running")));
+  EXPECT_THAT(r.out, HasSubstr("OK    journal: " + daemon.journal()));
+  EXPECT_EQ(daemon.Stop(SIGTERM), 0) << daemon.log();
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The doctor's checks on made-up inputs (each verdict, the exit code), and
 // its reader over fixture trees written here.
-#include "agent/daemon/doctor.h"
+#include "agent/doctor/doctor.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "agent/daemon/doctor_reader.h"
+#include "agent/doctor/doctor_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/common/test_paths.h"
@@ -337,6 +337,30 @@ TEST(DoctorChecks, PolicyJournalInstanceAgent) {
   in.agent->reached = absl::UnavailableError("connection refused");
   EXPECT_THAT(Find(in, "agent").fix, HasSubstr("systemctl enable --now"));
   EXPECT_EQ(RunDoctorChecks(in).back().name, "agent");
+}
+
+// locusctl doctor through a running agent: the lock on the journal that
+// agent says it holds is its own, not "another locusd".
+TEST(DoctorChecks, InstanceHeldByTheAgentAskedIsNoWarning) {
+  DoctorInputs in = Healthy();
+  in.journal_path = "/var/lib/locus/journal";
+  in.instance = absl::FailedPreconditionError("journal.lock is locked");
+  AgentAnswer& agent = in.agent.emplace();
+  agent.socket = "/run/locus/locusd.sock";
+  agent.status.set_journal_path("/var/lib/locus/journal");
+  EXPECT_EQ(Find(in, "instance").verdict, Verdict::kOk);
+  EXPECT_EQ(Find(in, "instance").detail,
+            "the journal is held by the locusd that answers on "
+            "/run/locus/locusd.sock");
+  // Another journal's agent, or one that did not answer, proves nothing.
+  agent.status.set_journal_path("/elsewhere/journal");
+  EXPECT_EQ(Find(in, "instance").verdict, Verdict::kWarn);
+  agent.status.set_journal_path("/var/lib/locus/journal");
+  agent.reached = absl::UnavailableError("connection refused");
+  EXPECT_EQ(Find(in, "instance").verdict, Verdict::kWarn);
+  // A free lock stays OK whoever answers.
+  in.instance = absl::OkStatus();
+  EXPECT_EQ(Find(in, "instance").verdict, Verdict::kOk);
 }
 
 // A prober that says yes to everything and counts its calls.

@@ -1,11 +1,11 @@
-#include "agent/daemon/doctor.h"
+#include "agent/doctor/doctor.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "agent/daemon/doctor_neighbours.h"
-#include "agent/daemon/doctor_servers.h"
-#include "agent/daemon/doctor_verdict.h"
+#include "agent/doctor/doctor_neighbours.h"
+#include "agent/doctor/doctor_servers.h"
+#include "agent/doctor/doctor_verdict.h"
 #include "common/printable.h"
 
 namespace locus {
@@ -215,8 +215,21 @@ DoctorCheck Journal(const DoctorInputs& in) {
   return Ok(name, absl::StrCat(in.journal_path, " writable"));
 }
 
+// The agent that answered locusctl holds its own journal: the lock it takes
+// is exclusive, so a held lock on that journal is that agent's.
+bool HeldByTheAgentAsked(const DoctorInputs& in) {
+  return in.agent.has_value() && in.agent->reached.ok() &&
+         !in.agent->status.journal_path().empty() &&
+         in.agent->status.journal_path() == in.journal_path;
+}
+
 DoctorCheck Instance(const DoctorInputs& in) {
   const char* name = "instance";
+  if (absl::IsFailedPrecondition(in.instance) && HeldByTheAgentAsked(in)) {
+    return Ok(name, absl::StrCat("the journal is held by the locusd that "
+                                 "answers on ",
+                                 Printable(in.agent->socket)));
+  }
   if (absl::IsFailedPrecondition(in.instance)) {
     return Warn(name,
                 absl::StrCat("a locusd is running with this journal: ",
