@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "common/printable.h"
 #include "policy/cpu_list.h"
 
 namespace locus::decide_internal {
@@ -55,12 +56,15 @@ std::vector<std::vector<int>> UsableCpus(const Context& ctx,
 
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 
+// The comm is escaped here, where the reason is made: a reason reaches
+// explain, logs, the metrics stream and journald, and any local user names
+// their own process.
 std::string WorkerName(const Target& target) {
   if (target.process != 0) {
-    return absl::StrCat("worker thread ", target.pid, " (", target.comm, " ",
-                        target.process, ")");
+    return absl::StrCat("worker thread ", target.pid, " (",
+                        Printable(target.comm), " ", target.process, ")");
   }
-  return absl::StrCat("worker ", target.pid, " (", target.comm, ")");
+  return absl::StrCat("worker ", target.pid, " (", Printable(target.comm), ")");
 }
 
 std::string MiB(uint64_t bytes) {

@@ -172,5 +172,39 @@ TEST_F(LookAlikeExplainTest, ANameWithEscapesCannotForgeOutput) {
       << "a look-alike is not an instance to tune";
 }
 
+// A real target whose name holds an escape and a newline (fault_target names
+// itself with prctl): the reasons of the decisions about it name it escaped
+// where they are made, so the metrics stream carries them escaped, and
+// `locusctl explain` and the text log show them escaped, each on one line.
+TEST_F(LookAlikeExplainTest, AReasonNamesATargetEscaped) {
+  const std::string comm = "lcs\x1b[2J\nw";
+  const std::string escaped = "lcs\\x1b[2J\\nw";
+  // YAML's double quotes: \e is ESC.
+  std::ofstream(daemon_.policy())
+      << FaultPolicy("\"lcs\\e[2J\\nw\"", "enforce", 8);
+  TargetFamily family(FAULT_TARGET_PATH, comm, 2, 2, dir_.File("family.log"));
+  ASSERT_TRUE(family.ok());
+  daemon_.Start({});
+  ASSERT_TRUE(daemon_.WaitReady()) << daemon_.log();
+  auto pinned = daemon_.WatchUntil(
+      [](const v1::Metrics& m) { return m.actions_size() > 0; },
+      absl::Seconds(30));
+  ASSERT_TRUE(pinned.ok()) << pinned.status() << daemon_.log();
+  for (const v1::Action& a : pinned->actions()) {
+    EXPECT_THAT(a.reason(), HasSubstr("(" + escaped)) << a.reason();
+    EXPECT_EQ(a.reason().find_first_of("\x1b\n"), std::string::npos)
+        << a.reason();
+  }
+  const pid_t worker = family.workers().front();
+  ProcessResult r = ExplainUntil(worker, [&](const ProcessResult& r) {
+    return absl::StrContains(r.out, escaped);
+  });
+  EXPECT_THAT(r.out, HasSubstr("(" + escaped)) << r.out << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_THAT(daemon_.log(), HasSubstr("(" + escaped)) << daemon_.log();
+  EXPECT_EQ(daemon_.log().find('\x1b'), std::string::npos) << daemon_.log();
+  EXPECT_EQ(daemon_.Stop(SIGTERM), 0) << daemon_.log();
+}
+
 }  // namespace
 }  // namespace locus

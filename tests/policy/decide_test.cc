@@ -773,6 +773,23 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, DecideScenarioTest,
                            return info.param.name;
                          });
 
+// A process name is anyone's to choose: the reasons that name it (shown by
+// explain, logs, the metrics stream and journald) carry it escaped, as made.
+TEST(DecideReasons, NameATargetEscaped) {
+  const std::string comm = "ngi\x1b[2J\nx";
+  Snapshot s = TwentyWorkersOnNodeZero();
+  for (Target& t : s.targets) t.comm = comm;
+  v1::Policy policy = DefaultPolicy();
+  policy.mutable_targets()->clear_comm();
+  policy.mutable_targets()->add_comm(comm);
+  Plan plan = Decide(s, policy, History());
+  ASSERT_FALSE(Pins(plan).empty()) << Reasons(plan);
+  for (const Action& a : plan.actions) {
+    EXPECT_THAT(a.reason, HasSubstr("(ngi\\x1b[2J\\nx")) << a.reason;
+    EXPECT_EQ(a.reason.find_first_of("\x1b\n"), std::string::npos) << a.reason;
+  }
+}
+
 // The same situations on 2, 4 and 8 nodes (2 CPUs each): the move targets
 // the right node whatever the host's size, and nothing else moves.
 class DecideAcrossNodesTest : public ::testing::TestWithParam<int> {};
