@@ -90,7 +90,10 @@ TickReport Loop::Tick() {
   }
   // Even without a snapshot: what Locus holds stays handed over, and a
   // restarted irqbalance or numad is told again.
-  executor_->TickNeighbours(report.policy.policy->coexist());
+  executor_->TickNeighbours(
+      report.policy.policy->coexist(),
+      report.snapshot ? std::optional<int>(report.snapshot->numa_balancing_mode)
+                      : std::nullopt);
   Publish(report, cpu_start_ns);
   return report;
 }

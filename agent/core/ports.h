@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,8 +81,13 @@ class Executor {
   // numad what Locus manages now, as the policy's coexist says (an
   // executor without neighbours does nothing). Never blocks. In a dry run
   // nothing new is asked for (no IRQ is moved), and what Locus already
-  // holds stays handed over until it is restored.
-  virtual void TickNeighbours(const v1::Coexist& coexist) { (void)coexist; }
+  // holds stays handed over until it is restored. `numa_balancing` is
+  // kernel.numa_balancing as this tick's snapshot read it (nullopt: none).
+  virtual void TickNeighbours(const v1::Coexist& coexist,
+                              std::optional<int> numa_balancing) {
+    (void)coexist;
+    (void)numa_balancing;
+  }
 };
 
 class PolicySource {

@@ -79,14 +79,15 @@ ActionResult ActuatorExecutor::Apply(const Action& action, bool dry_run) {
   return actuators_->Apply(action, dry_run);
 }
 
-void ActuatorExecutor::TickNeighbours(const v1::Coexist& coexist) {
+void ActuatorExecutor::TickNeighbours(const v1::Coexist& coexist,
+                                      std::optional<int> numa_balancing) {
   absl::MutexLock lock(&mu_);
   if (neighbours_ == nullptr) return;
   CoexistModes modes;
   modes.irqbalance_ban =
       coexist.irqbalance() != v1::Coexist::IRQBALANCE_MODE_OFF;
   modes.numad_exclude = coexist.numad() != v1::Coexist::NUMAD_MODE_OFF;
-  neighbours_->Tick(modes, absl::Now());
+  neighbours_->Tick(modes, numa_balancing, absl::Now());
 }
 
 absl::Status ActuatorExecutor::Revert(const Action& action) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,7 +47,8 @@ class ActuatorExecutor : public Executor {
   // detaches every steering program, then restores the rest.
   absl::Status RestoreAll() override;
   void StopPageMoves() override;
-  void TickNeighbours(const v1::Coexist& coexist) override;
+  void TickNeighbours(const v1::Coexist& coexist,
+                      std::optional<int> numa_balancing) override;
 
   // The same restore, with its per-entry report (for the Restore RPC).
   absl::StatusOr<RestoreReport> RestoreAllWithReport();

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "agent/act/neighbours/host_tuners.h"
 
 namespace locus {
 namespace {
@@ -93,15 +94,9 @@ DoctorCheck NumadCheck(const DoctorInputs& in) {
 DoctorCheck TunedCheck(const DoctorInputs& in) {
   const char* name = "tuned";
   if (!in.tuned.has_value()) return {name, Verdict::kOk, "not running", ""};
-  const std::string profile =
-      in.tuned_profile.empty()
-          ? std::string("an unknown profile")
-          : absl::StrCat("profile '", in.tuned_profile, "'");
   return {name, Verdict::kOk,
-          absl::StrCat(Who(name, in.tuned->pid), " runs ", profile,
-                       ": a profile may set kernel.numa_balancing (see that "
-                       "line) or restart irqbalance through its irqbalance "
-                       "plugin, after which Locus bans its IRQs again"),
+          absl::StrCat(Who(name, in.tuned->pid), " runs ",
+                       TunedSentence(in.tuned_profile)),
           ""};
 }
 

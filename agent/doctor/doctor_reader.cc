@@ -41,18 +41,11 @@ void ReadSelfStatus(const std::string& procfs_root, DoctorInputs& in) {
   absl::StatusOr<std::string> text =
       ReadTextFile(JoinPath(procfs_root, "/self/status"));
   if (!text.ok()) return;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    std::vector<absl::string_view> f =
-        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    uint32_t uid = 0;
-    uint64_t caps = 0;
-    if (f.size() >= 3 && f[0] == "Uid:" && absl::SimpleAtoi(f[2], &uid)) {
-      in.euid = uid;
-    } else if (f.size() == 2 && f[0] == "CapEff:" &&
-               absl::SimpleHexAtoi(f[1], &caps)) {
-      in.cap_effective = caps;
-    }
-  }
+  std::vector<absl::string_view> uids = ParseStatusValues(*text, "Uid");
+  uint32_t euid = 0;
+  if (uids.size() >= 2 && absl::SimpleAtoi(uids[1], &euid)) in.euid = euid;
+  absl::StatusOr<uint64_t> caps = ParseStatusMask(*text, "CapEff");
+  if (caps.ok()) in.cap_effective = *caps;
 }
 
 // Whether `pid` ignores `signal` (SigIgn: of /proc/PID/status); nullopt
@@ -62,16 +55,9 @@ std::optional<bool> IgnoresSignal(const std::string& procfs_root, int pid,
   absl::StatusOr<std::string> text =
       ReadTextFile(JoinPath(procfs_root, absl::StrCat("/", pid, "/status")));
   if (!text.ok()) return std::nullopt;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    std::vector<absl::string_view> f =
-        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    uint64_t mask = 0;
-    if (f.size() == 2 && f[0] == "SigIgn:" &&
-        absl::SimpleHexAtoi(f[1], &mask)) {
-      return ((mask >> (signal - 1)) & 1) != 0;
-    }
-  }
-  return std::nullopt;
+  absl::StatusOr<uint64_t> ignored = ParseStatusMask(*text, "SigIgn");
+  if (!ignored.ok()) return std::nullopt;
+  return ((*ignored >> (signal - 1)) & 1) != 0;
 }
 
 bool CanProbe(const DoctorInputs& in) {

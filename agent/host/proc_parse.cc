@@ -59,18 +59,38 @@ absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(
   return absl::DataLossError("no Cpus_allowed_list line (truncated?)");
 }
 
-absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text) {
+std::vector<absl::string_view> ParseStatusValues(absl::string_view text,
+                                                 absl::string_view key) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::ConsumePrefix(&line, "Uid:")) continue;
-    std::vector<absl::string_view> ids =
-        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    uint32_t uid = 0;
-    if (ids.empty() || !absl::SimpleAtoi(ids[0], &uid)) {
-      return absl::DataLossError("bad Uid line");
+    if (!absl::ConsumePrefix(&line, key) || !absl::ConsumePrefix(&line, ":")) {
+      continue;
     }
-    return uid;
+    std::vector<absl::string_view> values =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    return values;
   }
-  return absl::DataLossError("no Uid line (truncated?)");
+  return {};
+}
+
+absl::StatusOr<uint64_t> ParseStatusMask(absl::string_view text,
+                                         absl::string_view key) {
+  std::vector<absl::string_view> values = ParseStatusValues(text, key);
+  uint64_t mask = 0;
+  if (values.size() != 1 || !absl::SimpleHexAtoi(values[0], &mask)) {
+    return absl::DataLossError(
+        absl::StrCat(values.empty() ? "no " : "bad ", key, " line"));
+  }
+  return mask;
+}
+
+absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text) {
+  std::vector<absl::string_view> ids = ParseStatusValues(text, "Uid");
+  uint32_t uid = 0;
+  if (ids.empty()) return absl::DataLossError("no Uid line (truncated?)");
+  if (!absl::SimpleAtoi(ids[0], &uid)) {
+    return absl::DataLossError("bad Uid line");
+  }
+  return uid;
 }
 
 std::string ParseCmdline(absl::string_view text) {

@@ -30,6 +30,16 @@ absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text);
 // Cpus_allowed_list from /proc/PID/status.
 absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(absl::string_view text);
 
+// The values of the line "KEY:\t..." of /proc/PID/status (`key` without the
+// colon), split on blanks; empty when there is no such line. Every reader of
+// a status field goes through it.
+std::vector<absl::string_view> ParseStatusValues(absl::string_view text,
+                                                 absl::string_view key);
+
+// A hex mask line of /proc/PID/status: SigIgn, SigBlk, CapEff, ...
+absl::StatusOr<uint64_t> ParseStatusMask(absl::string_view text,
+                                         absl::string_view key);
+
 // The real uid from /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs"):
 // who started the process, which setuid() in it cannot fake upwards.
 absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text);

@@ -134,14 +134,19 @@ std::vector<ProcTaskSched> ReadAllProcSched(absl::string_view procfs_root,
   return out;
 }
 
-bool ReadNumaBalancing(absl::string_view procfs_root) {
+int ReadNumaBalancingMode(absl::string_view procfs_root) {
   std::string text;
   if (!ReadFile(absl::StrCat(procfs_root, "/sys/kernel/numa_balancing"),
                 &text)) {
-    return false;
+    return -1;
   }
   int v = 0;
-  return absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &v) && v != 0;
+  return absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &v) && v >= 0 ? v
+                                                                          : -1;
+}
+
+bool ReadNumaBalancing(absl::string_view procfs_root) {
+  return ReadNumaBalancingMode(procfs_root) > 0;
 }
 
 }  // namespace locus

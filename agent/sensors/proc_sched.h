@@ -50,7 +50,11 @@ struct ProcTaskSched {
 std::vector<ProcTaskSched> ReadAllProcSched(absl::string_view procfs_root,
                                             uint64_t* skipped);
 
-// <procfs_root>/sys/kernel/numa_balancing != 0. Absent file: false.
+// <procfs_root>/sys/kernel/numa_balancing: its value, -1 when absent or
+// not a number >= 0.
+int ReadNumaBalancingMode(absl::string_view procfs_root);
+
+// ReadNumaBalancingMode() > 0: absent file, false.
 bool ReadNumaBalancing(absl::string_view procfs_root);
 
 }  // namespace locus

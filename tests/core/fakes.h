@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "agent/core/ports.h"
@@ -80,7 +81,7 @@ class FakeExecutor : public Executor {
     return steering_states;
   }
   absl::Status RestoreAll() override { return absl::OkStatus(); }
-  void TickNeighbours(const v1::Coexist& coexist) override {
+  void TickNeighbours(const v1::Coexist& coexist, std::optional<int>) override {
     neighbour_ticks.push_back(coexist.irqbalance());
   }
 

@@ -51,6 +51,30 @@ TEST(StatusTest, CpusAllowedList) {
   EXPECT_FALSE(ParseStatusCpusAllowed("Name:\tnginx\n").ok());
 }
 
+TEST(StatusTest, ValuesOfOneKeyAndHexMasks) {
+  const char* text =
+      "Name:\tirqbalance\nUid:\t0\t1000\t0\t0\nSigIgn:\t0000000000001000\n"
+      "SigIgnX:\tzz\nCapEff:\t000001ffffffffff\n";
+  EXPECT_THAT(ParseStatusValues(text, "Uid"),
+              ElementsAre("0", "1000", "0", "0"));
+  EXPECT_THAT(ParseStatusValues(text, "Gid"), ElementsAre());
+  // A key is the whole name before the colon, not a prefix of another.
+  EXPECT_THAT(ParseStatusValues(text, "Sig"), ElementsAre());
+  auto ignored = ParseStatusMask(text, "SigIgn");
+  ASSERT_TRUE(ignored.ok()) << ignored.status();
+  EXPECT_EQ(*ignored, 0x1000u);  // SIGPIPE (13) is bit 12
+  auto caps = ParseStatusMask(text, "CapEff");
+  ASSERT_TRUE(caps.ok());
+  EXPECT_EQ(*caps, 0x1ffffffffffu);
+  EXPECT_THAT(std::string(ParseStatusMask(text, "SigIgnX").status().message()),
+              HasSubstr("bad SigIgnX line"));
+  EXPECT_THAT(std::string(ParseStatusMask(text, "SigBlk").status().message()),
+              HasSubstr("no SigBlk line"));
+  auto uid = ParseStatusRealUid(text);
+  ASSERT_TRUE(uid.ok());
+  EXPECT_EQ(*uid, 0u);
+}
+
 TEST(CmdlineTest, JoinsArguments) {
   EXPECT_EQ(ParseCmdline(std::string("nginx: worker process\0\0\0", 24)),
             "nginx: worker process");

@@ -532,7 +532,11 @@ def noise(report_path):
 
 def irqbalance_bans(pid):
     """The IRQs on irqbalance's ban list, as its control socket's `setup`
-    reply lists them (root only: the request carries our credentials)."""
+    reply lists them (root only: the request carries our credentials).
+    irqbalance answers between its scans (every 10 s by default, longer
+    under TCG), and one started from a shell dies of SIGPIPE if the client
+    hangs up first: the wait covers three scans rather than give up early,
+    and a timeout is one line on stderr and exit status 2, never a hang."""
     import socket
     import struct
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -542,8 +546,13 @@ def irqbalance_bans(pid):
     sock.sendmsg([b"setup"],
                  [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, creds)])
     reply = b""
-    while chunk := sock.recv(4096):
-        reply += chunk
+    try:
+        while chunk := sock.recv(4096):
+            reply += chunk
+    except socket.timeout:
+        print(f"irqbalance (pid {pid}) did not answer within 30 s",
+              file=sys.stderr)
+        sys.exit(2)
     words = reply.decode().split()
     irqs = [words[i + 1] for i, w in enumerate(words[:-1]) if w == "IRQ"]
     print(" ".join(sorted(irqs, key=int)) or "-")

@@ -4,27 +4,27 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "agent/act/neighbours/process_finder.h"
 #include "agent/host/file_util.h"
 #include "common/printable.h"
 
 namespace locus {
 
-void HostTuners::Tick(absl::Time now) {
+std::string TunedSentence(absl::string_view profile) {
+  return absl::StrCat(
+      profile.empty()
+          ? std::string("an unknown profile")
+          : absl::StrCat("profile '", Printable(profile, kMaxTunedProfileBytes),
+                         "'"),
+      ": a profile may set kernel.numa_balancing or restart irqbalance "
+      "through its irqbalance plugin, after which Locus bans its IRQs again");
+}
+
+void HostTuners::Tick(absl::Time now, std::optional<int> numa_balancing) {
+  if (numa_balancing.has_value()) state_.numa_balancing = *numa_balancing;
   if (now - last_look_ < kHostTunersLookInterval) return;
   last_look_ = now;
-  state_.numa_balancing = -1;
-  absl::StatusOr<std::string> balancing =
-      ReadFirstLine(JoinPath(paths_.procfs_root, "/sys/kernel/numa_balancing"));
-  int value = 0;
-  if (balancing.ok() &&
-      absl::SimpleAtoi(absl::StripAsciiWhitespace(*balancing), &value) &&
-      value >= 0) {
-    state_.numa_balancing = value;
-  }
   absl::StatusOr<std::vector<int32_t>> tuned =
       FindProcessesNamed(paths_.procfs_root, "tuned");
   state_.tuned_pid = tuned.ok() && !tuned->empty() ? tuned->front() : 0;
@@ -51,14 +51,7 @@ std::string HostTuners::AutonumaNote() const {
 
 std::string HostTuners::TunedNote() const {
   if (state_.tuned_pid == 0) return "not running";
-  const std::string profile =
-      state_.tuned_profile.empty()
-          ? std::string("an unknown profile")
-          : absl::StrCat("profile '", Printable(state_.tuned_profile), "'");
-  return absl::StrCat(profile,
-                      ": a profile may set kernel.numa_balancing or restart "
-                      "irqbalance through its irqbalance plugin (Locus bans "
-                      "again)");
+  return TunedSentence(state_.tuned_profile);
 }
 
 }  // namespace locus

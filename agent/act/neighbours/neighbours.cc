@@ -38,7 +38,8 @@ std::optional<std::string> Neighbours::WaitFor(int irq) {
                       ") to ban it; moved once it has");
 }
 
-void Neighbours::Tick(const CoexistModes& modes, absl::Time now) {
+void Neighbours::Tick(const CoexistModes& modes,
+                      std::optional<int> numa_balancing, absl::Time now) {
   modes_ = modes;
   now_ = now;
   const JournalContents& journaled = journal_->contents();
@@ -61,7 +62,7 @@ void Neighbours::Tick(const CoexistModes& modes, absl::Time now) {
     }
   }
   exclusions_.Tick(workers);
-  tuners_.Tick(now);
+  tuners_.Tick(now, numa_balancing);
 }
 
 }  // namespace locus

@@ -61,8 +61,10 @@ class Neighbours {
   // asked for at the next Tick.
   std::optional<std::string> WaitFor(int irq);
 
-  // Once per tick, never blocks.
-  void Tick(const CoexistModes& modes, absl::Time now);
+  // Once per tick, never blocks. `numa_balancing`: kernel.numa_balancing as
+  // this tick's snapshot read it (nullopt: no snapshot).
+  void Tick(const CoexistModes& modes, std::optional<int> numa_balancing,
+            absl::Time now);
 
   // Before exit: lets irqbalance answer what it was asked (up to
   // `timeout`), which it cannot survive answering to a closed connection.

@@ -38,12 +38,11 @@ class HostTunersTest : public ::testing::Test {
 };
 
 TEST_F(HostTunersTest, SaysWhatAutonumaAndTunedDoHere) {
-  Write("/proc/sys/kernel/numa_balancing", "1\n");
   Process(640, "tuned");
   Process(641, "tuned-ppd");
   Write("/etc/tuned/active_profile", "throughput-performance\n");
   HostTuners tuners(Paths());
-  tuners.Tick(now_);
+  tuners.Tick(now_, 1);
   EXPECT_EQ(tuners.state().numa_balancing, 1);
   EXPECT_EQ(tuners.state().tuned_pid, 640);
   EXPECT_EQ(tuners.state().tuned_profile, "throughput-performance");
@@ -55,30 +54,50 @@ TEST_F(HostTunersTest, SaysWhatAutonumaAndTunedDoHere) {
                         "kernel.numa_balancing or restart irqbalance"));
 }
 
-TEST_F(HostTunersTest, ReadsAgainOnlyEveryLookInterval) {
-  Write("/proc/sys/kernel/numa_balancing", "0\n");
+// kernel.numa_balancing comes with each tick's snapshot (read once there);
+// /proc is scanned for tuned only every look interval.
+TEST_F(HostTunersTest, TakesAutonumaEachTickAndLooksForTunedEveryInterval) {
   HostTuners tuners(Paths());
-  tuners.Tick(now_);
+  tuners.Tick(now_, 0);
   EXPECT_EQ(tuners.state().numa_balancing, 0);
   EXPECT_THAT(tuners.AutonumaNote(), HasSubstr("off"));
   EXPECT_THAT(tuners.TunedNote(), "not running");
-  Write("/proc/sys/kernel/numa_balancing", "2\n");
-  Process(700, "tuned", 'Z');  // a zombie is not running
-  tuners.Tick(now_ + kHostTunersLookInterval - absl::Seconds(1));
-  EXPECT_EQ(tuners.state().numa_balancing, 0);
-  tuners.Tick(now_ + kHostTunersLookInterval);
+  Process(700, "tuned");
+  tuners.Tick(now_ + absl::Seconds(1), 2);
   EXPECT_EQ(tuners.state().numa_balancing, 2);
+  EXPECT_EQ(tuners.state().tuned_pid, 0);  // not looked for yet
+  // A tick without a snapshot keeps the last value.
+  tuners.Tick(now_ + absl::Seconds(2), std::nullopt);
+  EXPECT_EQ(tuners.state().numa_balancing, 2);
+  tuners.Tick(now_ + kHostTunersLookInterval, 2);
+  EXPECT_EQ(tuners.state().tuned_pid, 700);
+  Process(700, "tuned", 'Z');  // a zombie is not running
+  tuners.Tick(now_ + 2 * kHostTunersLookInterval, 2);
   EXPECT_EQ(tuners.state().tuned_pid, 0);
 }
 
 TEST_F(HostTunersTest, UnreadableValuesAreSaidNotGuessed) {
-  Write("/proc/sys/kernel/numa_balancing", "on\n");
   Process(640, "tuned");  // and no active_profile file
   HostTuners tuners(Paths());
-  tuners.Tick(now_);
+  tuners.Tick(now_, -1);
   EXPECT_EQ(tuners.state().numa_balancing, -1);
   EXPECT_EQ(tuners.AutonumaNote(), "kernel.numa_balancing unreadable");
   EXPECT_THAT(tuners.TunedNote(), HasSubstr("an unknown profile"));
+}
+
+// The profile is a file's first line: quoted escaped and cut, the same
+// sentence in status and in the doctor.
+TEST_F(HostTunersTest, TheProfileIsQuotedEscapedAndCut) {
+  Process(640, "tuned");
+  Write("/etc/tuned/active_profile", "bal\x1b[2J" + std::string(500, 'x'));
+  HostTuners tuners(Paths());
+  tuners.Tick(now_, 0);
+  const std::string note = tuners.TunedNote();
+  EXPECT_EQ(note.find('\x1b'), std::string::npos) << note;
+  EXPECT_THAT(note, HasSubstr("profile 'bal\\x1b[2J"));
+  EXPECT_THAT(note, HasSubstr("bytes)': a profile may set"));
+  EXPECT_LT(note.size(), kMaxTunedProfileBytes + 200);
+  EXPECT_EQ(note, TunedSentence(tuners.state().tuned_profile));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ class NeighboursTest : public ::testing::Test {
 
   void Ticks(int n, CoexistModes modes = {}) {
     for (int i = 0; i < n; ++i) {
-      neighbours_->Tick(modes, now_);
+      neighbours_->Tick(modes, 0, now_);
       now_ += absl::Seconds(1);
     }
   }
