@@ -65,9 +65,9 @@ ctest_to() {
 # lab_lines LOG: each lab test's seconds from ctest's output (a retried test
 # shows each try).
 lab_lines() {
-  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: (lab_[^ ]+) \.+[^0-9]*([0-9.]+) sec.*$/  \1 \2/p' "$1" |
-    while read -r name secs; do
-      printf '%-44s %6.0f s\n' "  $name" "$secs"
+  sed -nE 's/^ *([0-9]+\/[0-9]+ )?Test +#[0-9]+: (lab_[^ ]+) \.+ *(\*+)?([A-Za-z]+)[^0-9]*([0-9.]+) sec.*$/\2 \5 \4/p' "$1" |
+    while read -r name secs result; do
+      printf '%-44s %6.0f s  %s\n' "  $name" "$secs" "$result"
     done
 }
 
