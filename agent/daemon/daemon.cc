@@ -293,13 +293,12 @@ void Daemon::MakeLoop() {
     return PolicyMode(*watcher->policy());
   };
   MakeExperiment(hooks);
-  ControllerOptions controller_options;
-  controller_options.period = options_.tick;
-  controller_options.version = options_.version;
-  controller_options.identity = std::move(identity);
-  controller_options.journal_path = options_.journal_path;
-  controller_options.mode_from_flag =
-      options_.mode != v1::Policy::MODE_UNSPECIFIED;
+  ControllerOptions controller_options{
+      .period = options_.tick,
+      .version = options_.version,
+      .mode_from_flag = options_.mode != v1::Policy::MODE_UNSPECIFIED,
+      .identity = std::move(identity),
+      .journal_path = options_.journal_path};
   controller_ = std::make_unique<DaemonController>(
       loop_.get(), std::move(hooks), std::move(controller_options));
   publisher_->set_controller(controller_.get());
