@@ -19,9 +19,9 @@ struct Subcommand {
 const std::map<std::string, Subcommand>& Subcommands() {
   static const auto* subcommands = new std::map<std::string, Subcommand>{
       {"start",
-       {{"--duration", "--interval", "--aa", "--seed", "--reason"},
+       {{"--duration", "--interval", "--aa", "--seed", "--reason", "--burn-in"},
         "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
-        "[--reason=TEXT] [--json]",
+        "[--burn-in=N] [--reason=TEXT] [--json]",
         "Starts an A/B experiment over the target workers: each is assigned\n"
         "at random (stratified by node and server instance) to the treated\n"
         "arm, which the policy tunes as usual, or the control arm, which the\n"
@@ -36,6 +36,9 @@ const std::map<std::string, Subcommand>& Subcommands() {
         "                 is the resolution of this host's noise\n"
         "  --seed=N       the randomisation's seed (default: drawn; the\n"
         "                 report says which, to repeat an assignment)\n"
+        "  --burn-in=N    intervals left out after each worker's arm is set\n"
+        "                 (put back or moved, pages migrating; default 2);\n"
+        "                 the report counts them\n"
         "  --reason=TEXT  why, for the agent's log\n"
         "\n"
         "Refused while one runs, in dry run, or with too few workers. Needs\n"
@@ -77,7 +80,7 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& name,
 
 const char kExperimentSynopsis[] =
     "experiment start|status|stop [--duration=D] [--interval=D] [--aa] "
-    "[--seed=N] [--reason=TEXT] [--json]";
+    "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json]";
 const char kExperimentHelp[] =
     "Measures whether Locus helps this host, on its live traffic: a\n"
     "randomised A/B test. The target workers are split at random into a\n"
@@ -105,7 +108,8 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
     out.given.insert(arg);
     return true;
   }
-  for (const char* name : {"duration", "interval", "seed", "reason"}) {
+  for (const char* name :
+       {"duration", "interval", "seed", "reason", "burn-in"}) {
     const std::string option = absl::StrCat("--", name);
     if (!TakeOptionValue(args, i, name, &value)) {
       if (arg == option) {
@@ -119,6 +123,13 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
       ASSIGN_OR_RETURN(out.duration, ParsePositiveDuration(option, value));
     } else if (option == "--interval") {
       ASSIGN_OR_RETURN(out.interval, ParsePositiveDuration(option, value));
+    } else if (option == "--burn-in") {
+      if (!absl::SimpleAtoi(value, &out.burn_in) || out.burn_in < 0 ||
+          out.burn_in > 1000) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--burn-in wants a number of intervals from 0 to 1000, not '",
+            value, "'"));
+      }
     } else if (option == "--seed") {
       if (!absl::SimpleAtoi(value, &out.seed)) {
         return absl::InvalidArgumentError(absl::StrCat(

@@ -60,6 +60,7 @@ class ExperimentCommand : public CommandBase {
     }
     request.set_aa(a.aa);
     request.set_seed(a.seed);
+    if (a.burn_in >= 0) request.set_burn_in(static_cast<uint32_t>(a.burn_in));
     request.set_reason(a.reason.empty() ? "locusctl experiment start"
                                         : a.reason);
     v1::ExperimentReport report;

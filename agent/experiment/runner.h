@@ -35,6 +35,9 @@
 
 namespace locus {
 
+// Intervals left out after a worker's arm was set, unless the request says.
+inline constexpr uint32_t kDefaultBurnIn = 2;
+
 struct ExperimentOptions {
   // Where the running experiment and the last report are kept; empty:
   // nowhere (tests).
@@ -44,7 +47,7 @@ struct ExperimentOptions {
   absl::Duration min_interval = absl::Seconds(1);
   // The guardrail's total false-stop rate.
   double guardrail_alpha = 0.01;
-  // Looks start at this interval: the first ones hold the arms' transition.
+  // Looks start at this interval counted after the burn-in.
   uint32_t guardrail_first_look = 3;
   // Two per arm: fewer cannot give an interval.
   size_t min_workers = 4;

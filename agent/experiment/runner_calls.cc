@@ -59,22 +59,39 @@ void ExperimentRunner::LoadRecord() {
       absl::StrCat("experiment ", last_->id(), ": ", last_->reason())));
 }
 
+namespace {
+
+// The plan holds two intervals to compare after the burn-in, each at least
+// `min_interval` long.
+absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
+                       absl::Duration min_interval, uint32_t burn_in) {
+  if (interval < min_interval) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval ", absl::FormatDuration(interval),
+                     " is shorter than ", absl::FormatDuration(min_interval)));
+  }
+  if (duration < (2 + static_cast<int64_t>(burn_in)) * interval) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "duration ", absl::FormatDuration(duration),
+        " holds fewer than two intervals of ", absl::FormatDuration(interval),
+        " after a burn-in of ", burn_in));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
     const v1::StartExperimentRequest& request, Mode mode) {
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
   const absl::Duration interval =
       Or(request.interval(), options_.default_interval);
-  if (interval < options_.min_interval) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval ", absl::FormatDuration(interval), " is shorter than ",
-        absl::FormatDuration(options_.min_interval)));
-  }
-  if (duration < 2 * interval) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "duration ", absl::FormatDuration(duration),
-        " holds fewer than two intervals of ", absl::FormatDuration(interval)));
-  }
+  if (absl::Status plan =
+          CheckPlan(duration, interval, options_.min_interval,
+                    request.has_burn_in() ? request.burn_in() : kDefaultBurnIn);
+      !plan.ok())
+    return plan;
   if (mode == v1::Policy::MODE_DRY_RUN) {
     return absl::FailedPreconditionError(
         "the agent is in dry run: it changes nothing, so there would be no "

@@ -42,6 +42,8 @@ struct Unit {
   uint64_t accepted = 0;
   uint64_t cpu_ns = 0;
   uint32_t intervals = 0;
+  // Its intervals left out after its arm was set (the burn-in).
+  uint32_t burned = 0;
   // Running mean and sum of squares (Welford), over its intervals with
   // both, of its log(bytes per CPU-second) less all workers' mean in that
   // interval.
@@ -60,15 +62,26 @@ struct RunningExperiment {
   uint64_t now_ns = 0;     // the last tick's
   uint32_t planned = 0;    // intervals in the whole duration
   uint32_t intervals = 0;  // measured so far
-  uint64_t seed = 0;       // draws for units that join later
+  // Each unit's first intervals after its arm was set are left out: the
+  // transition (control workers put back, treated ones moved, their pages
+  // migrated) is no arm's steady state.
+  uint32_t burn_in = 2;
+  uint32_t burned = 0;  // worker-intervals left out so far
+  uint64_t seed = 0;    // draws for units that join later
   uint64_t policy_version = 0;
   std::vector<v1::ExperimentInterval> series;
   std::vector<std::string> notes;
-  v1::ExperimentEstimate work;
+  v1::ExperimentEstimate work;             // the ratio of totals
+  v1::ExperimentEstimate work_per_worker;  // equal-weight, secondary
   v1::ExperimentEstimate connections;
+  // The guardrail's boundaries in z, one per interval counted after the
+  // burn-in (experiment_sequential.h), and its last look.
+  std::vector<double> harm_bounds;
   double guardrail_p = 1;
   double guardrail_bound = 0;
-  double last_tau = 0;
+  double guardrail_z = 0;
+  // The interval at which the confidence sequence first excluded 1.
+  uint32_t conclusive_at = 0;
   bool stop_requested = false;
   std::string stop_reason;
   std::string work_source;

@@ -51,9 +51,9 @@ v1::ExperimentReport RunningReport() {
 }
 
 TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
-  auto inv =
-      ParseCtlArgs({"--duration=1h30m", "experiment", "start", "--interval",
-                    "15s", "--aa", "--seed=9", "--reason=canary on web-3"});
+  auto inv = ParseCtlArgs({"--duration=1h30m", "experiment", "start",
+                           "--interval", "15s", "--aa", "--seed=9",
+                           "--reason=canary on web-3", "--burn-in=3"});
   ASSERT_TRUE(inv.ok()) << inv.status();
   EXPECT_EQ(inv->command, "experiment");
   EXPECT_EQ(inv->args, std::vector<std::string>{"start"});
@@ -62,6 +62,7 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   EXPECT_TRUE(inv->experiment.aa);
   EXPECT_EQ(inv->experiment.seed, 9u);
   EXPECT_EQ(inv->experiment.reason, "canary on web-3");
+  EXPECT_EQ(inv->experiment.burn_in, 3);
 
   inv = ParseCtlArgs({"experiment", "start"});
   ASSERT_TRUE(inv.ok()) << inv.status();
@@ -127,6 +128,10 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
            {{"experiment", "start", "--count=2"}, "--count does not apply"},
            {{"experiment", "start", "--seed=-1"}, "--seed wants a number"},
            {{"experiment", "start", "--seed=x"}, "not 'x'"},
+           {{"experiment", "start", "--burn-in=-1"},
+            "--burn-in wants a number of intervals"},
+           {{"experiment", "status", "--burn-in=2"},
+            "--burn-in does not apply to experiment status"},
            {{"experiment", "start", "--duration"}, "--duration needs a value"},
            {{"experiment", "start", "--duration=15s", "--interval=10s"},
             "--duration=15s is shorter than two intervals of "
@@ -151,7 +156,7 @@ TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
   for (const Case& c : std::vector<Case>{
            {{"experiment", "start", "--help"},
             "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
-            "[--reason=TEXT] [--json]"},
+            "[--burn-in=N] [--reason=TEXT] [--json]"},
            {{"help", "experiment", "status"}, "experiment status [--json]"},
            {{"experiment", "stop", "-h"},
             "experiment stop [--reason=TEXT] [--json]"},
@@ -250,6 +255,34 @@ TEST(FormatExperiment, RunningGuardrailAndAaReadAsSuch) {
   EXPECT_THAT(text, HasSubstr(": stopped by the guardrail, A/A (neither arm "
                               "treated"));
   EXPECT_THAT(text, HasSubstr("connections SKEWED: largest skew 23 %"));
+}
+
+// With a plan, before its end: every interval shown is valid at any look,
+// and reads "conclusive" or "not conclusive"; the equal-weight estimate and
+// the burn-in have lines of their own.
+TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
+  v1::ExperimentReport r = RunningReport();
+  r.set_planned(180);
+  r.set_burn_in(2);
+  r.set_burned_intervals(16);
+  r.set_guardrail_z(2.41);
+  *r.mutable_work_per_worker() = r.work();
+  r.mutable_work_per_worker()->set_ratio(0.99);
+  std::string text = ctl::FormatExperiment(r);
+  EXPECT_THAT(text, HasSubstr("+3.1 % [-1.0, +5.0], not conclusive (an "
+                              "interval valid at any look)"));
+  EXPECT_THAT(text, HasSubstr("    per worker, equal weight  -1.0 % "));
+  EXPECT_THAT(text, HasSubstr("  burn-in: each worker's first 2 intervals "
+                              "after its arm was set are left out (16 "
+                              "worker-intervals so far)\n"));
+  EXPECT_THAT(text, HasSubstr("(z 2.41, O'Brien-Fleming, exact"));
+  v1::Metrics m = SyntheticMetrics(7, 2);
+  *m.mutable_experiment() = r;
+  EXPECT_THAT(ctl::FormatMetrics(m), HasSubstr("+3.1 % [-1.0, +5.0], not "
+                                               "conclusive"));
+  r.set_state(v1::EXPERIMENT_STATE_DONE);
+  r.set_intervals(180);
+  EXPECT_THAT(ctl::FormatExperiment(r), HasSubstr("+5.0], not significant"));
 }
 
 TEST(FormatExperiment, JsonIsTheWholeReportOnOneLine) {

@@ -303,6 +303,54 @@ TEST(ExperimentRunnerTest, StopDryRunAndPolicyReloadEndOrNoteIt) {
   EXPECT_THAT(h.runner.Get()->reason(), HasSubstr("dry run"));
 }
 
+// The first intervals after a worker's arm is set are left out of its
+// totals and counted; before the planned end the verdict is "running, not
+// conclusive", and a stop then is inconclusive, unless the interval valid
+// at any look excluded 0.
+TEST(ExperimentRunnerTest, BurnInIsLeftOutAndAnEarlyStopIsInconclusive) {
+  Harness h;
+  h.Tick();
+  v1::StartExperimentRequest request = Request(600, 10);
+  request.set_burn_in(3);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  for (int i = 0; i < 101; ++i) h.Tick();
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  ASSERT_EQ(report->intervals(), 10u);
+  EXPECT_EQ(report->planned(), 60u);
+  EXPECT_EQ(report->burn_in(), 3u);
+  EXPECT_EQ(report->burned_intervals(), 8u * 3);
+  for (const v1::ExperimentUnit& unit : report->units())
+    EXPECT_EQ(unit.intervals(), 7u);
+  EXPECT_THAT(report->verdict(), HasSubstr("running, not conclusive"));
+  EXPECT_FALSE(report->work().significant());
+  EXPECT_EQ(report->work().low(), report->work().sequence_low());
+  EXPECT_EQ(report->work_per_worker().estimator(), "equal-weight");
+  EXPECT_EQ(report->work().estimator(), "ratio of totals");
+  EXPECT_GT(report->guardrail_z(), 2);
+  ASSERT_TRUE(h.runner.Stop({}).ok());
+  h.Tick();
+  EXPECT_THAT(h.runner.Get()->verdict(),
+              HasSubstr("inconclusive (stopped at 10 of 60 intervals)"));
+
+  // A large gain crosses the sequence early: conclusive, even when stopped.
+  Harness gain;
+  gain.Tick();
+  ASSERT_TRUE(
+      gain.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
+  gain.Tick();
+  const std::set<int32_t> treated = Treated(*gain.runner.Get());
+  gain.counter.rate = [&](int32_t pid) {
+    return treated.count(pid) ? 1.3e6 : 1e6;
+  };
+  for (int i = 0; i < 100; ++i) gain.Tick();
+  EXPECT_GT(gain.runner.Get()->conclusive_at(), 0u);
+  ASSERT_TRUE(gain.runner.Stop({}).ok());
+  gain.Tick();
+  EXPECT_THAT(gain.runner.Get()->verdict(), HasSubstr("Locus: +29.8 %"));
+  EXPECT_THAT(gain.runner.Get()->verdict(),
+              HasSubstr("conclusive at interval"));
+}
+
 TEST(ExperimentRunnerTest, TheRecordTellsACrashFromAStop) {
   const std::string dir = ::testing::TempDir() + "/runner_record";
   std::filesystem::remove_all(dir);
