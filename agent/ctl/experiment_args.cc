@@ -52,6 +52,16 @@ const std::map<std::string, Subcommand>& Subcommands() {
         "workers and intervals can detect, the connection shares, the\n"
         "guardrail, and one line per worker. --json prints the report as\n"
         "one JSON object.\n"}},
+      {"pool",
+       {{},
+        "experiment pool FILE...",
+        "Pools one experiment's reports from many hosts (each host's\n"
+        "'experiment status --json', or its record beside the journal,\n"
+        "/var/lib/locus/journal.experiment) into the fleet's answer: the\n"
+        "fixed-effect estimate (inverse-variance weights: one effect\n"
+        "everywhere) and the random-effects one (DerSimonian-Laird: the\n"
+        "effect varies by host; act on it when I² is large), with I², the\n"
+        "between-host tau and the hosts' spread. Reads files only.\n"}},
       {"stop",
        {{"--reason"},
         "experiment stop [--reason=TEXT] [--json]",
@@ -79,8 +89,8 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& name,
 }  // namespace
 
 const char kExperimentSynopsis[] =
-    "experiment start|status|stop [--duration=D] [--interval=D] [--aa] "
-    "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json]";
+    "experiment start|status|stop|pool [--duration=D] [--interval=D] [--aa] "
+    "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json] [FILE...]";
 const char kExperimentHelp[] =
     "Measures whether Locus helps this host, on its live traffic: a\n"
     "randomised A/B test. The target workers are split at random into a\n"
@@ -96,6 +106,8 @@ const char kExperimentHelp[] =
     "          the estimates, the workers. --json: the report as JSON.\n"
     "  stop    ends the running one now (--reason). Needs root or the\n"
     "          socket's group.\n"
+    "  pool    pools reports from many hosts (FILE...): fixed and random\n"
+    "          effects, I².\n"
     "\n"
     "'locusctl experiment SUBCOMMAND --help' says more about each.\n";
 
@@ -155,9 +167,14 @@ absl::Status CheckExperimentArgs(const std::string& command,
                                 : Subcommands().find(positionals[0]);
   if (it == Subcommands().end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "experiment wants start, status or stop",
+        "experiment wants start, status, stop or pool",
         positionals.empty() ? std::string()
                             : absl::StrCat(", not '", positionals[0], "'")));
+  }
+  // Only pool takes files; it needs one at least.
+  if ((positionals[0] == "pool") != (positionals.size() > 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("usage: locusctl ", it->second.synopsis));
   }
   for (const std::string& option : args.given) {
     if (it->second.options.count(option) == 0) {

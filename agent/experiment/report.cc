@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -150,6 +152,36 @@ v1::ExperimentEstimate EstimateProto(const experiment::Estimate& estimate,
   return out;
 }
 
+namespace {
+
+// Per (instance, node) and arm, the sums a fleet pools.
+void AddCells(const RunningExperiment& run, v1::ExperimentReport& report) {
+  std::map<std::tuple<int32_t, int, int>, v1::ExperimentCell> cells;
+  for (const Unit& unit : run.units) {
+    if (unit.intervals == 0) continue;
+    v1::ExperimentCell& cell =
+        cells[{unit.instance, unit.node, static_cast<int>(unit.arm)}];
+    const double work = static_cast<double>(unit.bytes);
+    const double cpu = static_cast<double>(unit.cpu_ns) / 1e9;
+    cell.set_instance(unit.instance);
+    cell.set_node(unit.node);
+    cell.set_arm(ArmProto(unit.arm));
+    cell.set_n(cell.n() + 1);
+    cell.set_work(cell.work() + work);
+    cell.set_cpu_seconds(cell.cpu_seconds() + cpu);
+    cell.set_work_squares(cell.work_squares() + work * work);
+    cell.set_cpu_squares(cell.cpu_squares() + cpu * cpu);
+    cell.set_work_cpu(cell.work_cpu() + work * cpu);
+  }
+  for (auto& [key, cell] : cells) {
+    if (cell.work() > 0 && cell.cpu_seconds() > 0)
+      cell.set_log_ratio(std::log(cell.work() / cell.cpu_seconds()));
+    *report.add_cells() = std::move(cell);
+  }
+}
+
+}  // namespace
+
 v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   v1::ExperimentReport report = run.header;
   report.set_intervals(run.intervals);
@@ -175,6 +207,7 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_guardrail_bound(run.guardrail_bound);
   for (const std::string& note : run.notes) report.add_notes(note);
   AddUnits(run, whole, report);
+  if (whole) AddCells(run, report);
   if (whole) {
     for (const v1::ExperimentInterval& i : run.series) *report.add_series() = i;
   } else if (!run.series.empty()) {

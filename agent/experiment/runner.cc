@@ -166,6 +166,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   *header.mutable_duration() = pending.request.duration();
   *header.mutable_interval() = pending.request.interval();
   header.set_reason(pending.request.reason());
+  header.set_host(options_.host);
   return run;
 }
 

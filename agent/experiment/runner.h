@@ -42,6 +42,8 @@ struct ExperimentOptions {
   // Where the running experiment and the last report are kept; empty:
   // nowhere (tests).
   std::string record_path;
+  // The host's name, for the record a fleet pools.
+  std::string host;
   absl::Duration default_duration = absl::Minutes(30);
   absl::Duration default_interval = absl::Seconds(10);
   absl::Duration min_interval = absl::Seconds(1);

@@ -4,9 +4,11 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/ctl/commands.h"
 #include "agent/ctl/ctl_args.h"
@@ -115,7 +117,10 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
     const char* says;
   };
   for (const Case& c : std::vector<Case>{
-           {{"experiment"}, "experiment wants start, status or stop"},
+           {{"experiment"}, "experiment wants start, status, stop or pool"},
+           {{"experiment", "pool"}, "usage: locusctl experiment pool FILE"},
+           {{"experiment", "pool", "a.json", "--aa"},
+            "--aa does not apply to experiment pool"},
            {{"experiment", "begin"}, "not 'begin'"},
            {{"experiment", "start", "now"}, "usage: locusctl experiment"},
            {{"experiment", "stop", "--duration=5m"},
@@ -283,6 +288,46 @@ TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
   r.set_state(v1::EXPERIMENT_STATE_DONE);
   r.set_intervals(180);
   EXPECT_THAT(ctl::FormatExperiment(r), HasSubstr("+5.0], not significant"));
+}
+
+// Three hosts' reports (log ratios 0.02, 0.05, -0.01, SEs 0.01, 0.02,
+// 0.015: policy's pool test computes them by hand) pool from files, without
+// an agent; a report without a standard error is refused by name.
+TEST(ExperimentPool, ThreeHostsReportsPoolFromFiles) {
+  const std::string dir = ::testing::TempDir();
+  std::vector<std::string> args = {"--socket=/nonexistent", "experiment",
+                                   "pool"};
+  const double logs[] = {0.02, 0.05, -0.01}, ses[] = {0.01, 0.02, 0.015};
+  for (int i = 0; i < 3; ++i) {
+    v1::ExperimentReport r = SampleExperimentReport();
+    r.set_host(absl::StrCat("web-", i));
+    r.mutable_work()->set_log_ratio(logs[i]);
+    r.mutable_work()->set_se(ses[i]);
+    std::string json;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(r, &json).ok());
+    args.push_back(absl::StrCat(dir, "/pool", i, ".json"));
+    std::ofstream(args.back()) << json;
+  }
+  CtlRun run = Locusctl(args);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("pooled over 3 hosts"));
+  EXPECT_THAT(run.out, HasSubstr("fixed effect (one effect everywhere)   "
+                                 "+1.7 % [+0.2, +3.2]"));
+  EXPECT_THAT(run.out, HasSubstr("random effects (DerSimonian-Laird)     "
+                                 "+1.8 % [-1.1, +4.8]"));
+  EXPECT_THAT(run.out, HasSubstr("I² 67 % (Q 6.05 on 2 df), tau 2.1 %"));
+  EXPECT_THAT(run.out, HasSubstr("  web-1 "));
+
+  v1::ExperimentReport old = SampleExperimentReport();
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(old, &json).ok());
+  std::ofstream(dir + "/old.json") << json;
+  run = Locusctl({"experiment", "pool", args[3], dir + "/old.json"});
+  EXPECT_EQ(run.code, kExitFailed);
+  EXPECT_THAT(run.err, HasSubstr("old.json: no estimate with a standard "
+                                 "error"));
+  EXPECT_EQ(Locusctl({"experiment", "pool", dir + "/none.json"}).code,
+            kExitFailed);
 }
 
 TEST(FormatExperiment, JsonIsTheWholeReportOnOneLine) {

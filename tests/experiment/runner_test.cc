@@ -321,6 +321,16 @@ TEST(ExperimentRunnerTest, BurnInIsLeftOutAndAnEarlyStopIsInconclusive) {
   EXPECT_EQ(report->burned_intervals(), 8u * 3);
   for (const v1::ExperimentUnit& unit : report->units())
     EXPECT_EQ(unit.intervals(), 7u);
+  // What a fleet pools: per (instance, node) and arm, n and sums.
+  ASSERT_THAT(report->cells(), SizeIs(4));
+  uint32_t workers = 0;
+  for (const v1::ExperimentCell& cell : report->cells()) {
+    workers += cell.n();
+    EXPECT_NEAR(cell.cpu_seconds(), cell.n() * 7 * 0.5, 1e-9);
+    EXPECT_NEAR(cell.log_ratio(), std::log(1e6), 0.05);
+  }
+  EXPECT_EQ(workers, 8u);
+  EXPECT_GT(report->work().se(), 0);
   EXPECT_THAT(report->verdict(), HasSubstr("running, not conclusive"));
   EXPECT_FALSE(report->work().significant());
   EXPECT_EQ(report->work().low(), report->work().sequence_low());
