@@ -19,9 +19,10 @@ struct Subcommand {
 const std::map<std::string, Subcommand>& Subcommands() {
   static const auto* subcommands = new std::map<std::string, Subcommand>{
       {"start",
-       {{"--duration", "--interval", "--aa", "--seed", "--reason", "--burn-in"},
-        "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
-        "[--burn-in=N] [--reason=TEXT] [--json]",
+       {{"--duration", "--interval", "--aa", "--seed", "--reason", "--burn-in",
+         "--pre"},
+        "experiment start [--duration=D] [--interval=D] [--pre=D] [--aa] "
+        "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json]",
         "Starts an A/B experiment over the target workers: each is assigned\n"
         "at random (stratified by node and server instance) to the treated\n"
         "arm, which the policy tunes as usual, or the control arm, which the\n"
@@ -36,6 +37,10 @@ const std::map<std::string, Subcommand>& Subcommands() {
         "                 is the resolution of this host's noise\n"
         "  --seed=N       the randomisation's seed (default: drawn; the\n"
         "                 report says which, to repeat an assignment)\n"
+        "  --pre=D        a pre-period first (default none; 10m recommended):\n"
+        "                 the arms are drawn and read, nothing applied; each\n"
+        "                 worker's pre-period is the covariate that takes its\n"
+        "                 persistent difference out (CUPED)\n"
         "  --burn-in=N    intervals left out after each worker's arm is set\n"
         "                 (put back or moved, pages migrating; default 2);\n"
         "                 the report counts them\n"
@@ -89,8 +94,9 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& name,
 }  // namespace
 
 const char kExperimentSynopsis[] =
-    "experiment start|status|stop|pool [--duration=D] [--interval=D] [--aa] "
-    "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json] [FILE...]";
+    "experiment start|status|stop|pool [--duration=D] [--interval=D] "
+    "[--pre=D] [--aa] [--seed=N] [--burn-in=N] [--reason=TEXT] [--json] "
+    "[FILE...]";
 const char kExperimentHelp[] =
     "Measures whether Locus helps this host, on its live traffic: a\n"
     "randomised A/B test. The target workers are split at random into a\n"
@@ -121,7 +127,7 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
     return true;
   }
   for (const char* name :
-       {"duration", "interval", "seed", "reason", "burn-in"}) {
+       {"duration", "interval", "seed", "reason", "burn-in", "pre"}) {
     const std::string option = absl::StrCat("--", name);
     if (!TakeOptionValue(args, i, name, &value)) {
       if (arg == option) {
@@ -135,6 +141,8 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
       ASSIGN_OR_RETURN(out.duration, ParsePositiveDuration(option, value));
     } else if (option == "--interval") {
       ASSIGN_OR_RETURN(out.interval, ParsePositiveDuration(option, value));
+    } else if (option == "--pre") {
+      ASSIGN_OR_RETURN(out.pre, ParsePositiveDuration(option, value));
     } else if (option == "--burn-in") {
       if (!absl::SimpleAtoi(value, &out.burn_in) || out.burn_in < 0 ||
           out.burn_in > 1000) {

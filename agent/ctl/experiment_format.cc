@@ -95,6 +95,12 @@ std::string EstimateDetail(const v1::ExperimentEstimate& e, bool live) {
 // The burn-in, and what the guardrail compares at its last look.
 std::string BurnInAndGuardrail(const v1::ExperimentReport& r) {
   std::string out;
+  if (FromProto(r.pre()) > absl::ZeroDuration()) {
+    absl::StrAppend(&out, "  pre-period: ", FormatSpan(FromProto(r.pre())),
+                    " (", r.pre_intervals(),
+                    " intervals read, nothing applied): each worker's "
+                    "covariate (CUPED)\n");
+  }
   if (r.planned() > 0) {
     absl::StrAppend(&out, "  burn-in: each worker's first ", r.burn_in(),
                     " intervals after its arm was set are left out (",

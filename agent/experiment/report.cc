@@ -196,6 +196,7 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   *report.mutable_work_per_worker() = run.work_per_worker;
   *report.mutable_connections() = run.connections;
   report.set_planned(run.planned);
+  report.set_pre_intervals(run.pre_intervals);
   report.set_burn_in(run.burn_in);
   report.set_burned_intervals(run.burned);
   report.set_conclusive_at(run.conclusive_at);

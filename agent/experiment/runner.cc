@@ -62,6 +62,8 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
       }
     }
     if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);
+    if (run_ != nullptr && run_->in_pre && snapshot.now_ns >= run_->pre_end_ns)
+      EndPre(snapshot);
   }
   if (run_ != nullptr && snapshot.now_ns >= run_->end_ns) {
     End(v1::EXPERIMENT_STATE_DONE, "ran its whole duration");
@@ -142,9 +144,13 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
       TimeUtil::DurationToNanoseconds(pending.request.interval()));
   const uint64_t duration_ns = static_cast<uint64_t>(
       TimeUtil::DurationToNanoseconds(pending.request.duration()));
+  const uint64_t pre_ns = static_cast<uint64_t>(std::max<int64_t>(
+      0, TimeUtil::DurationToNanoseconds(pending.request.pre())));
   run->start_ns = snapshot.now_ns;
   run->next_ns = snapshot.now_ns + run->interval_ns;
-  run->end_ns = snapshot.now_ns + duration_ns;
+  run->in_pre = pre_ns > 0;
+  run->pre_end_ns = snapshot.now_ns + pre_ns;
+  run->end_ns = snapshot.now_ns + pre_ns + duration_ns;
   run->planned = static_cast<uint32_t>(duration_ns / run->interval_ns);
   run->burn_in = pending.request.has_burn_in() ? pending.request.burn_in()
                                                : kDefaultBurnIn;
@@ -167,6 +173,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   *header.mutable_interval() = pending.request.interval();
   header.set_reason(pending.request.reason());
   header.set_host(options_.host);
+  *header.mutable_pre() = pending.request.pre();
   return run;
 }
 
@@ -194,9 +201,27 @@ void ExperimentRunner::Measure(const Snapshot& snapshot) {
                      " not read: ", samples.status().ToString()));
     return;
   }
+  if (run_->in_pre) {
+    AddPreInterval(*run_, *samples);
+    WriteRecord(Report(true));
+    return;
+  }
   AddInterval(*run_, *samples, wall_ns_());
   Assess();
   if (run_ != nullptr) WriteRecord(Report(true));
+}
+
+// The pre-period is over: the treated arm is treated from now, its first
+// intervals the burn-in; the planned intervals start.
+void ExperimentRunner::EndPre(const Snapshot& snapshot) {
+  run_->in_pre = false;
+  run_->next_ns = snapshot.now_ns + run_->interval_ns;
+  run_->notes.push_back(
+      absl::StrCat("pre-period over after ", run_->pre_intervals,
+                   " intervals: the treated arm is treated from now"));
+  // Counting starts here: the reads now are the first planned interval's
+  // baselines.
+  TakeBaselines();
 }
 
 void ExperimentRunner::Assess() {
@@ -205,15 +230,17 @@ void ExperimentRunner::Assess() {
   const uint32_t counted =
       run_->intervals > run_->burn_in ? run_->intervals - run_->burn_in : 0;
   const bool live = run_->now_ns < run_->end_ns;
+  // CUPED when there was a pre-period.
+  const bool cuped = run_->pre_intervals > 0;
   const experiment::RatioEstimate work =
-      experiment::EstimateTotals(Totals(*run_, false));
+      experiment::EstimateTotals(Totals(*run_, false), 0.95, cuped);
   run_->work = EstimateProto(work, "bytes_per_cpu_second", live);
   run_->work_per_worker =
       EstimateProto(experiment::EstimateRatio(Totals(*run_, false)),
                     "bytes_per_cpu_second", live);
-  run_->connections =
-      EstimateProto(experiment::EstimateTotals(Totals(*run_, true)),
-                    "connections_per_cpu_second", live);
+  run_->connections = EstimateProto(
+      experiment::EstimateTotals(Totals(*run_, true), 0.95, cuped),
+      "connections_per_cpu_second", live);
   if (live && run_->conclusive_at == 0 && run_->work.significant())
     run_->conclusive_at = run_->intervals;
   if (counted < options_.guardrail_first_look || !work.valid ||

@@ -108,6 +108,7 @@ class ExperimentRunner : public ExperimentPort {
       const PolicyState& policy, const std::string& id, int64_t now) const;
   void TakeBaselines() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Measure(const Snapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EndPre(const Snapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After an interval: estimates and the guardrail's look.
   void Assess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void End(v1::ExperimentState state, const std::string& reason)

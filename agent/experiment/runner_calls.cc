@@ -126,6 +126,7 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
   *report.mutable_duration() = pending.request.duration();
   *report.mutable_interval() = pending.request.interval();
   report.set_reason(pending.request.reason());
+  *report.mutable_pre() = pending.request.pre();
   report.set_verdict("starting: the arms are drawn at the next tick");
   pending_ = std::move(pending);
   AwaitTick();

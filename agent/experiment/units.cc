@@ -212,6 +212,24 @@ void AddInterval(RunningExperiment& run,
   run.series.push_back(std::move(interval));
 }
 
+void AddPreInterval(RunningExperiment& run,
+                    const absl::flat_hash_map<int32_t, WorkSample>& samples) {
+  ++run.pre_intervals;
+  for (Unit& unit : run.units) {
+    auto it = samples.find(unit.pid);
+    if (!unit.active || it == samples.end()) continue;
+    const WorkSample& now = it->second;
+    if (unit.baseline && now.bytes_sent >= unit.last.bytes_sent &&
+        now.accepted >= unit.last.accepted && now.cpu_ns >= unit.last.cpu_ns) {
+      unit.pre_bytes += now.bytes_sent - unit.last.bytes_sent;
+      unit.pre_accepted += now.accepted - unit.last.accepted;
+      unit.pre_cpu_ns += now.cpu_ns - unit.last.cpu_ns;
+    }
+    unit.last = now;
+    unit.baseline = true;
+  }
+}
+
 std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
                                            bool connections) {
   std::vector<experiment::UnitTotals> totals;
@@ -225,6 +243,9 @@ std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
     t.arm = unit.arm;
     t.work = static_cast<double>(connections ? unit.accepted : unit.bytes);
     t.cpu_seconds = static_cast<double>(unit.cpu_ns) / 1e9;
+    t.pre_work =
+        static_cast<double>(connections ? unit.pre_accepted : unit.pre_bytes);
+    t.pre_cpu_seconds = static_cast<double>(unit.pre_cpu_ns) / 1e9;
     t.intervals = static_cast<int>(unit.intervals);
     totals.push_back(t);
   }
@@ -234,7 +255,8 @@ std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
 absl::flat_hash_set<int32_t> Untreated(const RunningExperiment& run) {
   absl::flat_hash_set<int32_t> pids;
   for (const Unit& unit : run.units) {
-    if (run.header.aa() || unit.arm == Arm::kControl) pids.insert(unit.pid);
+    if (run.header.aa() || run.in_pre || unit.arm == Arm::kControl)
+      pids.insert(unit.pid);
   }
   return pids;
 }

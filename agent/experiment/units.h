@@ -44,6 +44,10 @@ struct Unit {
   uint32_t intervals = 0;
   // Its intervals left out after its arm was set (the burn-in).
   uint32_t burned = 0;
+  // Sums over the pre-period, before the arms differ.
+  uint64_t pre_bytes = 0;
+  uint64_t pre_accepted = 0;
+  uint64_t pre_cpu_ns = 0;
   // Running mean and sum of squares (Welford), over its intervals with
   // both, of its log(bytes per CPU-second) less all workers' mean in that
   // interval.
@@ -67,7 +71,12 @@ struct RunningExperiment {
   // migrated) is no arm's steady state.
   uint32_t burn_in = 2;
   uint32_t burned = 0;  // worker-intervals left out so far
-  uint64_t seed = 0;    // draws for units that join later
+  // A pre-period runs until pre_end_ns: every unit untreated, its intervals
+  // summed apart (the covariate), the planned intervals not begun.
+  bool in_pre = false;
+  uint64_t pre_end_ns = 0;
+  uint32_t pre_intervals = 0;
+  uint64_t seed = 0;  // draws for units that join later
   uint64_t policy_version = 0;
   std::vector<v1::ExperimentInterval> series;
   std::vector<std::string> notes;
@@ -109,13 +118,17 @@ void AddInterval(RunningExperiment& run,
                  const absl::flat_hash_map<int32_t, WorkSample>& samples,
                  int64_t end_unix_ns);
 
+// One pre-period interval's reads into the units' pre-period sums.
+void AddPreInterval(RunningExperiment& run,
+                    const absl::flat_hash_map<int32_t, WorkSample>& samples);
+
 // Each unit's totals for the estimate: bytes sent, or (connections)
 // connections accepted, per CPU-second.
 std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
                                            bool connections);
 
 // The pids the policy leaves alone while it runs: the control arm, or every
-// unit in A/A.
+// unit in A/A and in the pre-period.
 absl::flat_hash_set<int32_t> Untreated(const RunningExperiment& run);
 
 // Unit pids of one arm that are still active.

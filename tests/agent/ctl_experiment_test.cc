@@ -53,9 +53,9 @@ v1::ExperimentReport RunningReport() {
 }
 
 TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
-  auto inv = ParseCtlArgs({"--duration=1h30m", "experiment", "start",
-                           "--interval", "15s", "--aa", "--seed=9",
-                           "--reason=canary on web-3", "--burn-in=3"});
+  auto inv = ParseCtlArgs(
+      {"--duration=1h30m", "experiment", "start", "--interval", "15s", "--aa",
+       "--seed=9", "--reason=canary on web-3", "--burn-in=3", "--pre=10m"});
   ASSERT_TRUE(inv.ok()) << inv.status();
   EXPECT_EQ(inv->command, "experiment");
   EXPECT_EQ(inv->args, std::vector<std::string>{"start"});
@@ -65,6 +65,7 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   EXPECT_EQ(inv->experiment.seed, 9u);
   EXPECT_EQ(inv->experiment.reason, "canary on web-3");
   EXPECT_EQ(inv->experiment.burn_in, 3);
+  EXPECT_EQ(inv->experiment.pre, absl::Minutes(10));
 
   inv = ParseCtlArgs({"experiment", "start"});
   ASSERT_TRUE(inv.ok()) << inv.status();
@@ -160,8 +161,8 @@ TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
   };
   for (const Case& c : std::vector<Case>{
            {{"experiment", "start", "--help"},
-            "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
-            "[--burn-in=N] [--reason=TEXT] [--json]"},
+            "experiment start [--duration=D] [--interval=D] [--pre=D] [--aa] "
+            "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json]"},
            {{"help", "experiment", "status"}, "experiment status [--json]"},
            {{"experiment", "stop", "-h"},
             "experiment stop [--reason=TEXT] [--json]"},
@@ -271,6 +272,10 @@ TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
   r.set_burn_in(2);
   r.set_burned_intervals(16);
   r.set_guardrail_z(2.41);
+  r.mutable_pre()->set_seconds(600);
+  r.set_pre_intervals(60);
+  r.mutable_work()->set_adjusted(true);
+  r.mutable_work()->set_variance_reduction(0.83);
   *r.mutable_work_per_worker() = r.work();
   r.mutable_work_per_worker()->set_ratio(0.99);
   std::string text = ctl::FormatExperiment(r);
@@ -281,6 +286,9 @@ TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
                               "after its arm was set are left out (16 "
                               "worker-intervals so far)\n"));
   EXPECT_THAT(text, HasSubstr("(z 2.41, O'Brien-Fleming, exact"));
+  EXPECT_THAT(text, HasSubstr("  pre-period: 10m (60 intervals read, nothing "
+                              "applied)"));
+  EXPECT_THAT(text, HasSubstr("; CUPED removed 83 % of its variance"));
   v1::Metrics m = SyntheticMetrics(7, 2);
   *m.mutable_experiment() = r;
   EXPECT_THAT(ctl::FormatMetrics(m), HasSubstr("+3.1 % [-1.0, +5.0], not "
