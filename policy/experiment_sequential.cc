@@ -209,12 +209,15 @@ std::vector<double> PlannedHarmBounds(int planned, int first_look,
                                       double alpha) {
   std::vector<double> bounds(std::max(planned, 0), kNoBound);
   first_look = std::max(first_look, 1);
+  if (first_look > planned) return bounds;
+  // Every step-th interval, ending at the last.
+  const int step = (planned - first_look) / kMaxLooks + 1;
+  std::vector<int> at;
+  for (int k = planned; k >= first_look; k -= step) at.insert(at.begin(), k);
   std::vector<double> fractions;
-  for (int k = first_look; k <= planned; ++k)
-    fractions.push_back(static_cast<double>(k) / planned);
+  for (int k : at) fractions.push_back(static_cast<double>(k) / planned);
   const std::vector<double> looks = HarmBoundaries(fractions, alpha);
-  for (size_t i = 0; i < looks.size(); ++i)
-    bounds[first_look - 1 + i] = looks[i];
+  for (size_t i = 0; i < looks.size(); ++i) bounds[at[i] - 1] = looks[i];
   return bounds;
 }
 

@@ -39,10 +39,17 @@ double SpentAlpha(double alpha, double tau);
 std::vector<double> HarmBoundaries(const std::vector<double>& fractions,
                                    double alpha);
 
+// At most this many looks: the recursion costs the looks times a grid as
+// fine as the step between them, and a day of 10 s intervals would take
+// seconds on the loop's thread; 200 looks spend the budget as well.
+inline constexpr int kMaxLooks = 200;
+
 // The guardrail's boundaries for an experiment of `planned` intervals that
-// looks after every interval from `first_look` on, at information fraction
-// (intervals counted) / planned: one per interval 1..planned (index 0 is
-// interval 1), kNoBound before the first look.
+// looks after every interval from `first_look` on (every
+// ceil((planned - first_look + 1) / kMaxLooks)-th when there are more, the
+// last always), at information fraction (intervals counted) / planned: one
+// per interval 1..planned (index 0 is interval 1), kNoBound where it does
+// not look.
 std::vector<double> PlannedHarmBounds(int planned, int first_look,
                                       double alpha);
 

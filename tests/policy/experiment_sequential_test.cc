@@ -45,6 +45,21 @@ TEST(ExperimentSequentialTest, TheGuardrailSpendsItsWholeBudget) {
   EXPECT_GT(CrossingProbability(fractions, looks, -3.5), 0.75);
 }
 
+// A day of 10 s intervals looks at most 200 times, every 44th interval, the
+// last among them (the first ~20 of those spend too little to set a bound).
+TEST(ExperimentSequentialTest, ALongPlanLooksAtMostTwoHundredTimes) {
+  const std::vector<double> bounds = PlannedHarmBounds(8640, 3, 0.01);
+  ASSERT_EQ(bounds.size(), 8640u);
+  int looks = 0;
+  for (double b : bounds) looks += !std::isinf(b);
+  EXPECT_LE(looks, kMaxLooks);
+  EXPECT_GE(looks, 150);
+  EXPECT_FALSE(std::isinf(bounds.back()));
+  EXPECT_TRUE(std::isinf(bounds[bounds.size() - 2]));
+  EXPECT_GT(bounds.back(), 2.2);
+  EXPECT_LT(bounds.back(), 2.6);
+}
+
 // A look: the t statistic's one-sided p against the nominal p of the
 // boundary. Log ratio -0.3, SE 0.1, 10 df: t = -3, p = 0.0066718.
 TEST(ExperimentSequentialTest, ALookComparesTheTailWithTheBoundary) {
