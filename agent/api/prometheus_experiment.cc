@@ -69,11 +69,15 @@ void PrometheusExporter::ClearExperiment() {
   experiment_series_.clear();
 }
 
-// The ended experiment's result replaces the last one's.
-void PrometheusExporter::ExportResult(const v1::ExperimentReport& r) {
+void PrometheusExporter::ClearResult() {
   for (prometheus::Gauge* gauge : experiment_result_series_)
     experiment_result_->Remove(gauge);
   experiment_result_series_.clear();
+}
+
+// The ended experiment's result replaces the last one's.
+void PrometheusExporter::ExportResult(const v1::ExperimentReport& r) {
+  ClearResult();
   for (const auto& [metric, e] :
        {std::pair<const char*, const v1::ExperimentEstimate*>{
             "bytes_per_cpu_second", &r.work()},
@@ -112,10 +116,7 @@ void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
     ClearExperiment();
     return;
   }
-  // A new experiment: the last one's result goes.
-  for (prometheus::Gauge* gauge : experiment_result_series_)
-    experiment_result_->Remove(gauge);
-  experiment_result_series_.clear();
+  ClearResult();  // a new experiment: the last one's result goes
   std::vector<std::pair<Gauges*, prometheus::Gauge*>> now;
   auto set = [&now](Gauges* family, const prometheus::Labels& labels,
                     double value) {

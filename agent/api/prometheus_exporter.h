@@ -76,6 +76,7 @@ class PrometheusExporter {
   void ObserveExperiment(const v1::Metrics& metrics);
   void ClearExperiment();
   void ExportResult(const v1::ExperimentReport& r);
+  void ClearResult();
   // prometheus_neighbours.cc: irqbalance and numad (Metrics.neighbours).
   void RegisterNeighbours();
   void ObserveNeighbours(const v1::Metrics& metrics);
