@@ -95,6 +95,13 @@ std::string EstimateDetail(const v1::ExperimentEstimate& e, bool live) {
 // The burn-in, and what the guardrail compares at its last look.
 std::string BurnInAndGuardrail(const v1::ExperimentReport& r) {
   std::string out;
+  if (r.min_effect() > 0) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  planned: to detect ±%.1f %% (expected "
+                        "±%.1f %% at this duration)\n",
+                        r.min_effect() * 100, r.planned_detectable() * 100));
+  }
   if (FromProto(r.pre()) > absl::ZeroDuration()) {
     absl::StrAppend(&out, "  pre-period: ", FormatSpan(FromProto(r.pre())),
                     " (", r.pre_intervals(),

@@ -174,6 +174,8 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   header.set_reason(pending.request.reason());
   header.set_host(options_.host);
   *header.mutable_pre() = pending.request.pre();
+  header.set_min_effect(pending.request.min_effect());
+  header.set_planned_detectable(pending.planned_detectable);
   return run;
 }
 

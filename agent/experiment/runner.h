@@ -96,7 +96,19 @@ class ExperimentRunner : public ExperimentPort {
   struct Pending {
     v1::StartExperimentRequest request;
     uint64_t seed = 0;
+    double planned_detectable = 0;  // with --min-effect
   };
+  struct Sized {
+    absl::Duration duration;
+    double detectable = 0;
+  };
+
+  // With request.min_effect: the duration sized (or checked) from this
+  // host's last experiment, or why it cannot reach it.
+  absl::StatusOr<Sized> Preregister(const v1::StartExperimentRequest& request,
+                                    absl::Duration duration,
+                                    absl::Duration interval) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Begin(const Snapshot& snapshot, const Pending& pending,
              const PolicyState& policy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

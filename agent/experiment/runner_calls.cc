@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/printable.h"
 #include "google/protobuf/util/time_util.h"
+#include "policy/experiment_plan.h"
 
 namespace locus {
 namespace {
@@ -109,10 +110,13 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
         absl::StrCat("needs at least ", options_.min_workers,
                      " workers (two per arm); the agent sees ", workers_seen_));
   }
+  absl::StatusOr<Sized> sized = Preregister(request, duration, interval);
+  if (!sized.ok()) return sized.status();
   Pending pending;
   pending.request = request;
-  *pending.request.mutable_duration() =
-      TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(duration));
+  pending.planned_detectable = sized->detectable;
+  *pending.request.mutable_duration() = TimeUtil::NanosecondsToDuration(
+      absl::ToInt64Nanoseconds(sized->duration));
   *pending.request.mutable_interval() =
       TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(interval));
   // A caller's words go into every report, record and log line of the run:
@@ -136,6 +140,33 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
     return absl::FailedPreconditionError(last_->reason());
   }
   return report;
+}
+
+absl::StatusOr<ExperimentRunner::Sized> ExperimentRunner::Preregister(
+    const v1::StartExperimentRequest& request, absl::Duration duration,
+    absl::Duration interval) const {
+  if (!(request.min_effect() > 0)) return Sized{duration, 0};
+  const int burn_in = static_cast<int>(request.has_burn_in() ? request.burn_in()
+                                                             : kDefaultBurnIn);
+  experiment::Noise noise;
+  if (last_.has_value() && last_->work().valid()) {
+    noise.detectable = last_->work().detectable();
+    noise.intervals = static_cast<int>(last_->intervals()) -
+                      static_cast<int>(last_->burn_in());
+    noise.workers = static_cast<int>(last_->treated() + last_->control());
+  }
+  // A duration given is checked; none is sized.
+  const int asked =
+      request.has_duration() && (request.duration().seconds() > 0 ||
+                                 request.duration().nanos() > 0)
+          ? static_cast<int>(
+                absl::IDivDuration(duration, interval, &duration)) -
+                burn_in
+          : 0;
+  const experiment::Plan plan = experiment::SizeExperiment(
+      request.min_effect(), noise, static_cast<int>(workers_seen_), asked);
+  if (!plan.ok) return absl::FailedPreconditionError(plan.why_not);
+  return Sized{(plan.intervals + burn_in) * interval, plan.detectable};
 }
 
 void ExperimentRunner::AwaitTick() {

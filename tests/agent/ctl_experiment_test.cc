@@ -53,9 +53,10 @@ v1::ExperimentReport RunningReport() {
 }
 
 TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
-  auto inv = ParseCtlArgs(
-      {"--duration=1h30m", "experiment", "start", "--interval", "15s", "--aa",
-       "--seed=9", "--reason=canary on web-3", "--burn-in=3", "--pre=10m"});
+  auto inv =
+      ParseCtlArgs({"--duration=1h30m", "experiment", "start", "--interval",
+                    "15s", "--aa", "--seed=9", "--reason=canary on web-3",
+                    "--burn-in=3", "--pre=10m", "--min-effect=3%"});
   ASSERT_TRUE(inv.ok()) << inv.status();
   EXPECT_EQ(inv->command, "experiment");
   EXPECT_EQ(inv->args, std::vector<std::string>{"start"});
@@ -66,6 +67,7 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   EXPECT_EQ(inv->experiment.reason, "canary on web-3");
   EXPECT_EQ(inv->experiment.burn_in, 3);
   EXPECT_EQ(inv->experiment.pre, absl::Minutes(10));
+  EXPECT_DOUBLE_EQ(inv->experiment.min_effect, 0.03);
 
   inv = ParseCtlArgs({"experiment", "start"});
   ASSERT_TRUE(inv.ok()) << inv.status();
@@ -134,6 +136,8 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
            {{"experiment", "start", "--count=2"}, "--count does not apply"},
            {{"experiment", "start", "--seed=-1"}, "--seed wants a number"},
            {{"experiment", "start", "--seed=x"}, "not 'x'"},
+           {{"experiment", "start", "--min-effect=0%"},
+            "--min-effect wants a percentage"},
            {{"experiment", "start", "--burn-in=-1"},
             "--burn-in wants a number of intervals"},
            {{"experiment", "status", "--burn-in=2"},
@@ -161,8 +165,9 @@ TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
   };
   for (const Case& c : std::vector<Case>{
            {{"experiment", "start", "--help"},
-            "experiment start [--duration=D] [--interval=D] [--pre=D] [--aa] "
-            "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json]"},
+            "experiment start [--duration=D] [--interval=D] [--pre=D] "
+            "[--min-effect=P%] [--aa] [--seed=N] [--burn-in=N] [--reason=TEXT] "
+            "[--json]"},
            {{"help", "experiment", "status"}, "experiment status [--json]"},
            {{"experiment", "stop", "-h"},
             "experiment stop [--reason=TEXT] [--json]"},
@@ -274,6 +279,8 @@ TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
   r.set_guardrail_z(2.41);
   r.mutable_pre()->set_seconds(600);
   r.set_pre_intervals(60);
+  r.set_min_effect(0.03);
+  r.set_planned_detectable(0.027);
   r.mutable_work()->set_adjusted(true);
   r.mutable_work()->set_variance_reduction(0.83);
   *r.mutable_work_per_worker() = r.work();
@@ -289,6 +296,8 @@ TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
   EXPECT_THAT(text, HasSubstr("  pre-period: 10m (60 intervals read, nothing "
                               "applied)"));
   EXPECT_THAT(text, HasSubstr("; CUPED removed 83 % of its variance"));
+  EXPECT_THAT(text, HasSubstr("  planned: to detect ±3.0 % (expected ±2.7 % "
+                              "at this duration)\n"));
   v1::Metrics m = SyntheticMetrics(7, 2);
   *m.mutable_experiment() = r;
   EXPECT_THAT(ctl::FormatMetrics(m), HasSubstr("+3.1 % [-1.0, +5.0], not "

@@ -401,6 +401,37 @@ TEST(ExperimentRunnerTest, APrePeriodTreatsNobodyThenAdjustsTheEstimate) {
   EXPECT_TRUE(report->work().significant());
 }
 
+// --min-effect sizes the duration from this host's last experiment, or is
+// refused with what it could detect.
+TEST(ExperimentRunnerTest, AMinimumEffectSizesTheDurationFromTheLastRun) {
+  Harness h;
+  h.Tick();
+  v1::StartExperimentRequest request;
+  request.set_seed(42);
+  request.set_min_effect(0.05);
+  absl::StatusOr<v1::ExperimentReport> refused =
+      h.runner.Start(request, v1::Policy::MODE_ENFORCE);
+  EXPECT_THAT(refused.status().message(), HasSubstr("run an A/A"));
+  ASSERT_TRUE(
+      h.runner.Start(Request(60, 10, /*aa=*/true), v1::Policy::MODE_ENFORCE)
+          .ok());
+  for (int i = 0; i < 70; ++i) h.Tick();
+  const double detectable = h.runner.Get()->work().detectable();
+  ASSERT_GT(detectable, 0.001);
+  ASSERT_LT(detectable, 0.05);
+  request.set_min_effect(detectable / 2);
+  refused = h.runner.Start(request, v1::Policy::MODE_ENFORCE);
+  EXPECT_THAT(refused.status().message(), HasSubstr("could detect"));
+  request.set_min_effect(0.05);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  EXPECT_EQ(report->min_effect(), 0.05);
+  EXPECT_LE(report->planned_detectable(), 0.05);
+  // The least that reaches 5 %: two intervals after the burn-in.
+  EXPECT_EQ(report->duration().seconds(), 40);
+}
+
 TEST(ExperimentRunnerTest, TheRecordTellsACrashFromAStop) {
   const std::string dir = ::testing::TempDir() + "/runner_record";
   std::filesystem::remove_all(dir);
