@@ -1,7 +1,6 @@
 #include "policy/experiment_stats.h"
 
 #include <algorithm>
-#include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <map>
@@ -17,7 +16,6 @@ namespace {
 using Precision =
     boost::math::policies::policy<boost::math::policies::promote_double<false>>;
 using StudentT = boost::math::students_t_distribution<double, Precision>;
-using Normal = boost::math::normal_distribution<double, Precision>;
 
 struct Cell {
   std::vector<double> y;
@@ -125,32 +123,6 @@ Estimate EstimateRatio(const std::vector<UnitTotals>& units, double level) {
                     " on nodes without the other arm");
   }
   return e;
-}
-
-double SpentAlpha(double alpha, double tau) {
-  if (tau <= 0) return 0;
-  if (tau >= 1) return alpha;
-  const Normal z;
-  const double edge = boost::math::quantile(z, 1 - alpha / 2);
-  // The upper tail directly: 1 - cdf would round to 0 for small tau.
-  return 2 *
-         boost::math::cdf(boost::math::complement(z, edge / std::sqrt(tau)));
-}
-
-GuardrailLook LookForHarm(const Estimate& estimate, double tau,
-                          double previous_tau, double alpha) {
-  GuardrailLook look;
-  if (!estimate.valid) return look;
-  const double diff = std::log(estimate.ratio);
-  if (estimate.se_log > 0) {
-    look.p = boost::math::cdf(StudentT(estimate.df), diff / estimate.se_log);
-  } else {
-    look.p = diff < 0 ? 0 : 1;
-  }
-  look.bound =
-      std::max(0.0, SpentAlpha(alpha, tau) - SpentAlpha(alpha, previous_tau));
-  look.stop = look.p < look.bound;
-  return look;
 }
 
 }  // namespace locus::experiment

@@ -1,6 +1,9 @@
-// The experiment's statistics: the treated/control ratio of work per
-// CPU-second with its confidence interval, the effect it could detect, and
-// the guardrail's sequential test for harm. Pure.
+// The experiment's secondary statistic: the equal-weight (geometric mean of
+// workers) treated/control ratio of work per CPU-second with its confidence
+// interval and the effect it could detect. The primary estimate is the
+// ratio of totals (experiment_ratio.h): this one answers "how did the
+// typical worker fare", where a nearly idle worker counts as much as the
+// busiest. Pure.
 //
 // The method, and why: it must hold with few workers and with intervals
 // that are correlated. The unit of analysis is the worker, the unit of
@@ -37,6 +40,10 @@ struct UnitTotals {
   double work = 0;  // bytes sent (or connections accepted)
   double cpu_seconds = 0;
   int intervals = 0;
+  // Its pre-period (counters read, nothing applied): the covariate of the
+  // totals estimate's CUPED adjustment (experiment_ratio.h); 0 when none.
+  double pre_work = 0;
+  double pre_cpu_seconds = 0;
 };
 
 struct Estimate {
@@ -58,25 +65,6 @@ struct Estimate {
 // `level`: of the two-sided interval (0.95).
 Estimate EstimateRatio(const std::vector<UnitTotals>& units,
                        double level = 0.95);
-
-// Lan-DeMets O'Brien-Fleming-type spending: the share of `alpha` spent by
-// information fraction tau in [0, 1], 2 - 2 Phi(z_{1-alpha/2} / sqrt(tau)):
-// almost nothing early, when few intervals are in, most of it at the end.
-double SpentAlpha(double alpha, double tau);
-
-struct GuardrailLook {
-  bool stop = false;
-  double p = 1;      // one-sided p that the treated arm is worse
-  double bound = 0;  // alpha spent at this look
-};
-
-// A look at fraction tau (previous look at previous_tau): stop when the
-// treated arm is worse with p below the alpha spent since the previous
-// look. Over every look the chance of a false stop is at most alpha (a union
-// bound: it holds whatever the looks' correlation). An invalid estimate
-// never stops.
-GuardrailLook LookForHarm(const Estimate& estimate, double tau,
-                          double previous_tau, double alpha = 0.01);
 
 }  // namespace locus::experiment
 

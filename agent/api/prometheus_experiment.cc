@@ -4,7 +4,9 @@
 // last p, and how experiments ended. The series of a running experiment
 // exist only while it runs: a stale estimate on a graph would read as a
 // live one. Labels are fixed words (arm, metric, bound, state), never an
-// experiment's id.
+// experiment's id, but for the last ended experiment's result: one id per
+// host at a time, kept until the next experiment starts, for a fleet's
+// recording rules to pool (deploy/prometheus/locus-experiment-pool.yml).
 #include <algorithm>
 #include <utility>
 
@@ -46,6 +48,12 @@ void PrometheusExporter::RegisterExperiment() {
       "One-sided p of harm at the guardrail's last look (the experiment "
       "stops early when it falls below the alpha-spending bound); absent "
       "before the first look");
+  experiment_result_ = NewGauge(
+      "locus_experiment_result",
+      "The last ended experiment's estimate of treated/control (by id and "
+      "metric): stat=log_ratio, se (its standard error, clustered on the "
+      "worker), df, ratio, low, high (the interval its verdict used); kept "
+      "until the next experiment starts, for pooling across hosts");
   experiments_ended_ = NewCounter(
       "locus_experiments_ended_total",
       "A/B experiments that ended, by how: done, stopped, guardrail (stopped "
@@ -61,6 +69,35 @@ void PrometheusExporter::ClearExperiment() {
   experiment_series_.clear();
 }
 
+void PrometheusExporter::ClearResult() {
+  for (prometheus::Gauge* gauge : experiment_result_series_)
+    experiment_result_->Remove(gauge);
+  experiment_result_series_.clear();
+}
+
+// The ended experiment's result replaces the last one's.
+void PrometheusExporter::ExportResult(const v1::ExperimentReport& r) {
+  ClearResult();
+  for (const auto& [metric, e] :
+       {std::pair<const char*, const v1::ExperimentEstimate*>{
+            "bytes_per_cpu_second", &r.work()},
+        {"connections_per_cpu_second", &r.connections()}}) {
+    if (!e->valid() || !(e->se() > 0)) continue;
+    for (const auto& [stat, value] :
+         {std::pair<const char*, double>{"log_ratio", e->log_ratio()},
+          {"se", e->se()},
+          {"df", e->df()},
+          {"ratio", e->ratio()},
+          {"low", e->low()},
+          {"high", e->high()}}) {
+      prometheus::Gauge& gauge = experiment_result_->Add(
+          {{"id", r.id()}, {"metric", metric}, {"stat", stat}});
+      gauge.Set(value);
+      experiment_result_series_.push_back(&gauge);
+    }
+  }
+}
+
 void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
   const v1::ExperimentReport& r = metrics.experiment();
   const bool running =
@@ -73,11 +110,13 @@ void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
     experiments_ended_->Add({{"state", ExperimentStateWord(r.state())}})
         .Increment();
     last_ended_experiment_ = r.id();
+    ExportResult(r);
   }
   if (!running) {
     ClearExperiment();
     return;
   }
+  ClearResult();  // a new experiment: the last one's result goes
   std::vector<std::pair<Gauges*, prometheus::Gauge*>> now;
   auto set = [&now](Gauges* family, const prometheus::Labels& labels,
                     double value) {

@@ -75,6 +75,8 @@ class PrometheusExporter {
   void RegisterExperiment();
   void ObserveExperiment(const v1::Metrics& metrics);
   void ClearExperiment();
+  void ExportResult(const v1::ExperimentReport& r);
+  void ClearResult();
   // prometheus_neighbours.cc: irqbalance and numad (Metrics.neighbours).
   void RegisterNeighbours();
   void ObserveNeighbours(const v1::Metrics& metrics);
@@ -120,6 +122,7 @@ class PrometheusExporter {
   Gauges* experiment_work_ = nullptr;
   Gauges* experiment_estimate_ = nullptr;
   Gauges* experiment_guardrail_p_ = nullptr;
+  Gauges* experiment_result_ = nullptr;
   Counters* experiments_ended_ = nullptr;
   Gauges* neighbour_running_ = nullptr;
   Gauges* neighbour_problem_ = nullptr;
@@ -142,6 +145,8 @@ class PrometheusExporter {
   // graph would read as a live one).
   std::vector<std::pair<Gauges*, prometheus::Gauge*>> experiment_series_;
   std::string last_ended_experiment_;  // its end counted once
+  // The last ended experiment's result, kept until the next one starts.
+  std::vector<prometheus::Gauge*> experiment_result_series_;
 };
 
 }  // namespace locus

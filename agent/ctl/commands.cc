@@ -13,6 +13,7 @@
 #include "agent/ctl/command_base.h"
 #include "agent/ctl/ctl_args.h"
 #include "agent/ctl/experiment_command.h"
+#include "agent/ctl/experiment_pool.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/terminal.h"
 #include "agent/ctl/top_view.h"
@@ -52,6 +53,12 @@ class Command : public CommandBase {
         (!absl::SimpleAtoi(inv_.args[0], &log_level_) || log_level_ < 0)) {
       return Usage(absl::StrCat("log-level wants a number 0 or more, not '",
                                 inv_.args[0], "'"));
+    }
+    // Pooling reads files: no agent needed.
+    if (inv_.command == "experiment" && inv_.args[0] == "pool") {
+      return RunExperimentPool(
+          std::vector<std::string>(inv_.args.begin() + 1, inv_.args.end()),
+          out_, err_);
     }
     absl::Status reachable = CheckAgentSocket(inv_.socket);
     if (!reachable.ok()) return Fail(std::string(reachable.message()));

@@ -77,7 +77,8 @@ const std::map<std::string, CommandSpec>& Commands() {
        {0, 0, false, true, "probe [--json]",
         "Shows the kernel features the agent probed and which source each\n"
         "sensor runs on.\n"}},
-      {"experiment", {1, 1, false, true, kExperimentSynopsis, kExperimentHelp}},
+      {"experiment",
+       {1, 1024, false, true, kExperimentSynopsis, kExperimentHelp}},
   };
   return *commands;
 }

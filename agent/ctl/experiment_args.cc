@@ -16,30 +16,47 @@ struct Subcommand {
   const char* help;
 };
 
+const char kStartHelp[] =
+    "Starts an A/B experiment over the target workers: each is assigned\n"
+    "at random (stratified by node and server instance) to the treated\n"
+    "arm, which the policy tunes as usual, or the control arm, which the\n"
+    "agent leaves as the kernel and the server placed it. Both arms serve\n"
+    "the same traffic at the same time. Prints the report at the start.\n"
+    "\n"
+    "  --duration=D   how long it runs (default 30m); at least two\n"
+    "                 intervals after the burn-in. Durations as 90s, 10m,\n"
+    "                 1h30m.\n"
+    "  --interval=D   how often each worker's work and CPU time are read\n"
+    "                 (default 10s)\n"
+    "  --aa           A/A: neither arm is treated; the interval's width\n"
+    "                 is the resolution of this host's noise\n"
+    "  --seed=N       the randomisation's seed (default: drawn; the\n"
+    "                 report says which, to repeat an assignment)\n"
+    "  --pre=D        a pre-period first (default none; 10m recommended):\n"
+    "                 the arms are drawn and read, nothing applied; each\n"
+    "                 worker's pre-period is the covariate that takes its\n"
+    "                 persistent difference out (CUPED)\n"
+    "  --min-effect=P%  the smallest effect it must detect: the duration\n"
+    "                 is sized from this host's last experiment (or a\n"
+    "                 --duration given is checked), or the start is\n"
+    "                 refused with what it could detect\n"
+    "  --burn-in=N    intervals left out after each worker's arm is set\n"
+    "                 (put back or moved, pages migrating; default 2);\n"
+    "                 the report counts them\n"
+    "  --reason=TEXT  why, for the agent's log\n"
+    "\n"
+    "Refused while one runs, in dry run, or with too few workers. Needs\n"
+    "root or the socket's group.\n";
+
 const std::map<std::string, Subcommand>& Subcommands() {
   static const auto* subcommands = new std::map<std::string, Subcommand>{
       {"start",
-       {{"--duration", "--interval", "--aa", "--seed", "--reason"},
-        "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
-        "[--reason=TEXT] [--json]",
-        "Starts an A/B experiment over the target workers: each is assigned\n"
-        "at random (stratified by node and server instance) to the treated\n"
-        "arm, which the policy tunes as usual, or the control arm, which the\n"
-        "agent leaves as the kernel and the server placed it. Both arms serve\n"
-        "the same traffic at the same time. Prints the report at the start.\n"
-        "\n"
-        "  --duration=D   how long it runs (default 30m); at least two\n"
-        "                 intervals. Durations as 90s, 10m, 1h30m.\n"
-        "  --interval=D   how often each worker's work and CPU time are read\n"
-        "                 (default 10s)\n"
-        "  --aa           A/A: neither arm is treated; the interval's width\n"
-        "                 is the resolution of this host's noise\n"
-        "  --seed=N       the randomisation's seed (default: drawn; the\n"
-        "                 report says which, to repeat an assignment)\n"
-        "  --reason=TEXT  why, for the agent's log\n"
-        "\n"
-        "Refused while one runs, in dry run, or with too few workers. Needs\n"
-        "root or the socket's group.\n"}},
+       {{"--duration", "--interval", "--aa", "--seed", "--reason", "--burn-in",
+         "--pre", "--min-effect"},
+        "experiment start [--duration=D] [--interval=D] [--pre=D] "
+        "[--min-effect=P%] [--aa] [--seed=N] [--burn-in=N] [--reason=TEXT] "
+        "[--json]",
+        kStartHelp}},
       {"status",
        {{},
         "experiment status [--json]",
@@ -49,6 +66,16 @@ const std::map<std::string, Subcommand>& Subcommands() {
         "workers and intervals can detect, the connection shares, the\n"
         "guardrail, and one line per worker. --json prints the report as\n"
         "one JSON object.\n"}},
+      {"pool",
+       {{},
+        "experiment pool FILE...",
+        "Pools one experiment's reports from many hosts (each host's\n"
+        "'experiment status --json', or its record beside the journal,\n"
+        "/var/lib/locus/journal.experiment) into the fleet's answer: the\n"
+        "fixed-effect estimate (inverse-variance weights: one effect\n"
+        "everywhere) and the random-effects one (DerSimonian-Laird: the\n"
+        "effect varies by host; act on it when I² is large), with I², the\n"
+        "between-host tau and the hosts' spread. Reads files only.\n"}},
       {"stop",
        {{"--reason"},
         "experiment stop [--reason=TEXT] [--json]",
@@ -76,8 +103,9 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& name,
 }  // namespace
 
 const char kExperimentSynopsis[] =
-    "experiment start|status|stop [--duration=D] [--interval=D] [--aa] "
-    "[--seed=N] [--reason=TEXT] [--json]";
+    "experiment start|status|stop|pool [--duration=D] [--interval=D] "
+    "[--pre=D] [--min-effect=P%] [--aa] [--seed=N] [--burn-in=N] "
+    "[--reason=TEXT] [--json] [FILE...]";
 const char kExperimentHelp[] =
     "Measures whether Locus helps this host, on its live traffic: a\n"
     "randomised A/B test. The target workers are split at random into a\n"
@@ -93,6 +121,8 @@ const char kExperimentHelp[] =
     "          the estimates, the workers. --json: the report as JSON.\n"
     "  stop    ends the running one now (--reason). Needs root or the\n"
     "          socket's group.\n"
+    "  pool    pools reports from many hosts (FILE...): fixed and random\n"
+    "          effects, I².\n"
     "\n"
     "'locusctl experiment SUBCOMMAND --help' says more about each.\n";
 
@@ -105,7 +135,8 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
     out.given.insert(arg);
     return true;
   }
-  for (const char* name : {"duration", "interval", "seed", "reason"}) {
+  for (const char* name : {"duration", "interval", "seed", "reason", "burn-in",
+                           "pre", "min-effect"}) {
     const std::string option = absl::StrCat("--", name);
     if (!TakeOptionValue(args, i, name, &value)) {
       if (arg == option) {
@@ -119,6 +150,27 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
       ASSIGN_OR_RETURN(out.duration, ParsePositiveDuration(option, value));
     } else if (option == "--interval") {
       ASSIGN_OR_RETURN(out.interval, ParsePositiveDuration(option, value));
+    } else if (option == "--min-effect") {
+      std::string number = value;
+      if (!number.empty() && number.back() == '%') number.pop_back();
+      double percent = 0;
+      if (!absl::SimpleAtod(number, &percent) || !(percent > 0) ||
+          !(percent < 100)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--min-effect wants a percentage between 0 and 100 such as 3%, "
+            "not '",
+            value, "'"));
+      }
+      out.min_effect = percent / 100;
+    } else if (option == "--pre") {
+      ASSIGN_OR_RETURN(out.pre, ParsePositiveDuration(option, value));
+    } else if (option == "--burn-in") {
+      if (!absl::SimpleAtoi(value, &out.burn_in) || out.burn_in < 0 ||
+          out.burn_in > 1000) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--burn-in wants a number of intervals from 0 to 1000, not '",
+            value, "'"));
+      }
     } else if (option == "--seed") {
       if (!absl::SimpleAtoi(value, &out.seed)) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -144,9 +196,14 @@ absl::Status CheckExperimentArgs(const std::string& command,
                                 : Subcommands().find(positionals[0]);
   if (it == Subcommands().end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "experiment wants start, status or stop",
+        "experiment wants start, status, stop or pool",
         positionals.empty() ? std::string()
                             : absl::StrCat(", not '", positionals[0], "'")));
+  }
+  // Only pool takes files; it needs one at least.
+  if ((positionals[0] == "pool") != (positionals.size() > 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("usage: locusctl ", it->second.synopsis));
   }
   for (const std::string& option : args.given) {
     if (it->second.options.count(option) == 0) {

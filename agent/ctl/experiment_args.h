@@ -21,6 +21,9 @@ struct ExperimentArgs {
   absl::Duration interval = absl::ZeroDuration();
   bool aa = false;
   uint64_t seed = 0;  // 0: the agent draws one (the report says which)
+  int burn_in = -1;   // intervals; -1: the agent's default (2)
+  absl::Duration pre = absl::ZeroDuration();  // none
+  double min_effect = 0;  // a fraction; 0: not pre-registered
   std::string reason;
   std::set<std::string> given;  // "--duration", "--aa", ...: seen on the line
 };

@@ -60,6 +60,9 @@ class ExperimentCommand : public CommandBase {
     }
     request.set_aa(a.aa);
     request.set_seed(a.seed);
+    if (a.burn_in >= 0) request.set_burn_in(static_cast<uint32_t>(a.burn_in));
+    if (a.pre > absl::ZeroDuration()) ToProto(a.pre, request.mutable_pre());
+    request.set_min_effect(a.min_effect);
     request.set_reason(a.reason.empty() ? "locusctl experiment start"
                                         : a.reason);
     v1::ExperimentReport report;

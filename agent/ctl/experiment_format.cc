@@ -62,16 +62,63 @@ std::string IntervalsDone(const v1::ExperimentReport& r) {
                       " intervals");
 }
 
+// Before the planned end the intervals shown are valid at any look, and
+// "significant" is "conclusive".
+bool Live(const v1::ExperimentReport& r) {
+  return r.state() != v1::EXPERIMENT_STATE_DONE && r.planned() > 0 &&
+         r.intervals() < r.planned();
+}
+
 // "+3.1 % [+1.2, +5.0], significant (could detect ±4.0 %)".
-std::string EstimateDetail(const v1::ExperimentEstimate& e) {
+std::string EstimateDetail(const v1::ExperimentEstimate& e, bool live) {
   std::string out = FormatRatioChange(e);
   if (!e.valid()) return out;
-  absl::StrAppend(&out,
-                  e.significant() ? ", significant" : ", not significant");
+  if (live) {
+    absl::StrAppend(&out, e.significant() ? ", conclusive" : ", not conclusive",
+                    " (an interval valid at any look)");
+  } else {
+    absl::StrAppend(&out,
+                    e.significant() ? ", significant" : ", not significant");
+  }
   if (e.detectable() > 0) {
     absl::StrAppend(&out, absl::StrFormat(" (could detect ±%.1f %%)",
                                           e.detectable() * 100));
   }
+  if (e.adjusted()) {
+    absl::StrAppend(&out, absl::StrFormat("; CUPED removed %.0f %% of its "
+                                          "variance",
+                                          e.variance_reduction() * 100));
+  }
+  return out;
+}
+
+// The burn-in, and what the guardrail compares at its last look.
+std::string BurnInAndGuardrail(const v1::ExperimentReport& r) {
+  std::string out;
+  if (r.min_effect() > 0) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  planned: to detect ±%.1f %% (expected "
+                        "±%.1f %% at this duration)\n",
+                        r.min_effect() * 100, r.planned_detectable() * 100));
+  }
+  if (FromProto(r.pre()) > absl::ZeroDuration()) {
+    absl::StrAppend(&out, "  pre-period: ", FormatSpan(FromProto(r.pre())),
+                    " (", r.pre_intervals(),
+                    " intervals read, nothing applied): each worker's "
+                    "covariate (CUPED)\n");
+  }
+  if (r.planned() > 0) {
+    absl::StrAppend(&out, "  burn-in: each worker's first ", r.burn_in(),
+                    " intervals after its arm was set are left out (",
+                    r.burned_intervals(), " worker-intervals so far)\n");
+  }
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("  guardrail: p of harm %.2g, bound %.2g "
+                      "(z %.2f, O'Brien-Fleming, exact; stops "
+                      "early below it)\n",
+                      r.guardrail_p(), r.guardrail_bound(), r.guardrail_z()));
   return out;
 }
 
@@ -187,15 +234,17 @@ std::string FormatExperiment(const v1::ExperimentReport& r) {
       Timing(r));
   absl::StrAppend(&out, "  ", IntervalsDone(r), "; workers ", r.treated(),
                   " treated, ", r.control(), " control\n");
+  const bool live = Live(r);
   absl::StrAppend(&out, "  work per CPU-second         ",
-                  EstimateDetail(r.work()), "\n");
+                  EstimateDetail(r.work(), live), "\n");
+  if (r.has_work_per_worker()) {
+    absl::StrAppend(&out, "    per worker, equal weight  ",
+                    EstimateDetail(r.work_per_worker(), live), "\n");
+  }
   absl::StrAppend(&out, "  connections per CPU-second  ",
-                  EstimateDetail(r.connections()), "\n");
+                  EstimateDetail(r.connections(), live), "\n");
   absl::StrAppend(&out, Connections(r));
-  absl::StrAppend(&out,
-                  absl::StrFormat("  guardrail: p of harm %.2g, bound %.2g "
-                                  "(stops early below it)\n",
-                                  r.guardrail_p(), r.guardrail_bound()));
+  absl::StrAppend(&out, BurnInAndGuardrail(r));
   if (!r.work_source().empty()) {
     absl::StrAppend(&out, "  work source: ", Printable(r.work_source()), "\n");
   }
@@ -227,9 +276,11 @@ std::string ExperimentLine(const v1::ExperimentReport& r) {
   }
   absl::StrAppend(&line, "; work per CPU-second ", FormatRatioChange(r.work()));
   if (r.work().valid()) {
-    absl::StrAppend(&line, r.work().significant() ? ", significant"
-                                                  : ", not "
-                                                    "significant");
+    const bool live = Live(r);
+    absl::StrAppend(&line,
+                    r.work().significant()
+                        ? (live ? ", conclusive" : ", significant")
+                        : (live ? ", not conclusive" : ", not significant"));
   }
   if (r.state() != v1::EXPERIMENT_STATE_RUNNING && !r.verdict().empty()) {
     absl::StrAppend(&line, "; ", Printable(r.verdict()));

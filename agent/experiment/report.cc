@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "policy/experiment_sequential.h"
 
 namespace locus {
 namespace {
@@ -80,16 +83,40 @@ void AddUnits(const RunningExperiment& run, bool whole,
 }  // namespace
 
 const char kExperimentMethod[] =
-    "the unit is the worker (the unit of randomisation): each worker's log "
-    "work per CPU-second over all its intervals, arms compared within each "
-    "node (stratum) and weighted by its workers, with a pooled variance and "
-    "Student's t; as one measurement per worker, the correlation between a "
-    "worker's intervals cannot narrow the interval";
+    "primary: the ratio of totals, each arm's total work over its total CPU "
+    "time within each (instance, node) stratum, strata weighted by their "
+    "share of CPU time; a worker with CPU time but no work counts. Its "
+    "standard error is clustered on the worker (delta method, bias-reduced, "
+    "Satterthwaite df). Before the planned end the interval shown is a 95 % "
+    "confidence sequence (normal mixture, mixing SD 0.05 on the log ratio), "
+    "valid however often it is read: the verdict is not conclusive until it "
+    "excludes 0; at the planned end the fixed 95 % interval is the answer. "
+    "The guardrail is one-sided at 1 % with exact Lan-DeMets "
+    "O'Brien-Fleming boundaries. Secondary: the equal-weight estimate, each "
+    "worker's log work per CPU-second counted alike";
 
-v1::ExperimentEstimate EstimateProto(const experiment::Estimate& estimate,
-                                     const std::string& metric) {
+namespace {
+
+// The confidence sequence into `out`, and, when `live`, as its interval.
+void ReadLive(v1::ExperimentEstimate& out, bool live) {
+  if (!out.valid()) return;
+  const experiment::Sequence seq =
+      experiment::ConfidenceSequence(out.log_ratio(), out.se(), out.df());
+  out.set_sequence_low(seq.low);
+  out.set_sequence_high(seq.high);
+  if (!live) return;
+  out.set_low(seq.low);
+  out.set_high(seq.high);
+  out.set_significant(seq.excludes_one());
+}
+
+}  // namespace
+
+v1::ExperimentEstimate EstimateProto(const experiment::RatioEstimate& estimate,
+                                     const std::string& metric, bool live) {
   v1::ExperimentEstimate out;
   out.set_metric(metric);
+  out.set_estimator("ratio of totals");
   out.set_valid(estimate.valid);
   out.set_why_not(estimate.why_not);
   out.set_ratio(estimate.ratio);
@@ -98,8 +125,62 @@ v1::ExperimentEstimate EstimateProto(const experiment::Estimate& estimate,
   out.set_significant(estimate.significant());
   out.set_detectable(estimate.detectable);
   out.set_df(estimate.df);
+  out.set_log_ratio(estimate.log_ratio);
+  out.set_se(estimate.se);
+  out.set_adjusted(estimate.adjusted);
+  out.set_variance_reduction(estimate.variance_reduction);
+  ReadLive(out, live);
   return out;
 }
+
+v1::ExperimentEstimate EstimateProto(const experiment::Estimate& estimate,
+                                     const std::string& metric, bool live) {
+  v1::ExperimentEstimate out;
+  out.set_metric(metric);
+  out.set_estimator("equal-weight");
+  out.set_valid(estimate.valid);
+  out.set_why_not(estimate.why_not);
+  out.set_ratio(estimate.ratio);
+  out.set_low(estimate.low);
+  out.set_high(estimate.high);
+  out.set_significant(estimate.significant());
+  out.set_detectable(estimate.detectable);
+  out.set_df(estimate.df);
+  out.set_log_ratio(std::log(estimate.ratio));
+  out.set_se(estimate.se_log);
+  ReadLive(out, live);
+  return out;
+}
+
+namespace {
+
+// Per (instance, node) and arm, the sums a fleet pools.
+void AddCells(const RunningExperiment& run, v1::ExperimentReport& report) {
+  std::map<std::tuple<int32_t, int, int>, v1::ExperimentCell> cells;
+  for (const Unit& unit : run.units) {
+    if (unit.intervals == 0) continue;
+    v1::ExperimentCell& cell =
+        cells[{unit.instance, unit.node, static_cast<int>(unit.arm)}];
+    const double work = static_cast<double>(unit.bytes);
+    const double cpu = static_cast<double>(unit.cpu_ns) / 1e9;
+    cell.set_instance(unit.instance);
+    cell.set_node(unit.node);
+    cell.set_arm(ArmProto(unit.arm));
+    cell.set_n(cell.n() + 1);
+    cell.set_work(cell.work() + work);
+    cell.set_cpu_seconds(cell.cpu_seconds() + cpu);
+    cell.set_work_squares(cell.work_squares() + work * work);
+    cell.set_cpu_squares(cell.cpu_squares() + cpu * cpu);
+    cell.set_work_cpu(cell.work_cpu() + work * cpu);
+  }
+  for (auto& [key, cell] : cells) {
+    if (cell.work() > 0 && cell.cpu_seconds() > 0)
+      cell.set_log_ratio(std::log(cell.work() / cell.cpu_seconds()));
+    *report.add_cells() = std::move(cell);
+  }
+}
+
+}  // namespace
 
 v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   v1::ExperimentReport report = run.header;
@@ -112,7 +193,14 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_control(
       static_cast<uint32_t>(ActivePids(run, std::nullopt).size() - treated));
   *report.mutable_work() = run.work;
+  *report.mutable_work_per_worker() = run.work_per_worker;
   *report.mutable_connections() = run.connections;
+  report.set_planned(run.planned);
+  report.set_pre_intervals(run.pre_intervals);
+  report.set_burn_in(run.burn_in);
+  report.set_burned_intervals(run.burned);
+  report.set_conclusive_at(run.conclusive_at);
+  report.set_guardrail_z(run.guardrail_z);
   report.set_method(kExperimentMethod);
   report.set_work_source(run.work_source);
   report.set_pmu(run.pmu);
@@ -120,6 +208,7 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_guardrail_bound(run.guardrail_bound);
   for (const std::string& note : run.notes) report.add_notes(note);
   AddUnits(run, whole, report);
+  if (whole) AddCells(run, report);
   if (whole) {
     for (const v1::ExperimentInterval& i : run.series) *report.add_series() = i;
   } else if (!run.series.empty()) {
@@ -128,6 +217,30 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_verdict(Verdict(report));
   return report;
 }
+
+namespace {
+
+// Read before the planned end (an old record without a plan: at its end).
+bool BeforeTheEnd(const v1::ExperimentReport& report) {
+  return report.state() != v1::EXPERIMENT_STATE_DONE && report.planned() > 0 &&
+         report.intervals() < report.planned();
+}
+
+// Before the planned end, without a crossing: what it shows so far.
+std::string NotConclusive(const v1::ExperimentReport& report,
+                          const std::string& units) {
+  const v1::ExperimentEstimate& work = report.work();
+  const std::string so_far = absl::StrCat(
+      Percent(work.ratio()), " work per CPU-second so far ", Bounds(work),
+      " (an interval valid at any look; ", units, ")");
+  if (report.state() == v1::EXPERIMENT_STATE_RUNNING) {
+    return absl::StrCat("running, not conclusive: ", so_far);
+  }
+  return absl::StrCat("inconclusive (stopped at ", report.intervals(), " of ",
+                      report.planned(), " intervals): ", so_far);
+}
+
+}  // namespace
 
 std::string Verdict(const v1::ExperimentReport& report) {
   const v1::ExperimentEstimate& work = report.work();
@@ -139,6 +252,18 @@ std::string Verdict(const v1::ExperimentReport& report) {
                                                  ? "no interval measured"
                                                  : work.why_not());
   }
+  if (report.state() == v1::EXPERIMENT_STATE_GUARDRAIL) {
+    return absl::StrCat("Locus: ", Percent(work.ratio()),
+                        " work per CPU-second ", Bounds(work),
+                        ": harmful here, the guardrail's boundary was crossed "
+                        "after interval ",
+                        report.intervals(), " of ", report.planned());
+  }
+  const bool early = BeforeTheEnd(report);
+  if (early && report.conclusive_at() == 0) {
+    return report.aa() ? absl::StrCat("A/A: ", NotConclusive(report, units))
+                       : NotConclusive(report, units);
+  }
   if (report.aa()) {
     return absl::StrFormat(
         "A/A: %s %s, interval width %.1f %%: this host resolves about "
@@ -149,11 +274,15 @@ std::string Verdict(const v1::ExperimentReport& report) {
                              "of A/A runs)"
                            : "");
   }
-  if (work.significant()) {
-    return absl::StrCat("Locus: ", Percent(work.ratio()),
-                        " work per CPU-second ", Bounds(work), ", significant",
-                        work.ratio() < 1 ? ": harmful here" : "", " (", units,
-                        ")");
+  if (early || work.significant()) {
+    return absl::StrCat(
+        "Locus: ", Percent(work.ratio()), " work per CPU-second ", Bounds(work),
+        ", significant", work.ratio() < 1 ? ": harmful here" : "", " (", units,
+        early ? absl::StrCat("; conclusive at interval ",
+                             report.conclusive_at(), " of ", report.planned(),
+                             ": an interval valid at any look excludes 0")
+              : "",
+        ")");
   }
   return absl::StrFormat(
       "no significant difference: %s %s (could detect ±%.1f %% with %s)",

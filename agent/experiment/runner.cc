@@ -14,6 +14,7 @@
 #include "agent/experiment/report.h"
 #include "common/log.h"
 #include "google/protobuf/util/time_util.h"
+#include "policy/experiment_sequential.h"
 
 namespace locus {
 namespace {
@@ -61,6 +62,8 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
       }
     }
     if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);
+    if (run_ != nullptr && run_->in_pre && snapshot.now_ns >= run_->pre_end_ns)
+      EndPre(snapshot);
   }
   if (run_ != nullptr && snapshot.now_ns >= run_->end_ns) {
     End(v1::EXPERIMENT_STATE_DONE, "ran its whole duration");
@@ -141,10 +144,21 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
       TimeUtil::DurationToNanoseconds(pending.request.interval()));
   const uint64_t duration_ns = static_cast<uint64_t>(
       TimeUtil::DurationToNanoseconds(pending.request.duration()));
+  const uint64_t pre_ns = static_cast<uint64_t>(std::max<int64_t>(
+      0, TimeUtil::DurationToNanoseconds(pending.request.pre())));
   run->start_ns = snapshot.now_ns;
   run->next_ns = snapshot.now_ns + run->interval_ns;
-  run->end_ns = snapshot.now_ns + duration_ns;
+  run->in_pre = pre_ns > 0;
+  run->pre_end_ns = snapshot.now_ns + pre_ns;
+  run->end_ns = snapshot.now_ns + pre_ns + duration_ns;
   run->planned = static_cast<uint32_t>(duration_ns / run->interval_ns);
+  run->burn_in = pending.request.has_burn_in() ? pending.request.burn_in()
+                                               : kDefaultBurnIn;
+  // Start refused a plan without two intervals after the burn-in.
+  run->harm_bounds = experiment::PlannedHarmBounds(
+      static_cast<int>(run->planned - std::min(run->planned, run->burn_in)),
+      static_cast<int>(options_.guardrail_first_look),
+      options_.guardrail_alpha);
   run->policy_version = policy.version;
   run->work_source = counter_->source();
   run->pmu = PmuAvailability();
@@ -158,6 +172,10 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   *header.mutable_duration() = pending.request.duration();
   *header.mutable_interval() = pending.request.interval();
   header.set_reason(pending.request.reason());
+  header.set_host(options_.host);
+  *header.mutable_pre() = pending.request.pre();
+  header.set_min_effect(pending.request.min_effect());
+  header.set_planned_detectable(pending.planned_detectable);
   return run;
 }
 
@@ -185,31 +203,64 @@ void ExperimentRunner::Measure(const Snapshot& snapshot) {
                      " not read: ", samples.status().ToString()));
     return;
   }
+  if (run_->in_pre) {
+    AddPreInterval(*run_, *samples);
+    WriteRecord(Report(true));
+    return;
+  }
   AddInterval(*run_, *samples, wall_ns_());
   Assess();
   if (run_ != nullptr) WriteRecord(Report(true));
 }
 
+// The pre-period is over: the treated arm is treated from now, its first
+// intervals the burn-in; the planned intervals start.
+void ExperimentRunner::EndPre(const Snapshot& snapshot) {
+  run_->in_pre = false;
+  run_->next_ns = snapshot.now_ns + run_->interval_ns;
+  run_->notes.push_back(
+      absl::StrCat("pre-period over after ", run_->pre_intervals,
+                   " intervals: the treated arm is treated from now"));
+  // Counting starts here: the reads now are the first planned interval's
+  // baselines.
+  TakeBaselines();
+}
+
 void ExperimentRunner::Assess() {
-  const experiment::Estimate work =
-      experiment::EstimateRatio(Totals(*run_, false));
-  run_->work = EstimateProto(work, "bytes_per_cpu_second");
-  run_->connections =
-      EstimateProto(experiment::EstimateRatio(Totals(*run_, true)),
-                    "connections_per_cpu_second");
-  if (run_->intervals < options_.guardrail_first_look || !work.valid) return;
-  const double tau =
-      std::min(1.0, static_cast<double>(run_->intervals) / run_->planned);
-  const experiment::GuardrailLook look = experiment::LookForHarm(
-      work, tau, run_->last_tau, options_.guardrail_alpha);
-  run_->last_tau = tau;
+  // Intervals counted after the burn-in, and whether this is the planned
+  // end: before it every interval shown is the one valid at any look.
+  const uint32_t counted =
+      run_->intervals > run_->burn_in ? run_->intervals - run_->burn_in : 0;
+  const bool live = run_->now_ns < run_->end_ns;
+  // CUPED when there was a pre-period.
+  const bool cuped = run_->pre_intervals > 0;
+  const experiment::RatioEstimate work =
+      experiment::EstimateTotals(Totals(*run_, false), 0.95, cuped);
+  run_->work = EstimateProto(work, "bytes_per_cpu_second", live);
+  run_->work_per_worker =
+      EstimateProto(experiment::EstimateRatio(Totals(*run_, false)),
+                    "bytes_per_cpu_second", live);
+  run_->connections = EstimateProto(
+      experiment::EstimateTotals(Totals(*run_, true), 0.95, cuped),
+      "connections_per_cpu_second", live);
+  if (live && run_->conclusive_at == 0 && run_->work.significant())
+    run_->conclusive_at = run_->intervals;
+  if (counted < options_.guardrail_first_look || !work.valid ||
+      run_->harm_bounds.empty())
+    return;
+  const double bound =
+      run_->harm_bounds[std::min<size_t>(counted, run_->harm_bounds.size()) -
+                        1];
+  const experiment::GuardrailLook look =
+      experiment::LookForHarm(work.log_ratio, work.se, work.df, bound);
   run_->guardrail_p = look.p;
   run_->guardrail_bound = look.bound;
+  run_->guardrail_z = bound;
   if (!look.stop) return;
   const std::string why = absl::StrFormat(
       "the guardrail stopped it after interval %d: treated/control %.3f, "
-      "one-sided p %.2g below its bound %.2g%s",
-      run_->intervals, work.ratio, look.p, look.bound,
+      "one-sided p %.2g below its bound %.2g (z %.2f)%s",
+      run_->intervals, work.ratio, look.p, look.bound, bound,
       run_->header.aa() ? " (A/A: a false alarm, nothing was treated)"
                         : "; the treated workers were put back and the "
                           "agent switched to dry run");

@@ -35,16 +35,21 @@
 
 namespace locus {
 
+// Intervals left out after a worker's arm was set, unless the request says.
+inline constexpr uint32_t kDefaultBurnIn = 2;
+
 struct ExperimentOptions {
   // Where the running experiment and the last report are kept; empty:
   // nowhere (tests).
   std::string record_path;
+  // The host's name, for the record a fleet pools.
+  std::string host;
   absl::Duration default_duration = absl::Minutes(30);
   absl::Duration default_interval = absl::Seconds(10);
   absl::Duration min_interval = absl::Seconds(1);
   // The guardrail's total false-stop rate.
   double guardrail_alpha = 0.01;
-  // Looks start at this interval: the first ones hold the arms' transition.
+  // Looks start at this interval counted after the burn-in.
   uint32_t guardrail_first_look = 3;
   // Two per arm: fewer cannot give an interval.
   size_t min_workers = 4;
@@ -91,7 +96,19 @@ class ExperimentRunner : public ExperimentPort {
   struct Pending {
     v1::StartExperimentRequest request;
     uint64_t seed = 0;
+    double planned_detectable = 0;  // with --min-effect
   };
+  struct Sized {
+    absl::Duration duration;
+    double detectable = 0;
+  };
+
+  // With request.min_effect: the duration sized (or checked) from this
+  // host's last experiment, or why it cannot reach it.
+  absl::StatusOr<Sized> Preregister(const v1::StartExperimentRequest& request,
+                                    absl::Duration duration,
+                                    absl::Duration interval) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Begin(const Snapshot& snapshot, const Pending& pending,
              const PolicyState& policy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -103,6 +120,7 @@ class ExperimentRunner : public ExperimentPort {
       const PolicyState& policy, const std::string& id, int64_t now) const;
   void TakeBaselines() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Measure(const Snapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EndPre(const Snapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After an interval: estimates and the guardrail's look.
   void Assess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void End(v1::ExperimentState state, const std::string& reason)

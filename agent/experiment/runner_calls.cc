@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/printable.h"
 #include "google/protobuf/util/time_util.h"
+#include "policy/experiment_plan.h"
 
 namespace locus {
 namespace {
@@ -59,22 +60,39 @@ void ExperimentRunner::LoadRecord() {
       absl::StrCat("experiment ", last_->id(), ": ", last_->reason())));
 }
 
+namespace {
+
+// The plan holds two intervals to compare after the burn-in, each at least
+// `min_interval` long.
+absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
+                       absl::Duration min_interval, uint32_t burn_in) {
+  if (interval < min_interval) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval ", absl::FormatDuration(interval),
+                     " is shorter than ", absl::FormatDuration(min_interval)));
+  }
+  if (duration < (2 + static_cast<int64_t>(burn_in)) * interval) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "duration ", absl::FormatDuration(duration),
+        " holds fewer than two intervals of ", absl::FormatDuration(interval),
+        " after a burn-in of ", burn_in));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
     const v1::StartExperimentRequest& request, Mode mode) {
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
   const absl::Duration interval =
       Or(request.interval(), options_.default_interval);
-  if (interval < options_.min_interval) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval ", absl::FormatDuration(interval), " is shorter than ",
-        absl::FormatDuration(options_.min_interval)));
-  }
-  if (duration < 2 * interval) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "duration ", absl::FormatDuration(duration),
-        " holds fewer than two intervals of ", absl::FormatDuration(interval)));
-  }
+  if (absl::Status plan =
+          CheckPlan(duration, interval, options_.min_interval,
+                    request.has_burn_in() ? request.burn_in() : kDefaultBurnIn);
+      !plan.ok())
+    return plan;
   if (mode == v1::Policy::MODE_DRY_RUN) {
     return absl::FailedPreconditionError(
         "the agent is in dry run: it changes nothing, so there would be no "
@@ -92,10 +110,13 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
         absl::StrCat("needs at least ", options_.min_workers,
                      " workers (two per arm); the agent sees ", workers_seen_));
   }
+  absl::StatusOr<Sized> sized = Preregister(request, duration, interval);
+  if (!sized.ok()) return sized.status();
   Pending pending;
   pending.request = request;
-  *pending.request.mutable_duration() =
-      TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(duration));
+  pending.planned_detectable = sized->detectable;
+  *pending.request.mutable_duration() = TimeUtil::NanosecondsToDuration(
+      absl::ToInt64Nanoseconds(sized->duration));
   *pending.request.mutable_interval() =
       TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(interval));
   // A caller's words go into every report, record and log line of the run:
@@ -109,6 +130,7 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
   *report.mutable_duration() = pending.request.duration();
   *report.mutable_interval() = pending.request.interval();
   report.set_reason(pending.request.reason());
+  *report.mutable_pre() = pending.request.pre();
   report.set_verdict("starting: the arms are drawn at the next tick");
   pending_ = std::move(pending);
   AwaitTick();
@@ -118,6 +140,33 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
     return absl::FailedPreconditionError(last_->reason());
   }
   return report;
+}
+
+absl::StatusOr<ExperimentRunner::Sized> ExperimentRunner::Preregister(
+    const v1::StartExperimentRequest& request, absl::Duration duration,
+    absl::Duration interval) const {
+  if (!(request.min_effect() > 0)) return Sized{duration, 0};
+  const int burn_in = static_cast<int>(request.has_burn_in() ? request.burn_in()
+                                                             : kDefaultBurnIn);
+  experiment::Noise noise;
+  if (last_.has_value() && last_->work().valid()) {
+    noise.detectable = last_->work().detectable();
+    noise.intervals = static_cast<int>(last_->intervals()) -
+                      static_cast<int>(last_->burn_in());
+    noise.workers = static_cast<int>(last_->treated() + last_->control());
+  }
+  // A duration given is checked; none is sized.
+  const int asked =
+      request.has_duration() && (request.duration().seconds() > 0 ||
+                                 request.duration().nanos() > 0)
+          ? static_cast<int>(
+                absl::IDivDuration(duration, interval, &duration)) -
+                burn_in
+          : 0;
+  const experiment::Plan plan = experiment::SizeExperiment(
+      request.min_effect(), noise, static_cast<int>(workers_seen_), asked);
+  if (!plan.ok) return absl::FailedPreconditionError(plan.why_not);
+  return Sized{(plan.intervals + burn_in) * interval, plan.detectable};
 }
 
 void ExperimentRunner::AwaitTick() {

@@ -131,6 +131,30 @@ std::vector<int32_t> TrackUnits(RunningExperiment& run,
   return joined;
 }
 
+namespace {
+
+// Adds a unit's interval up to `now` to its totals, unless it is still
+// settling into its arm (the burn-in: shown in the series, left out of its
+// totals, and counted); true when added.
+bool Count(RunningExperiment& run, Unit& unit, const WorkSample& now) {
+  const uint64_t b = now.bytes_sent - unit.last.bytes_sent;
+  const uint64_t a = now.accepted - unit.last.accepted;
+  const uint64_t c = now.cpu_ns - unit.last.cpu_ns;
+  unit.last = now;
+  if (unit.burned < run.burn_in) {
+    ++unit.burned;
+    ++run.burned;
+    return false;
+  }
+  unit.bytes += b;
+  unit.accepted += a;
+  unit.cpu_ns += c;
+  ++unit.intervals;
+  return true;
+}
+
+}  // namespace
+
 void AddInterval(RunningExperiment& run,
                  const absl::flat_hash_map<int32_t, WorkSample>& samples,
                  int64_t end_unix_ns) {
@@ -159,19 +183,12 @@ void AddInterval(RunningExperiment& run,
       continue;
     }
     const uint64_t b = now.bytes_sent - unit.last.bytes_sent;
-    const uint64_t a = now.accepted - unit.last.accepted;
     const uint64_t c = now.cpu_ns - unit.last.cpu_ns;
-    unit.last = now;
-    unit.bytes += b;
-    unit.accepted += a;
-    unit.cpu_ns += c;
-    ++unit.intervals;
     const int arm = static_cast<int>(unit.arm);
     bytes[arm] += static_cast<double>(b);
     cpu[arm] += static_cast<double>(c) / 1e9;
-    if (b > 0 && c > 0) {
+    if (Count(run, unit, now) && b > 0 && c > 0)
       logs.push_back({&unit, std::log(static_cast<double>(b) / (c / 1e9))});
-    }
   }
   // Each worker's noise about all workers in the same interval: what moves
   // every worker at once (the traffic, the host) cancels between the arms
@@ -195,16 +212,40 @@ void AddInterval(RunningExperiment& run,
   run.series.push_back(std::move(interval));
 }
 
+void AddPreInterval(RunningExperiment& run,
+                    const absl::flat_hash_map<int32_t, WorkSample>& samples) {
+  ++run.pre_intervals;
+  for (Unit& unit : run.units) {
+    auto it = samples.find(unit.pid);
+    if (!unit.active || it == samples.end()) continue;
+    const WorkSample& now = it->second;
+    if (unit.baseline && now.bytes_sent >= unit.last.bytes_sent &&
+        now.accepted >= unit.last.accepted && now.cpu_ns >= unit.last.cpu_ns) {
+      unit.pre_bytes += now.bytes_sent - unit.last.bytes_sent;
+      unit.pre_accepted += now.accepted - unit.last.accepted;
+      unit.pre_cpu_ns += now.cpu_ns - unit.last.cpu_ns;
+    }
+    unit.last = now;
+    unit.baseline = true;
+  }
+}
+
 std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
                                            bool connections) {
   std::vector<experiment::UnitTotals> totals;
+  // The strata are the assignment's: (instance, node), numbered densely.
+  std::map<std::pair<int32_t, int>, int> strata;
   for (const Unit& unit : run.units) {
     if (unit.intervals == 0) continue;
     experiment::UnitTotals t;
-    t.stratum = unit.node;
+    t.stratum = strata.try_emplace({unit.instance, unit.node}, strata.size())
+                    .first->second;
     t.arm = unit.arm;
     t.work = static_cast<double>(connections ? unit.accepted : unit.bytes);
     t.cpu_seconds = static_cast<double>(unit.cpu_ns) / 1e9;
+    t.pre_work =
+        static_cast<double>(connections ? unit.pre_accepted : unit.pre_bytes);
+    t.pre_cpu_seconds = static_cast<double>(unit.pre_cpu_ns) / 1e9;
     t.intervals = static_cast<int>(unit.intervals);
     totals.push_back(t);
   }
@@ -214,7 +255,8 @@ std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
 absl::flat_hash_set<int32_t> Untreated(const RunningExperiment& run) {
   absl::flat_hash_set<int32_t> pids;
   for (const Unit& unit : run.units) {
-    if (run.header.aa() || unit.arm == Arm::kControl) pids.insert(unit.pid);
+    if (run.header.aa() || run.in_pre || unit.arm == Arm::kControl)
+      pids.insert(unit.pid);
   }
   return pids;
 }

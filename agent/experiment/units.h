@@ -42,6 +42,12 @@ struct Unit {
   uint64_t accepted = 0;
   uint64_t cpu_ns = 0;
   uint32_t intervals = 0;
+  // Its intervals left out after its arm was set (the burn-in).
+  uint32_t burned = 0;
+  // Sums over the pre-period, before the arms differ.
+  uint64_t pre_bytes = 0;
+  uint64_t pre_accepted = 0;
+  uint64_t pre_cpu_ns = 0;
   // Running mean and sum of squares (Welford), over its intervals with
   // both, of its log(bytes per CPU-second) less all workers' mean in that
   // interval.
@@ -60,15 +66,31 @@ struct RunningExperiment {
   uint64_t now_ns = 0;     // the last tick's
   uint32_t planned = 0;    // intervals in the whole duration
   uint32_t intervals = 0;  // measured so far
-  uint64_t seed = 0;       // draws for units that join later
+  // Each unit's first intervals after its arm was set are left out: the
+  // transition (control workers put back, treated ones moved, their pages
+  // migrated) is no arm's steady state.
+  uint32_t burn_in = 2;
+  uint32_t burned = 0;  // worker-intervals left out so far
+  // A pre-period runs until pre_end_ns: every unit untreated, its intervals
+  // summed apart (the covariate), the planned intervals not begun.
+  bool in_pre = false;
+  uint64_t pre_end_ns = 0;
+  uint32_t pre_intervals = 0;
+  uint64_t seed = 0;  // draws for units that join later
   uint64_t policy_version = 0;
   std::vector<v1::ExperimentInterval> series;
   std::vector<std::string> notes;
-  v1::ExperimentEstimate work;
+  v1::ExperimentEstimate work;             // the ratio of totals
+  v1::ExperimentEstimate work_per_worker;  // equal-weight, secondary
   v1::ExperimentEstimate connections;
+  // The guardrail's boundaries in z, one per interval counted after the
+  // burn-in (experiment_sequential.h), and its last look.
+  std::vector<double> harm_bounds;
   double guardrail_p = 1;
   double guardrail_bound = 0;
-  double last_tau = 0;
+  double guardrail_z = 0;
+  // The interval at which the confidence sequence first excluded 1.
+  uint32_t conclusive_at = 0;
   bool stop_requested = false;
   std::string stop_reason;
   std::string work_source;
@@ -96,13 +118,17 @@ void AddInterval(RunningExperiment& run,
                  const absl::flat_hash_map<int32_t, WorkSample>& samples,
                  int64_t end_unix_ns);
 
+// One pre-period interval's reads into the units' pre-period sums.
+void AddPreInterval(RunningExperiment& run,
+                    const absl::flat_hash_map<int32_t, WorkSample>& samples);
+
 // Each unit's totals for the estimate: bytes sent, or (connections)
 // connections accepted, per CPU-second.
 std::vector<experiment::UnitTotals> Totals(const RunningExperiment& run,
                                            bool connections);
 
 // The pids the policy leaves alone while it runs: the control arm, or every
-// unit in A/A.
+// unit in A/A and in the pre-period.
 absl::flat_hash_set<int32_t> Untreated(const RunningExperiment& run);
 
 // Unit pids of one arm that are still active.

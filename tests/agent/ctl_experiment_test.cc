@@ -4,9 +4,11 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/ctl/commands.h"
 #include "agent/ctl/ctl_args.h"
@@ -53,7 +55,8 @@ v1::ExperimentReport RunningReport() {
 TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   auto inv =
       ParseCtlArgs({"--duration=1h30m", "experiment", "start", "--interval",
-                    "15s", "--aa", "--seed=9", "--reason=canary on web-3"});
+                    "15s", "--aa", "--seed=9", "--reason=canary on web-3",
+                    "--burn-in=3", "--pre=10m", "--min-effect=3%"});
   ASSERT_TRUE(inv.ok()) << inv.status();
   EXPECT_EQ(inv->command, "experiment");
   EXPECT_EQ(inv->args, std::vector<std::string>{"start"});
@@ -62,6 +65,9 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   EXPECT_TRUE(inv->experiment.aa);
   EXPECT_EQ(inv->experiment.seed, 9u);
   EXPECT_EQ(inv->experiment.reason, "canary on web-3");
+  EXPECT_EQ(inv->experiment.burn_in, 3);
+  EXPECT_EQ(inv->experiment.pre, absl::Minutes(10));
+  EXPECT_DOUBLE_EQ(inv->experiment.min_effect, 0.03);
 
   inv = ParseCtlArgs({"experiment", "start"});
   ASSERT_TRUE(inv.ok()) << inv.status();
@@ -114,7 +120,10 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
     const char* says;
   };
   for (const Case& c : std::vector<Case>{
-           {{"experiment"}, "experiment wants start, status or stop"},
+           {{"experiment"}, "experiment wants start, status, stop or pool"},
+           {{"experiment", "pool"}, "usage: locusctl experiment pool FILE"},
+           {{"experiment", "pool", "a.json", "--aa"},
+            "--aa does not apply to experiment pool"},
            {{"experiment", "begin"}, "not 'begin'"},
            {{"experiment", "start", "now"}, "usage: locusctl experiment"},
            {{"experiment", "stop", "--duration=5m"},
@@ -127,6 +136,12 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
            {{"experiment", "start", "--count=2"}, "--count does not apply"},
            {{"experiment", "start", "--seed=-1"}, "--seed wants a number"},
            {{"experiment", "start", "--seed=x"}, "not 'x'"},
+           {{"experiment", "start", "--min-effect=0%"},
+            "--min-effect wants a percentage"},
+           {{"experiment", "start", "--burn-in=-1"},
+            "--burn-in wants a number of intervals"},
+           {{"experiment", "status", "--burn-in=2"},
+            "--burn-in does not apply to experiment status"},
            {{"experiment", "start", "--duration"}, "--duration needs a value"},
            {{"experiment", "start", "--duration=15s", "--interval=10s"},
             "--duration=15s is shorter than two intervals of "
@@ -150,8 +165,9 @@ TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
   };
   for (const Case& c : std::vector<Case>{
            {{"experiment", "start", "--help"},
-            "experiment start [--duration=D] [--interval=D] [--aa] [--seed=N] "
-            "[--reason=TEXT] [--json]"},
+            "experiment start [--duration=D] [--interval=D] [--pre=D] "
+            "[--min-effect=P%] [--aa] [--seed=N] [--burn-in=N] [--reason=TEXT] "
+            "[--json]"},
            {{"help", "experiment", "status"}, "experiment status [--json]"},
            {{"experiment", "stop", "-h"},
             "experiment stop [--reason=TEXT] [--json]"},
@@ -250,6 +266,85 @@ TEST(FormatExperiment, RunningGuardrailAndAaReadAsSuch) {
   EXPECT_THAT(text, HasSubstr(": stopped by the guardrail, A/A (neither arm "
                               "treated"));
   EXPECT_THAT(text, HasSubstr("connections SKEWED: largest skew 23 %"));
+}
+
+// With a plan, before its end: every interval shown is valid at any look,
+// and reads "conclusive" or "not conclusive"; the equal-weight estimate and
+// the burn-in have lines of their own.
+TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
+  v1::ExperimentReport r = RunningReport();
+  r.set_planned(180);
+  r.set_burn_in(2);
+  r.set_burned_intervals(16);
+  r.set_guardrail_z(2.41);
+  r.mutable_pre()->set_seconds(600);
+  r.set_pre_intervals(60);
+  r.set_min_effect(0.03);
+  r.set_planned_detectable(0.027);
+  r.mutable_work()->set_adjusted(true);
+  r.mutable_work()->set_variance_reduction(0.83);
+  *r.mutable_work_per_worker() = r.work();
+  r.mutable_work_per_worker()->set_ratio(0.99);
+  std::string text = ctl::FormatExperiment(r);
+  EXPECT_THAT(text, HasSubstr("+3.1 % [-1.0, +5.0], not conclusive (an "
+                              "interval valid at any look)"));
+  EXPECT_THAT(text, HasSubstr("    per worker, equal weight  -1.0 % "));
+  EXPECT_THAT(text, HasSubstr("  burn-in: each worker's first 2 intervals "
+                              "after its arm was set are left out (16 "
+                              "worker-intervals so far)\n"));
+  EXPECT_THAT(text, HasSubstr("(z 2.41, O'Brien-Fleming, exact"));
+  EXPECT_THAT(text, HasSubstr("  pre-period: 10m (60 intervals read, nothing "
+                              "applied)"));
+  EXPECT_THAT(text, HasSubstr("; CUPED removed 83 % of its variance"));
+  EXPECT_THAT(text, HasSubstr("  planned: to detect ±3.0 % (expected ±2.7 % "
+                              "at this duration)\n"));
+  v1::Metrics m = SyntheticMetrics(7, 2);
+  *m.mutable_experiment() = r;
+  EXPECT_THAT(ctl::FormatMetrics(m), HasSubstr("+3.1 % [-1.0, +5.0], not "
+                                               "conclusive"));
+  r.set_state(v1::EXPERIMENT_STATE_DONE);
+  r.set_intervals(180);
+  EXPECT_THAT(ctl::FormatExperiment(r), HasSubstr("+5.0], not significant"));
+}
+
+// Three hosts' reports (log ratios 0.02, 0.05, -0.01, SEs 0.01, 0.02,
+// 0.015: policy's pool test computes them by hand) pool from files, without
+// an agent; a report without a standard error is refused by name.
+TEST(ExperimentPool, ThreeHostsReportsPoolFromFiles) {
+  const std::string dir = ::testing::TempDir();
+  std::vector<std::string> args = {"--socket=/nonexistent", "experiment",
+                                   "pool"};
+  const double logs[] = {0.02, 0.05, -0.01}, ses[] = {0.01, 0.02, 0.015};
+  for (int i = 0; i < 3; ++i) {
+    v1::ExperimentReport r = SampleExperimentReport();
+    r.set_host(absl::StrCat("web-", i));
+    r.mutable_work()->set_log_ratio(logs[i]);
+    r.mutable_work()->set_se(ses[i]);
+    std::string json;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(r, &json).ok());
+    args.push_back(absl::StrCat(dir, "/pool", i, ".json"));
+    std::ofstream(args.back()) << json;
+  }
+  CtlRun run = Locusctl(args);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("pooled over 3 hosts"));
+  EXPECT_THAT(run.out, HasSubstr("fixed effect (one effect everywhere)   "
+                                 "+1.7 % [+0.2, +3.2]"));
+  EXPECT_THAT(run.out, HasSubstr("random effects (DerSimonian-Laird)     "
+                                 "+1.8 % [-1.1, +4.8]"));
+  EXPECT_THAT(run.out, HasSubstr("I² 67 % (Q 6.05 on 2 df), tau 2.1 %"));
+  EXPECT_THAT(run.out, HasSubstr("  web-1 "));
+
+  v1::ExperimentReport old = SampleExperimentReport();
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(old, &json).ok());
+  std::ofstream(dir + "/old.json") << json;
+  run = Locusctl({"experiment", "pool", args[3], dir + "/old.json"});
+  EXPECT_EQ(run.code, kExitFailed);
+  EXPECT_THAT(run.err, HasSubstr("old.json: no estimate with a standard "
+                                 "error"));
+  EXPECT_EQ(Locusctl({"experiment", "pool", dir + "/none.json"}).code,
+            kExitFailed);
 }
 
 TEST(FormatExperiment, JsonIsTheWholeReportOnOneLine) {

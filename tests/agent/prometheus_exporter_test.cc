@@ -390,5 +390,37 @@ TEST(PrometheusExporterTest, ExperimentEndIsCountedOnceAndItsSeriesGo) {
   EXPECT_EQ(s.count("locus_experiment_intervals{}"), 0u);
 }
 
+// After its end an experiment's result stays, by id, for a fleet's
+// recording rules to pool, until the next experiment starts.
+TEST(PrometheusExporterTest, TheLastResultStaysByIdUntilTheNextStarts) {
+  PrometheusExporter exporter({"1", "k"});
+  v1::Metrics m;
+  *m.mutable_experiment() = RunningExperiment(30);
+  m.mutable_experiment()->set_id("exp-1");
+  m.mutable_experiment()->mutable_work()->set_log_ratio(0.0296);
+  m.mutable_experiment()->mutable_work()->set_se(0.01);
+  m.mutable_experiment()->mutable_work()->set_df(12);
+  exporter.Observe(m, v1::AgentStatus());
+  const std::string key =
+      "locus_experiment_result{id=exp-1,metric=bytes_per_cpu_second,stat=";
+  EXPECT_EQ(Collect(exporter).count(key + "se,}"), 0u);  // not while it runs
+  m.mutable_experiment()->set_state(v1::EXPERIMENT_STATE_DONE);
+  exporter.Observe(m, v1::AgentStatus());
+  m.clear_experiment();
+  exporter.Observe(m, v1::AgentStatus());
+  Series s = Collect(exporter);
+  EXPECT_EQ(s[key + "log_ratio,}"], 0.0296);
+  EXPECT_EQ(s[key + "se,}"], 0.01);
+  EXPECT_EQ(s[key + "df,}"], 12);
+  EXPECT_EQ(s[key + "low,}"], 1.01);
+  // The connections had no estimate: no result for them.
+  for (const auto& [k, v] : s)
+    EXPECT_FALSE(absl::StrContains(k, "connections_per_cpu_second,stat")) << k;
+  *m.mutable_experiment() = RunningExperiment(1);
+  m.mutable_experiment()->set_id("exp-2");
+  exporter.Observe(m, v1::AgentStatus());
+  EXPECT_EQ(Collect(exporter).count(key + "se,}"), 0u);
+}
+
 }  // namespace
 }  // namespace locus

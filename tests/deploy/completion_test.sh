@@ -76,9 +76,9 @@ expect "locusctl status --j" "--json"
 expect "locusctl restore --" "$opts"
 expect "locusctl d" "doctor"
 expect "locusctl e" "experiment explain"
-expect "locusctl experiment " "start status stop"
+expect "locusctl experiment " "pool start status stop"
 expect "locusctl experiment st" "start status stop"
-expect "locusctl experiment start --" "--aa --duration= --help --interval= --json --reason= --seed= --socket= --timeout="
+expect "locusctl experiment start --" "--aa --burn-in= --duration= --help --interval= --json --min-effect= --pre= --reason= --seed= --socket= --timeout="
 expect "locusctl experiment status --" "--help --json --socket= --timeout="
 expect "locusctl experiment stop --" "--help --json --reason= --socket= --timeout="
 expect "locusctl experiment start --duration " ""
@@ -132,7 +132,7 @@ if [ -n "$locusctl" ]; then
   for i in "${!commands[@]}"; do
     cmd=${commands[i]}
     synopsis=$("$locusctl" help "$cmd" 2>&1 | sed -n 's/^usage: locusctl \[--socket=PATH\] //p' | head -1)
-    want=$(grep -o -- '--[a-z_]*=\?' <<<"$synopsis" | sort | tr '\n' ' ' | sed 's/ $//')
+    want=$(grep -o -- '--[a-z_-]*=\?' <<<"$synopsis" | sort | tr '\n' ' ' | sed 's/ $//')
     got=$(tr ' ' '\n' <<<"${offers[i + 1]}" | grep -vxE -- '--(socket=|timeout=|help)' | sort | tr '\n' ' ' | sed 's/ $//')
     if [ "$want" != "$got" ]; then
       echo "FAIL: '$cmd' takes '$want' (usage: $synopsis), completion offers '$got'"

@@ -133,10 +133,12 @@ def check_locusctl(command, daemon):
     if args[:1] == ["experiment"] and args[1:2] != ["--help"]:
         # The test's locusd has no nginx (and starts in dry run, though a
         # `locusctl mode` above may have changed that): a start is refused
-        # with why, and no experiment has run to show or stop.
+        # with why, and no experiment has run to show or stop; no host's
+        # report is here to pool.
         want = {"start": ("dry run", "needs at least 4 workers"),
                 "status": ("no experiment",),
-                "stop": ("no experiment",)}.get(args[1] if len(args) > 1 else "")
+                "stop": ("no experiment",),
+                "pool": ("cannot open",)}.get(args[1] if len(args) > 1 else "")
         if (want is None or r.returncode == 0 or
                 not any(w in r.stderr for w in want)):
             fail(command, f"exit {r.returncode}, want an error saying "

@@ -303,6 +303,135 @@ TEST(ExperimentRunnerTest, StopDryRunAndPolicyReloadEndOrNoteIt) {
   EXPECT_THAT(h.runner.Get()->reason(), HasSubstr("dry run"));
 }
 
+// The first intervals after a worker's arm is set are left out of its
+// totals and counted; before the planned end the verdict is "running, not
+// conclusive", and a stop then is inconclusive, unless the interval valid
+// at any look excluded 0.
+TEST(ExperimentRunnerTest, BurnInIsLeftOutAndAnEarlyStopIsInconclusive) {
+  Harness h;
+  h.Tick();
+  v1::StartExperimentRequest request = Request(600, 10);
+  request.set_burn_in(3);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  for (int i = 0; i < 101; ++i) h.Tick();
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  ASSERT_EQ(report->intervals(), 10u);
+  EXPECT_EQ(report->planned(), 60u);
+  EXPECT_EQ(report->burn_in(), 3u);
+  EXPECT_EQ(report->burned_intervals(), 8u * 3);
+  for (const v1::ExperimentUnit& unit : report->units())
+    EXPECT_EQ(unit.intervals(), 7u);
+  // What a fleet pools: per (instance, node) and arm, n and sums.
+  ASSERT_THAT(report->cells(), SizeIs(4));
+  uint32_t workers = 0;
+  for (const v1::ExperimentCell& cell : report->cells()) {
+    workers += cell.n();
+    EXPECT_NEAR(cell.cpu_seconds(), cell.n() * 7 * 0.5, 1e-9);
+    EXPECT_NEAR(cell.log_ratio(), std::log(1e6), 0.05);
+  }
+  EXPECT_EQ(workers, 8u);
+  EXPECT_GT(report->work().se(), 0);
+  EXPECT_THAT(report->verdict(), HasSubstr("running, not conclusive"));
+  EXPECT_FALSE(report->work().significant());
+  EXPECT_EQ(report->work().low(), report->work().sequence_low());
+  EXPECT_EQ(report->work_per_worker().estimator(), "equal-weight");
+  EXPECT_EQ(report->work().estimator(), "ratio of totals");
+  EXPECT_GT(report->guardrail_z(), 2);
+  ASSERT_TRUE(h.runner.Stop({}).ok());
+  h.Tick();
+  EXPECT_THAT(h.runner.Get()->verdict(),
+              HasSubstr("inconclusive (stopped at 10 of 60 intervals)"));
+
+  // A large gain crosses the sequence early: conclusive, even when stopped.
+  Harness gain;
+  gain.Tick();
+  ASSERT_TRUE(
+      gain.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
+  gain.Tick();
+  const std::set<int32_t> treated = Treated(*gain.runner.Get());
+  gain.counter.rate = [&](int32_t pid) {
+    return treated.count(pid) ? 1.3e6 : 1e6;
+  };
+  for (int i = 0; i < 100; ++i) gain.Tick();
+  EXPECT_GT(gain.runner.Get()->conclusive_at(), 0u);
+  ASSERT_TRUE(gain.runner.Stop({}).ok());
+  gain.Tick();
+  EXPECT_THAT(gain.runner.Get()->verdict(), HasSubstr("Locus: +29.8 %"));
+  EXPECT_THAT(gain.runner.Get()->verdict(),
+              HasSubstr("conclusive at interval"));
+}
+
+// A pre-period treats nobody; then each worker's pre-period ratio takes
+// its persistent difference out of the estimate (CUPED).
+TEST(ExperimentRunnerTest, APrePeriodTreatsNobodyThenAdjustsTheEstimate) {
+  Harness h;
+  h.Tick();
+  v1::StartExperimentRequest request = Request(120, 10);
+  *request.mutable_pre() = TimeUtil::SecondsToDuration(60);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  ArmsThisTick arms = h.Tick();
+  EXPECT_THAT(arms.untreated, SizeIs(8));
+  const std::set<int32_t> treated = Treated(*h.runner.Get());
+  // Workers differ by up to 60 % and keep their difference; treated ones
+  // gain 5 % once treated.
+  bool pre = true;
+  h.counter.rate = [&](int32_t pid) {
+    const double own = 1e6 * (1 + 0.2 * (pid % 4));
+    return !pre && treated.count(pid) ? 1.05 * own : own;
+  };
+  for (int i = 0; i < 59; ++i) arms = h.Tick();
+  EXPECT_THAT(arms.untreated, SizeIs(8));
+  EXPECT_EQ(h.runner.Get()->pre_intervals(), 5u);
+  EXPECT_EQ(h.runner.Get()->intervals(), 0u);
+  arms = h.Tick();  // the pre-period's last interval, and its end
+  pre = false;
+  EXPECT_EQ(h.runner.Get()->pre_intervals(), 6u);
+  EXPECT_THAT(arms.untreated, SizeIs(4));
+  for (int i = 0;
+       i < 130 && h.runner.Get()->state() == v1::EXPERIMENT_STATE_RUNNING; ++i)
+    h.Tick();
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  EXPECT_EQ(report->state(), v1::EXPERIMENT_STATE_DONE);
+  EXPECT_EQ(report->intervals(), 12u);
+  EXPECT_EQ(report->pre().seconds(), 60);
+  ASSERT_TRUE(report->work().valid()) << report->work().why_not();
+  EXPECT_TRUE(report->work().adjusted());
+  EXPECT_GT(report->work().variance_reduction(), 0.5);
+  EXPECT_NEAR(report->work().ratio(), 1.05, 0.01);
+  EXPECT_TRUE(report->work().significant());
+}
+
+// --min-effect sizes the duration from this host's last experiment, or is
+// refused with what it could detect.
+TEST(ExperimentRunnerTest, AMinimumEffectSizesTheDurationFromTheLastRun) {
+  Harness h;
+  h.Tick();
+  v1::StartExperimentRequest request;
+  request.set_seed(42);
+  request.set_min_effect(0.05);
+  absl::StatusOr<v1::ExperimentReport> refused =
+      h.runner.Start(request, v1::Policy::MODE_ENFORCE);
+  EXPECT_THAT(refused.status().message(), HasSubstr("run an A/A"));
+  ASSERT_TRUE(
+      h.runner.Start(Request(60, 10, /*aa=*/true), v1::Policy::MODE_ENFORCE)
+          .ok());
+  for (int i = 0; i < 70; ++i) h.Tick();
+  const double detectable = h.runner.Get()->work().detectable();
+  ASSERT_GT(detectable, 0.001);
+  ASSERT_LT(detectable, 0.05);
+  request.set_min_effect(detectable / 2);
+  refused = h.runner.Start(request, v1::Policy::MODE_ENFORCE);
+  EXPECT_THAT(refused.status().message(), HasSubstr("could detect"));
+  request.set_min_effect(0.05);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  EXPECT_EQ(report->min_effect(), 0.05);
+  EXPECT_LE(report->planned_detectable(), 0.05);
+  // The least that reaches 5 %: two intervals after the burn-in.
+  EXPECT_EQ(report->duration().seconds(), 40);
+}
+
 TEST(ExperimentRunnerTest, TheRecordTellsACrashFromAStop) {
   const std::string dir = ::testing::TempDir() + "/runner_record";
   std::filesystem::remove_all(dir);

@@ -458,6 +458,12 @@ def cpu_at(samples, pid, t):
 def truth(report_path, access_log, samples_path):
     report = json.load(open(report_path))
     start = ts_seconds(report["started"])
+    # Each worker's first burn_in intervals are left out of its totals:
+    # the window starts after them (every unit here was there from the
+    # start).
+    burn = int(report.get("burn_in", 0))
+    if 0 < burn <= len(report["series"]):
+        start = ts_seconds(report["series"][burn - 1]["end"])
     end = ts_seconds(report["series"][-1]["end"])
     arm = {int(u["pid"]): u["arm"] for u in report["units"]}
     samples = []
