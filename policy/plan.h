@@ -23,6 +23,9 @@ struct PinThread {
   int spill_node = -1;
 };
 
+// A pin that widens a soft home beyond its node (placement.spill).
+inline bool Widens(const PinThread& pin) { return pin.spill_node >= 0; }
+
 // The worker a pin places, as Target::pid names it: the process, or for a
 // thread worker the thread.
 inline int32_t WorkerOf(const PinThread& pin) {

@@ -183,11 +183,14 @@ bool RecentlyWidened(const SpillContext& sc, const std::vector<Worker>& workers,
   return false;
 }
 
-void Widen(SpillContext& sc, Worker& w, int n, int m) {
+// False when its cgroup keeps it off node m's CPUs.
+bool Widen(SpillContext& sc, Worker& w, int n, int m) {
   const Context& ctx = sc.ctx;
   const NodePressure& p = sc.pressure[n];
+  const std::vector<int> spare = CpusFor(ctx, *w.target, m);
+  if (spare.empty()) return false;
   std::vector<int> cpus = CpusFor(ctx, *w.target, n);
-  for (int cpu : CpusFor(ctx, *w.target, m)) cpus.push_back(cpu);
+  cpus.insert(cpus.end(), spare.begin(), spare.end());
   std::sort(cpus.begin(), cpus.end());
   const double wait = w.wait_ns / sc.tick();
   const std::string reason = absl::StrCat(
@@ -200,6 +203,7 @@ void Widen(SpillContext& sc, Worker& w, int n, int m) {
   w.spill_node = m;
   w.spill_acted = true;
   ++sc.tally.spilled;
+  return true;
 }
 
 // Node index n has been saturated for sustain_s: its waiting workers, the
@@ -235,7 +239,7 @@ void WidenNode(SpillContext& sc, std::vector<Worker>& workers, int n) {
   double relief = 0;
   for (Worker* w : waiting) {
     if (relief >= need || relief >= room) break;
-    Widen(sc, *w, n, m);
+    if (!Widen(sc, *w, n, m)) continue;
     relief += std::max(kMinRelief, w->RunOn(n) / sc.tick());
   }
 }
