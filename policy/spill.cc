@@ -223,9 +223,11 @@ void WidenNode(SpillContext& sc, std::vector<Worker>& workers, int n) {
   const int m = SpillTarget(sc, n);
   const NodePressure& p = sc.pressure[n];
   if (m < 0) {
+    // Without its figures, which change every tick: the loop logs a note
+    // only when it changes (they are in `top` and the metrics).
     sc.plan.notes.push_back(absl::StrCat(
-        "node ", sc.ctx.Id(n), " saturated (", Pct(p.busy), " busy, ",
-        WaitPerSecond(p.wait), "): no node with spare CPU to widen to"));
+        "node ", sc.ctx.Id(n),
+        " saturated: no node with spare CPU to widen its waiting workers to"));
     return;
   }
   std::sort(waiting.begin(), waiting.end(),

@@ -35,7 +35,8 @@ stop_all() {
   sleep 1
   return 0
 }
-trap 'stop_all; rm -rf "$dir"' EXIT
+# KEEP=1 keeps the directory (logs, wrk outputs) and says where it is.
+trap 'stop_all; if [ -n "${KEEP:-}" ]; then echo "kept $dir"; else rm -rf "$dir"; fi' EXIT
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$dir/nginx.conf" <<CONF
@@ -109,4 +110,6 @@ for other in ("off", "hard"):
     print(f"soft/{other}: throughput {med['soft'][0] / med[other][0]:.2f}x, "
           f"p99 {med['soft'][2] / med[other][2]:.2f}x")
 PY
-grep -h "widened\|narrowed" "$dir"/locusd-soft.log | head -5 || true
+# What the soft home did, and why not where it did nothing.
+grep -h "widened\|narrowed\|saturated" "$dir"/locusd-soft.log | sort | uniq -c |
+  sort -rn | head -8 || true
