@@ -71,6 +71,20 @@ absl::StatusOr<std::vector<CpuTimes>> ParseProcStatCpus(
   return cpus;
 }
 
+absl::StatusOr<double> ParseCpuPressureAvg300(absl::string_view text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "some ")) continue;
+    for (absl::string_view field : absl::StrSplit(line, ' ')) {
+      double percent = 0;
+      if (absl::ConsumePrefix(&field, "avg300=") &&
+          absl::SimpleAtod(field, &percent) && percent >= 0) {
+        return std::min(1.0, percent / 100);
+      }
+    }
+  }
+  return absl::InvalidArgumentError("no \"some ... avg300=\" figure");
+}
+
 void PressureSampler::Sample(Snapshot* snapshot,
                              std::vector<std::string>* errors) {
   SampleCpus(snapshot, errors);

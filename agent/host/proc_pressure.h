@@ -44,6 +44,10 @@ struct CpuTimes {
 // malformed lines are skipped, an error only when there is none at all.
 absl::StatusOr<std::vector<CpuTimes>> ParseProcStatCpus(absl::string_view text);
 
+// /proc/pressure/cpu (PSI): the "some" line's avg300, the share (0..1) of
+// the last five minutes in which some runnable task waited for a CPU.
+absl::StatusOr<double> ParseCpuPressureAvg300(absl::string_view text);
+
 class PressureSampler {
  public:
   explicit PressureSampler(std::string procfs_root)

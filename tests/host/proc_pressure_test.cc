@@ -46,6 +46,16 @@ TEST(ProcStatCpusTest, NoCpuLineIsAnError) {
   EXPECT_FALSE(ParseProcStatCpus("cpu0 1 2\n").ok());
 }
 
+TEST(CpuPressureTest, TheSomeLinesFiveMinuteAverage) {
+  auto p = ParseCpuPressureAvg300(
+      "some avg10=21.59 avg60=52.57 avg300=75.99 total=2324706120\n"
+      "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_DOUBLE_EQ(*p, 0.7599);
+  EXPECT_FALSE(ParseCpuPressureAvg300("full avg300=1.00\n").ok());
+  EXPECT_FALSE(ParseCpuPressureAvg300("some avg300=x\n").ok());
+}
+
 Snapshot OneWorker() {
   Snapshot snapshot;
   Target worker;
