@@ -4,7 +4,7 @@
 // its home it would share a CPU with the intruder while another node idles.
 // When a node stays saturated for spill.sustain_s and its workers wait, the
 // fewest of them needed are widened to their home plus the nearest node
-// with spare CPU (never a busier one); when the load that is not theirs
+// with spare CPU (never one as busy); when the load that is not theirs
 // stays below the calm line as long, they are narrowed back. Each change is
 // a pin with its reason; a worker changes at most once per spill.dwell_s.
 // Their memory keeps its home meanwhile (memory.cc leaves them alone).
@@ -27,6 +27,9 @@ namespace {
 // The least relief a widened worker is counted for: one with no runtime
 // at home this tick (asleep) still needs a place.
 constexpr double kMinRelief = 0.05;
+// How much less busy than the saturated node a node must be to take its
+// workers: busy shares move by a few points from tick to tick.
+constexpr double kSpareMargin = 0.05;
 
 struct SpillContext {
   const Context& ctx;
@@ -132,15 +135,18 @@ void KeepOrNarrow(SpillContext& sc, Worker& w, const EntityHistory& entry) {
 }
 
 // The nearest node with spare CPU for node index n's workers, the least
-// busy of equals; -1 when none. Never one busier than n, nor saturated.
+// busy of equals; -1 when none. Spare: busy below busy_above, and less busy
+// than n by kSpareMargin at least (never a node as busy, whatever the
+// noise). A widened worker competes there on the kernel's terms; the
+// kernel's balancer, not Locus, shares that node's CPUs out.
 int SpillTarget(const SpillContext& sc, int n) {
   const Context& ctx = sc.ctx;
-  const double spare_below = sc.spill.busy_above() - kSpillCalmBand;
   int best = -1;
   for (int m = 0; m < ctx.nodes; ++m) {
     const NodePressure& q = sc.pressure[m];
     if (m == n || ctx.worker_cpus[m].empty() || q.cpus == 0 || q.saturated ||
-        q.busy >= spare_below || q.busy >= sc.pressure[n].busy) {
+        q.busy >= sc.spill.busy_above() ||
+        q.busy > sc.pressure[n].busy - kSpareMargin) {
       continue;
     }
     const int d = ctx.Distance(n, m);
@@ -237,7 +243,8 @@ void WidenNode(SpillContext& sc, std::vector<Worker>& workers, int n) {
             });
   const double calm_line = sc.spill.busy_above() - kSpillCalmBand;
   const double need = (p.busy - calm_line) * p.cpus;
-  const double room = (calm_line - sc.pressure[m].busy) * sc.pressure[m].cpus;
+  const double room =
+      (sc.spill.busy_above() - sc.pressure[m].busy) * sc.pressure[m].cpus;
   double relief = 0;
   for (Worker* w : waiting) {
     if (relief >= need || relief >= room) break;
