@@ -27,6 +27,14 @@ namespace {
 // The least relief a widened worker is counted for: one with no runtime
 // at home this tick (asleep) still needs a place.
 constexpr double kMinRelief = 0.05;
+
+// The load a widened worker is expected to take off its home: its runtime
+// there, or without the scheduler sensor (no runtime at all) the time it
+// waited, which is what it would run elsewhere.
+double Relief(const Worker& w, int n, double tick) {
+  const double run = w.total_run > 0 ? w.RunOn(n) : w.wait_ns;
+  return std::max(kMinRelief, run / tick);
+}
 // How much less busy than the saturated node a node must be to take its
 // workers: busy shares move by a few points from tick to tick.
 constexpr double kSpareMargin = 0.05;
@@ -249,7 +257,7 @@ void WidenNode(SpillContext& sc, std::vector<Worker>& workers, int n) {
   for (Worker* w : waiting) {
     if (relief >= need || relief >= room) break;
     if (!Widen(sc, *w, n, m)) continue;
-    relief += std::max(kMinRelief, w->RunOn(n) / sc.tick());
+    relief += Relief(*w, n, sc.tick());
   }
 }
 

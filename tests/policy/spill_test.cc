@@ -186,6 +186,22 @@ TEST(SpillTest, WidensTheFewestWorkersNeededLongestWaitFirst) {
   EXPECT_TRUE(Pins(loop.Tick(s)).empty());
 }
 
+TEST(SpillTest, WithoutRuntimeFiguresTheWaitSaysHowManyAreNeeded) {
+  // No scheduler sensor: no runtime at all. One CPU per node; node 0 is 25
+  // points over the calm line, and one worker that waited 300 ms covers it.
+  Snapshot s = MakeHost(2, 1);
+  for (CpuSample& cpu : s.cpus) cpu.busy_all = cpu.cpu == 0 ? 1.0 : 0.2;
+  for (int i = 0; i < 4; ++i) {
+    Target t = Worker(s, 100 + i, i % 2, i % 2 == 0 ? 300 : 0, 0);
+    t.threads[0].runtime_ns = {0, 0};
+    s.targets.push_back(t);
+  }
+  Loop loop;
+  Plan plan;
+  for (int t = 0; t < 4; ++t) plan = loop.Tick(s);
+  EXPECT_EQ(Pins(plan).size(), 1u) << Reasons(plan);
+}
+
 TEST(SpillTest, NarrowsBackAfterTheCalmLastsAndTheDwellIsOver) {
   Loop loop;
   for (int t = 0; t < 4; ++t) loop.Tick(Hogged());  // widened at tick 3
