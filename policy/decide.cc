@@ -22,6 +22,7 @@ Plan Decide(const Snapshot& snapshot, const v1::Policy& policy,
   engine::AssignHomes(ctx, workers, plan);
   engine::Candidates candidates;
   engine::Tally tally;
+  engine::AddSpills(ctx, workers, tally, plan);
   {
     engine::PinCandidates pins(ctx, workers, candidates, tally);
     engine::MemoryCandidates memory(ctx, workers.size(), candidates, tally);

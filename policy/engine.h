@@ -4,6 +4,7 @@
 //   engine.cc     the Context (node and CPU indices), built once per call
 //   workers.cc    which targets are workers, where they run and would stay
 //   placement.cc  each node's quota, a home node per worker, pins to it
+//   spill.cc      the soft home: widening beyond a saturated home and back
 //   memory.cc     pages that should follow their worker home
 //   irqs.cc       NIC queue IRQs that should follow their consumers
 //   select.cc     the best candidates within max_moves_per_tick, as actions
@@ -105,7 +106,14 @@ struct Worker {
   // The target's HasCpuset() and PlacedByOthers(), copied: see `on_pref`.
   bool has_cpuset = false;
   bool placed_by_others = false;
-  int dwell_node = -1;  // node it must stay on (moved within dwell), or -1
+  int dwell_node = -1;   // node it must stay on (moved within dwell), or -1
+  uint64_t wait_ns = 0;  // run-queue wait over the tick, all threads
+  // The soft home (spill.cc): the node index it is widened to once this
+  // plan is applied, or -1; and whether this plan widens or narrows it.
+  // The pins and the page moves leave such a worker alone.
+  int spill_node = -1;
+  bool spill_acted = false;
+  bool Spilled() const { return spill_node >= 0 || spill_acted; }
   // Runtime, faults and pages on `pref`, summed while CollectWorkers has the
   // target's samples in cache. Most workers' home is `pref`; the samples are
   // a few small vectors per thread, scattered over the heap, so on a big
@@ -189,6 +197,7 @@ struct Tally {
   int held = 0;                 // held down after a revert
   int returning = 0;            // would go straight back within hold_down_s
   int below_gain = 0;           // would gain less than min_gain
+  int spilled = 0;              // widened beyond a saturated home node
   int deferred = 0;             // past max_moves_per_tick
   int budget_deferred = 0;      // page migrations past this tick's budget
   uint64_t budget_bytes = 0;    // this tick's page-migration budget
@@ -264,6 +273,10 @@ class MemoryCandidates {
 // streams the worker table from memory again.
 std::vector<Worker> CollectWorkers(const Context& ctx);
 void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan);
+// The soft home: widens the waiting workers of a saturated node to the
+// nearest node with spare CPU, narrows them back when it is calm again.
+void AddSpills(const Context& ctx, std::vector<Worker>& workers, Tally& tally,
+               Plan& plan);
 void AddIrqCandidates(const Context& ctx, const Consumers& consumers,
                       Candidates& out, Tally& tally, Plan& plan);
 void Select(const Context& ctx, const std::vector<Worker>& workers,

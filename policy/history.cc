@@ -56,6 +56,10 @@ void RecordApplied(History& history, const Action& action,
   if (const auto* pin = std::get_if<PinThread>(&action.op)) {
     entry.node = pin->node;
     entry.left_node = action.from_node;
+    if (entry.spill_node != pin->spill_node) {
+      entry.spill_node = pin->spill_node;
+      entry.spill_changed_ns = now_ns;
+    }
   } else if (const auto* migrate = std::get_if<MigratePages>(&action.op)) {
     entry.node = migrate->to_node;
   } else if (const auto* irq = std::get_if<SetIrqAffinity>(&action.op)) {

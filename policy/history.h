@@ -45,6 +45,18 @@ struct EntityHistory {
   // it).
   uint64_t settled_ns = 0;
   bool settled() const { return settled_ns != 0; }
+  // Tasks only: the node id its soft home is widened to (PinThread::
+  // spill_node), -1 when confined; and when it was last widened or
+  // narrowed (0 never), which the spill's dwell runs from.
+  int spill_node = -1;
+  uint64_t spill_changed_ns = 0;
+};
+
+// Since when a node has been saturated, or calm (policy/pressure.h), as
+// the loop saw it tick after tick; 0: not at the last tick.
+struct NodePressureHistory {
+  uint64_t saturated_since_ns = 0;
+  uint64_t calm_since_ns = 0;
 };
 
 struct History {
@@ -53,6 +65,10 @@ struct History {
   // (per mille) connection steering applies now, so that the next decision
   // knows how much load the node's workers already shed.
   absl::flat_hash_map<std::string, std::map<int, uint32_t>> spill_permille;
+  // Per node id: how long it has been saturated or calm
+  // (ObservePressure), so that a soft home widens only under sustained
+  // pressure and narrows only after sustained calm.
+  absl::flat_hash_map<int, NodePressureHistory> pressure;
 
   // The entry for `key`, or null when nothing is remembered.
   const EntityHistory* Find(EntityKey key) const {

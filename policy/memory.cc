@@ -125,7 +125,10 @@ MemoryCandidates::MemoryCandidates(const Context& ctx, size_t workers,
 }
 
 void MemoryCandidates::Add(const Worker& w, int wi) {
-  if (!enabled_ || w.home < 0 || w.total_pages == 0) return;
+  // A worker widened beyond its home keeps its memory there: it is back
+  // home when the pressure falls, and pages moved meanwhile would follow
+  // a CPU it only borrows.
+  if (!enabled_ || w.home < 0 || w.total_pages == 0 || w.Spilled()) return;
   // A thread worker's pages are its process's, used by its other threads
   // from their own nodes: none is moved for one thread.
   if (w.target->process != 0) return;

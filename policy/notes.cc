@@ -74,6 +74,12 @@ void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
               Plan& plan) {
   AddDeferredNotes(ctx, tally, plan);
   AddStabilityNotes(ctx, tally, plan);
+  if (tally.spilled > 0) {
+    plan.notes.push_back(absl::StrCat(
+        tally.spilled,
+        " worker(s) widened beyond a saturated home node (soft home); their "
+        "memory stays home"));
+  }
   if (plan.actions.empty()) {
     // Workers someone else places have no home of ours: said apart, so
     // that "N of M on their home node" counts only what Locus placed.

@@ -354,7 +354,10 @@ PinCandidates::PinCandidates(const Context& ctx,
 PinCandidates::~PinCandidates() = default;
 
 void PinCandidates::Add(const Worker& w, int wi) {
-  if (!enabled_ || w.home < 0 || Stays(ctx_, w, per_cpu_, tally_)) return;
+  if (!enabled_ || w.home < 0 || w.Spilled() ||
+      Stays(ctx_, w, per_cpu_, tally_)) {
+    return;
+  }
   const double run_off = RunOff(w);
   const double gain = std::max(run_off, FaultGain(ctx_, w));
   if (gain < ctx_.min_gain || gain <= 0) {

@@ -18,7 +18,13 @@ struct PinThread {
   // The thread is a worker of its own (a thread worker), not one thread of
   // a worker process: WorkerOf.
   bool thread_worker = false;
+  // A soft home widened under pressure: `cpus` also holds this node id's,
+  // while `node` stays its home (memory keeps to it). -1: confined to node.
+  int spill_node = -1;
 };
+
+// A pin that widens a soft home beyond its node (placement.spill).
+inline bool Widens(const PinThread& pin) { return pin.spill_node >= 0; }
 
 // The worker a pin places, as Target::pid names it: the process, or for a
 // thread worker the thread.

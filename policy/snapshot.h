@@ -46,6 +46,11 @@ struct CpuSample {
   int cpu = 0;
   double busy = 0;  // fraction of the tick spent not idle, 0..1
   uint64_t softirq_ns[kNumSoftirqVectors] = {};
+  // Fraction of the tick the CPU ran anything at all (every task of every
+  // class, IRQs and softirqs), from /proc/stat: `busy` comes from the
+  // scheduler sensor's sampled fair-class slices and is absent without BPF.
+  // -1 when not read this tick.
+  double busy_all = -1;
 };
 
 // Hinting faults attributed to one memory node.
@@ -71,6 +76,9 @@ struct ThreadSample {
   uint64_t cross_node_migrations = 0;
   PerNode<NodeFaults> faults;  // per memory node, indexed like Topology::nodes
   uint64_t net_rx_softirq_ns = 0;  // NET_RX time spent interrupting this thread
+  // Time it was runnable but waited on a run queue for a CPU (schedstat's
+  // second field), over the tick: how much its CPUs were wanted by others.
+  uint64_t wait_ns = 0;
 };
 
 enum class TargetRole { kOther = 0, kMaster, kWorker };

@@ -132,6 +132,21 @@ void CheckTargets(const v1::Targets& targets, const PolicyErrorSink& sink) {
   CheckSystemdUnit(targets.systemd_unit(), sink);
 }
 
+void CheckSpill(const v1::Spill& spill, const PolicyErrorSink& sink) {
+  // A spill that is off may hold anything (zeros when a policy leaves it
+  // out of a hand-built message): it is not read.
+  if (!spill.enabled()) return;
+  CheckRange(sink, "placement.spill.wait_above", spill.wait_above(), 0.001, 1.0,
+             " (share of each second a worker waits for a CPU)");
+  // Below the calm band a node could never be calm: nothing would narrow.
+  CheckRange(sink, "placement.spill.busy_above", spill.busy_above(), 0.5, 1.0,
+             " (share of the time the node's CPUs are busy)");
+  CheckRange<uint32_t>(sink, "placement.spill.sustain_s", spill.sustain_s(), 1,
+                       3600);
+  CheckRange<uint32_t>(sink, "placement.spill.dwell_s", spill.dwell_s(), 1,
+                       86400);
+}
+
 void CheckPlacement(const v1::Placement& placement, const Topology* host,
                     const PolicyErrorSink& sink) {
   if (placement.strategy() == v1::Placement::STRATEGY_UNSPECIFIED) {
@@ -150,6 +165,7 @@ void CheckPlacement(const v1::Placement& placement, const Topology* host,
   }
   CheckRange(sink, "placement.node_capacity", placement.node_capacity(), 0.01,
              64.0, " (workers per CPU)");
+  CheckSpill(placement.spill(), sink);
 }
 
 void CheckMemory(const v1::Policy& policy, const PolicyErrorSink& sink) {

@@ -39,6 +39,7 @@ class Selection {
 void SumThreads(const Context& ctx, Worker& w, std::vector<uint64_t>& run) {
   run.assign(ctx.nodes, 0);
   uint64_t total_run = 0, faults = 0, remote = 0, net_rx = 0, cross = 0;
+  uint64_t wait = 0;
   for (const ThreadSample& thread : w.target->threads) {
     const absl::Span<const uint64_t> runtime = thread.runtime_ns;
     const size_t n_max = std::min<size_t>(ctx.nodes, runtime.size());
@@ -54,12 +55,14 @@ void SumThreads(const Context& ctx, Worker& w, std::vector<uint64_t>& run) {
     }
     net_rx += thread.net_rx_softirq_ns;
     cross += thread.cross_node_migrations;
+    wait += thread.wait_ns;
   }
   w.total_run += total_run;
   w.faults += faults;
   w.remote_faults += remote;
   w.net_rx_ns += net_rx;
   w.cross_node_migrations += cross;
+  w.wait_ns += wait;
   const absl::Span<const uint64_t> pages = w.target->resident_pages;
   const size_t p_max = std::min<size_t>(ctx.nodes, pages.size());
   for (size_t n = 0; n < p_max; ++n) w.total_pages += pages[n];

@@ -164,6 +164,14 @@ void PrometheusExporter::RegisterGauges() {
       "in a tick without faults");
   node_cpu_busy_ = NewGauge("locus_node_cpu_busy_ratio",
                             "Mean busy fraction of the node's CPUs");
+  node_runqueue_wait_ = NewGauge(
+      "locus_node_runqueue_wait_seconds",
+      "Run-queue wait of the target threads that last ran on the node over "
+      "the last tick, seconds per second (schedstat)");
+  worker_home_time_ = NewGauge(
+      "locus_worker_home_time_ratio",
+      "Share of the CPU time of the workers homed on the node, over the last "
+      "tick, spent on its CPUs; below 1 while soft homes are widened");
   node_memory_free_ =
       NewGauge("locus_node_memory_free_bytes", "Free memory on the node");
   target_resident_ = NewGauge("locus_target_resident_bytes",
@@ -206,6 +214,7 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObserveTick(metrics);
   ObserveActions(metrics);
   ObserveNodes(metrics);
+  ObserveHomeTime(metrics);
   ObserveTargets(metrics, status);
   ObserveIrqs(metrics);
   ObserveSensors(metrics);

@@ -67,6 +67,7 @@ class PrometheusExporter {
   void ObserveTargets(const v1::Metrics& metrics,
                       const v1::AgentStatus& status);
   void ObserveIrqs(const v1::Metrics& metrics);
+  void ObserveHomeTime(const v1::Metrics& metrics);
   void ObserveSensors(const v1::Metrics& metrics);
   void ObservePolicy(const v1::PolicyState& policy);
   void ObserveAgent(const v1::Metrics& metrics, const v1::AgentStatus& status);
@@ -110,6 +111,8 @@ class PrometheusExporter {
   Gauges* held_down_ = nullptr;
   Gauges* node_local_fault_ratio_ = nullptr;
   Gauges* node_cpu_busy_ = nullptr;
+  Gauges* node_runqueue_wait_ = nullptr;
+  Gauges* worker_home_time_ = nullptr;
   Gauges* node_memory_free_ = nullptr;
   Gauges* target_resident_ = nullptr;
   Gauges* target_processes_ = nullptr;

@@ -1,6 +1,10 @@
 // The per-node part of the exporter: faults, CPU and memory per node, the
 // targets' threads and memory by node, and connection steering's counters.
+#include <map>
+#include <utility>
+
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "agent/api/prometheus_exporter.h"
 #include "agent/api/prometheus_labels.h"
 
@@ -19,10 +23,32 @@ void PrometheusExporter::ObserveNodes(const v1::Metrics& metrics) {
         .Set(faults ? node.local_fault_ratio()
                     : std::numeric_limits<double>::quiet_NaN());
     node_cpu_busy_->Add({{"node", label}}).Set(node.cpu_busy());
+    node_runqueue_wait_->Add({{"node", label}}).Set(node.runqueue_wait_s());
     node_memory_free_->Add({{"node", label}})
         .Set(static_cast<double>(node.mem_free_bytes()));
     target_resident_->Add({{"node", label}})
         .Set(static_cast<double>(node.target_resident_bytes()));
+  }
+}
+
+void PrometheusExporter::ObserveHomeTime(const v1::Metrics& metrics) {
+  // By home node, not by worker: the series stay bounded by the nodes, as
+  // every series here (a worker's own ratio is in the stream, `locusctl
+  // top`). The workers' threads' runtime at home over their runtime.
+  std::map<std::string, std::pair<double, double>> run;
+  for (const v1::NodeMetrics& node : metrics.nodes()) {
+    run[NodeLabel(node.node())] = {0, 0};
+  }
+  for (const v1::TaskMetrics& task : metrics.tasks()) {
+    if (task.home_node() < 0 || task.home_time_ratio() < 0) continue;
+    auto& [home, all] = run[NodeLabel(task.home_node())];
+    home += task.home_time_ratio() * task.runtime_ns();
+    all += task.runtime_ns();
+  }
+  for (const auto& [node, figures] : run) {
+    // No runtime with a home there this tick: nothing to be away from.
+    worker_home_time_->Add({{"node", node}})
+        .Set(figures.second > 0 ? figures.first / figures.second : 1.0);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "policy/cpu_list.h"
 #include "policy/decide.h"
 #include "policy/experiment_arms.h"
+#include "policy/pressure.h"
 
 namespace locus {
 namespace {
@@ -192,6 +193,7 @@ ArmsThisTick Loop::Arms(const Snapshot& snap, TickReport& report) {
 void Loop::PlanFor(const Snapshot& snap, const ArmsThisTick& arms,
                    TickReport& report) {
   PruneHistory(history_, snap);
+  ObservePressure(history_, snap, *report.policy.policy);
   if (arms.untreated.empty()) {
     report.plan = Decide(snap, *report.policy.policy, history_);
   } else {
@@ -323,7 +325,11 @@ void Loop::Record(const Action& action, const Snapshot& snap,
         applied.from_node = FromNodeOf(snap.topology, result.cpus_before);
       }
       RecordApplied(history_, applied, snap.topology, snap.now_ns);
-      verifier_.Watch(action, snap);
+      // A widened soft home trades locality for CPU on purpose: judged on
+      // locality it would always read worse and be reverted. It ends when
+      // its home is calm again (Decide narrows it), not by a verdict.
+      const auto* pin = std::get_if<PinThread>(&action.op);
+      if (pin == nullptr || !Widens(*pin)) verifier_.Watch(action, snap);
       break;
     }
     case Outcome::kUnchanged:
@@ -365,6 +371,9 @@ void Loop::Tell(const Action& action, const ActionResult& result,
 void Loop::Publish(TickReport& report, uint64_t cpu_start_ns) {
   for (const auto& [key, entry] : history_.entities) {
     if (entry.held_until_ns > report.now_ns) report.held_down.push_back(key);
+    if (key.kind == EntityKind::kTask && entry.node >= 0) {
+      report.homes[key.id] = {entry.node, entry.spill_node};
+    }
   }
   report.took = absl::Nanoseconds(clock_->NowNs() - report.now_ns);
   report.cpu = absl::Nanoseconds(ThreadCpuNs() - cpu_start_ns);

@@ -66,6 +66,13 @@ struct TickReport {
   std::vector<RevertRecord> reverts;
   std::vector<ExternalEvent> external;
   std::vector<EntityKey> held_down;  // entities the loop leaves alone for now
+  // Per worker (a process, or a thread worker's thread): the home node id
+  // Locus gave it, and the node its soft home is widened to (-1 none).
+  struct Home {
+    int node = -1;
+    int spill_node = -1;
+  };
+  std::map<int32_t, Home> homes;
   std::vector<SteeringState> connections;  // after this tick's steering
   PolicyState policy;
   // The A/B experiment as of this tick; null when none ran.

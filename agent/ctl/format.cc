@@ -177,10 +177,11 @@ std::string FormatMetrics(const v1::Metrics& m) {
   }
   absl::StrAppend(&line, " ", ModeName(m.mode()));
   for (const v1::NodeMetrics& n : m.nodes()) {
-    absl::StrAppend(&line, "  node ", n.node(), " busy ",
-                    FormatPercent(n.cpu_busy()), " local ",
-                    FormatLocalShare(n.faults_local(), n.faults_remote()),
-                    " migrated ", n.pages_migrated());
+    absl::StrAppend(
+        &line, "  node ", n.node(), " busy ", FormatPercent(n.cpu_busy()),
+        " local ", FormatLocalShare(n.faults_local(), n.faults_remote()),
+        " migrated ", n.pages_migrated(), " wait ",
+        absl::StrFormat("%.0f", 1000 * n.runqueue_wait_s()), "ms/s");
   }
   absl::StrAppend(&line, "  tasks ", m.tasks_size(), " irqs ", m.irqs_size(),
                   " actions ", m.actions_size(), " reverts ", m.reverts_size(),

@@ -35,13 +35,17 @@ std::vector<std::string> Head(const v1::Metrics& m) {
   }
   if (m.has_experiment()) lines.push_back(ExperimentLine(m.experiment()));
   lines.push_back("");
-  lines.push_back(absl::StrFormat("%-5s %-12s %6s %7s %10s %10s %9s", "NODE",
-                                  "CPUS", "BUSY", "LOCAL", "FAULTS-L",
-                                  "FAULTS-R", "MIGRATED"));
+  lines.push_back(absl::StrFormat("%-5s %-12s %6s %7s %7s %10s %10s %9s",
+                                  "NODE", "CPUS", "BUSY", "WAIT", "LOCAL",
+                                  "FAULTS-L", "FAULTS-R", "MIGRATED"));
   for (const v1::NodeMetrics& n : m.nodes()) {
+    // Busy from every task (/proc/stat) where it was read; the targets'
+    // run-queue wait in ms per second.
+    const double busy = n.cpu_busy_all() >= 0 ? n.cpu_busy_all() : n.cpu_busy();
     lines.push_back(absl::StrFormat(
-        "%-5d %-12s %6s %7s %10d %10d %9d", n.node(), CpuListOrDash(n.cpus()),
-        FormatPercent(n.cpu_busy()),
+        "%-5d %-12s %6s %7s %7s %10d %10d %9d", n.node(),
+        CpuListOrDash(n.cpus()), FormatPercent(busy),
+        absl::StrFormat("%.0fms", 1000 * n.runqueue_wait_s()),
         FormatLocalShare(n.faults_local(), n.faults_remote()), n.faults_local(),
         n.faults_remote(), n.pages_migrated()));
   }
@@ -78,12 +82,18 @@ std::vector<std::string> Tail(const v1::Metrics& m) {
 }
 
 std::string TaskLine(const v1::TaskMetrics& t) {
+  // AT-HOME: share of its CPU time on its home node's CPUs this tick.
+  const std::string home = t.home_time_ratio() >= 0
+                               ? FormatPercent(t.home_time_ratio())
+                               : std::string("-");
   return absl::StrFormat(
-      "%-7d %-7d %-15s %-6s %4d %4d %6s %9d %9d %6d %6d%s", t.pid(), t.tid(),
-      Printable(t.comm()), RoleName(t.role()), t.node(), t.cpu(),
+      "%-7d %-7d %-15s %-6s %4d %4d %7s %6s %9d %9d %6d %6d%s%s", t.pid(),
+      t.tid(), Printable(t.comm()), RoleName(t.role()), t.node(), t.cpu(), home,
       FormatLocalShare(t.faults_local(), t.faults_remote()), t.faults_local(),
       t.faults_remote(), t.migrations(), t.cross_node_migrations(),
-      t.held_down() ? " held" : "");
+      t.held_down() ? " held" : "",
+      t.spill_node() >= 0 ? absl::StrCat(" widened to node ", t.spill_node())
+                          : "");
 }
 
 // The thread table: the header, then as many threads as `room` allows (at
@@ -113,9 +123,10 @@ void AddTasks(const v1::Metrics& m, int room, std::vector<std::string>& lines) {
 std::vector<std::string> RenderTop(const v1::Metrics& m, int rows, int cols) {
   std::vector<std::string> lines = Head(m);
   std::vector<std::string> tail = Tail(m);
-  lines.push_back(absl::StrFormat(
-      "%-7s %-7s %-15s %-6s %4s %4s %6s %9s %9s %6s %6s", "PID", "TID", "COMM",
-      "ROLE", "NODE", "CPU", "LOCAL", "FAULTS-L", "FAULTS-R", "MIGR", "XNODE"));
+  lines.push_back(
+      absl::StrFormat("%-7s %-7s %-15s %-6s %4s %4s %7s %6s %9s %9s %6s %6s",
+                      "PID", "TID", "COMM", "ROLE", "NODE", "CPU", "AT-HOME",
+                      "LOCAL", "FAULTS-L", "FAULTS-R", "MIGR", "XNODE"));
   int room =
       rows - static_cast<int>(lines.size()) - static_cast<int>(tail.size()) - 1;
   AddTasks(m, room, lines);

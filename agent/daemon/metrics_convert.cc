@@ -1,5 +1,6 @@
 #include "agent/daemon/metrics_convert.h"
 
+#include <map>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -87,6 +88,13 @@ void AddTasks(const Snapshot& snapshot, std::vector<NodeFaults>& faults,
       task->set_faults_remote(remote);
       task->set_migrations(thread.migrations);
       task->set_cross_node_migrations(thread.cross_node_migrations);
+      task->set_runqueue_wait_ns(thread.wait_ns);
+      uint64_t run = 0;
+      for (uint64_t ns : thread.runtime_ns) run += ns;
+      task->set_runtime_ns(run);
+      task->set_home_node(-1);
+      task->set_home_time_ratio(-1);
+      task->set_spill_node(-1);
     }
   }
 }
@@ -103,6 +111,34 @@ double MeanBusy(const Snapshot& snapshot, const Node& node) {
   return samples > 0 ? busy / samples : 0;
 }
 
+// -1 when /proc/stat was not read for one of its CPUs.
+double MeanBusyAll(const Snapshot& snapshot, const Node& node) {
+  double busy = 0;
+  for (int cpu : node.cpus) {
+    if (cpu < 0 || cpu >= static_cast<int>(snapshot.cpus.size()) ||
+        snapshot.cpus[cpu].busy_all < 0) {
+      return -1;
+    }
+    busy += snapshot.cpus[cpu].busy_all;
+  }
+  return node.cpus.empty() ? -1 : busy / node.cpus.size();
+}
+
+// The targets' threads that last ran on the node: their run-queue wait,
+// seconds per second.
+double RunqueueWait(const Snapshot& snapshot, const Node& node) {
+  uint64_t wait = 0;
+  for (const Target& target : snapshot.targets) {
+    for (const ThreadSample& thread : target.threads) {
+      if (NodeOfCpu(snapshot.topology, thread.cpu) == node.id) {
+        wait += thread.wait_ns;
+      }
+    }
+  }
+  return snapshot.tick_ns > 0 ? static_cast<double>(wait) / snapshot.tick_ns
+                              : 0;
+}
+
 void AddNodes(const Snapshot& snapshot, const std::vector<NodeFaults>& faults,
               v1::Metrics* metrics) {
   metrics->clear_nodes();
@@ -112,6 +148,8 @@ void AddNodes(const Snapshot& snapshot, const std::vector<NodeFaults>& faults,
     out->set_node(node.id);
     Assign(out->mutable_cpus(), node.cpus);
     out->set_cpu_busy(MeanBusy(snapshot, node));
+    out->set_cpu_busy_all(MeanBusyAll(snapshot, node));
+    out->set_runqueue_wait_s(RunqueueWait(snapshot, node));
     out->set_faults_local(faults[n].local);
     out->set_faults_remote(faults[n].remote);
     uint64_t total = faults[n].local + faults[n].remote;
@@ -146,6 +184,39 @@ void AddIrqs(const Snapshot& snapshot, v1::Metrics* metrics) {
   }
 }
 
+// Each thread's home node (Locus's, else the one node its affinity allows)
+// and the share of its runtime spent on that node's CPUs. Tasks are in the
+// snapshot's order of targets and threads (AddTasks).
+void AddHomes(const Snapshot& snapshot,
+              const std::map<int32_t, TickReport::Home>& homes,
+              v1::Metrics* out) {
+  const Topology& topology = snapshot.topology;
+  int task = 0;
+  for (const Target& target : snapshot.targets) {
+    auto ours = homes.find(target.pid);
+    for (const ThreadSample& thread : target.threads) {
+      if (task >= out->tasks_size()) return;
+      v1::TaskMetrics& m = *out->mutable_tasks(task++);
+      int home = FromNodeOf(topology, thread.allowed_cpus);
+      if (ours != homes.end()) {
+        home = ours->second.node;
+        m.set_spill_node(ours->second.spill_node);
+      }
+      if (home < 0) continue;
+      m.set_home_node(home);
+      uint64_t on_home = 0;
+      for (size_t n = 0; n < thread.runtime_ns.size(); ++n) {
+        if (n < topology.nodes.size() && topology.nodes[n].id == home) {
+          on_home += thread.runtime_ns[n];
+        }
+      }
+      if (m.runtime_ns() > 0) {
+        m.set_home_time_ratio(static_cast<double>(on_home) / m.runtime_ns());
+      }
+    }
+  }
+}
+
 // What the snapshot cannot know: pages this tick's actions moved, and which
 // entities the loop holds down.
 void AddTickEffects(const TickReport& report, v1::Metrics* out) {
@@ -170,6 +241,7 @@ void AddTickEffects(const TickReport& report, v1::Metrics* out) {
   for (v1::IrqMetrics& irq : *out->mutable_irqs()) {
     irq.set_held_down(held.contains(EntityKey{EntityKind::kIrq, irq.irq()}));
   }
+  if (report.snapshot != nullptr) AddHomes(*report.snapshot, report.homes, out);
 }
 
 void AddReverts(const TickReport& report, v1::Metrics* out) {
@@ -262,6 +334,7 @@ v1::Action ToAction(const Action& action, uint64_t tick,
           p->set_tid(op.tid);
           p->set_node(op.node);
           Assign(p->mutable_cpus(), op.cpus);
+          p->set_spill_node(op.spill_node);
         } else if constexpr (std::is_same_v<T, MigratePages>) {
           v1::MigratePages* m = out.mutable_migrate_pages();
           m->set_pid(op.pid);

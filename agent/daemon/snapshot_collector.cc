@@ -29,7 +29,8 @@ SnapshotCollector::SnapshotCollector(CollectorOptions options,
       // changes (reload, restart) are seen at once.
       listeners_(options_.procfs_root, 5, accepts_.get()),
       sensors_(sensors),
-      clock_(clock) {}
+      clock_(clock),
+      pressure_(options_.procfs_root) {}
 
 SnapshotCollector::~SnapshotCollector() { Stop(); }
 
@@ -144,6 +145,16 @@ void SnapshotCollector::MarkMovedStale(const Snapshot& snapshot) {
   if (!moved.empty()) MarkStale(moved);
 }
 
+void SnapshotCollector::SamplePressure(Snapshot& snapshot) {
+  std::vector<std::string> errors;
+  pressure_.Sample(&snapshot, &errors);
+  std::set<std::string> now(errors.begin(), errors.end());
+  for (const std::string& error : now) {
+    if (!pressure_logged_.contains(error)) LogWarning("pressure: ", error);
+  }
+  pressure_logged_ = std::move(now);
+}
+
 SnapshotCollector::SensorState SnapshotCollector::sensor_state() const {
   absl::MutexLock lock(&mu_);
   return sensor_state_;
@@ -162,6 +173,7 @@ absl::StatusOr<Snapshot> SnapshotCollector::Collect() {
   }
   snapshot.now_ns = clock_->NowNs();
   snapshot.tick_ns = absl::ToInt64Nanoseconds(options_.period);
+  SamplePressure(snapshot);
   if (sensors_ != nullptr) {
     // Only the targets' threads are merged: read no others.
     std::vector<int32_t> pids;

@@ -21,6 +21,7 @@
 #include "agent/daemon/listener_scan.h"
 #include "agent/daemon/sensor_merge.h"
 #include "agent/host/host_model.h"
+#include "agent/host/proc_pressure.h"
 #include "agent/sensors/sensor_source.h"
 #include "common/clock.h"
 #include "common/defaults.h"
@@ -82,6 +83,8 @@ class SnapshotCollector : public SnapshotSource {
   // Marks stale the targets whose threads run on other nodes than at the
   // last tick (the sensors tell where each thread ran).
   void MarkMovedStale(const Snapshot& snapshot);
+  // Adds CPU busy and run-queue wait over the tick to `snapshot`.
+  void SamplePressure(Snapshot& snapshot);
 
   CollectorOptions options_;
   std::unique_ptr<HostModel> model_;       // collector thread only
@@ -90,6 +93,11 @@ class SnapshotCollector : public SnapshotSource {
   SensorSource* sensors_;
   Clock* clock_;
   SensorMerge merge_;  // tick thread only
+  // CPU busy from every task and the targets' run-queue wait, read each
+  // tick (not each scan): they are rates over the tick. Tick thread only,
+  // as is what it last logged (a file that stays bad is logged once).
+  PressureSampler pressure_;
+  std::set<std::string> pressure_logged_;
   // Per target process, the nodes its threads ran on at the last tick: a
   // change marks it stale (its memory may now be remote). Tick thread only.
   std::map<int32_t, uint64_t> thread_nodes_;

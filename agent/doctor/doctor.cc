@@ -1,6 +1,7 @@
 #include "agent/doctor/doctor.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/doctor/doctor_neighbours.h"
@@ -125,6 +126,27 @@ DoctorCheck NumaBalancing(const DoctorInputs& in) {
                            "sooner, at the cost of hinting faults"),
               "keep it, or `sysctl -w kernel.numa_balancing=0` to leave "
               "placement to Locus alone");
+}
+
+// PSI's five-minute CPU pressure: a host whose tasks wait for CPUs this
+// much of the time is persistently saturated, and a worker kept to a node
+// there waits for that node's CPUs.
+constexpr double kSaturatedCpuPressure = 0.25;
+
+DoctorCheck CpuPressure(double pressure, bool spill_enabled) {
+  const char* name = "cpu_pressure";
+  const std::string found =
+      absl::StrFormat("some task waited for a CPU %.0f%% of the last 5 minutes",
+                      100 * pressure);
+  if (pressure < kSaturatedCpuPressure) return Ok(name, found);
+  return Warn(
+      name, absl::StrCat(found, ": the CPUs are persistently saturated"),
+      spill_enabled
+          ? "placement.spill is on: a waiting worker borrows the CPUs of a "
+            "calmer node (`locusctl top` shows each node's wait); if every "
+            "node is saturated, the host needs fewer tasks or more CPUs"
+          : "turn placement.spill on (locus-policy(5)) so that a waiting "
+            "worker may borrow a calmer node's CPUs");
 }
 
 // Look-alikes: processes the policy selects that locusd would refuse to
@@ -284,6 +306,9 @@ std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in) {
   if (!in.refused.empty()) {
     // After the reuseport (or "no nginx running") line it explains.
     checks.insert(checks.begin() + 10, Refused(in));
+  }
+  if (in.cpu_pressure.has_value()) {
+    checks.push_back(CpuPressure(*in.cpu_pressure, in.spill_enabled));
   }
   if (in.agent.has_value()) checks.push_back(Agent(*in.agent));
   return checks;

@@ -100,6 +100,10 @@ struct DoctorInputs {
   // FailedPrecondition when another locusd holds the journal's lock.
   absl::Status instance = absl::OkStatus();
   std::optional<AgentAnswer> agent;  // locusctl doctor only
+  // Share of the last five minutes some task waited for a CPU (PSI, host
+  // wide: the kernel keeps no per-node figure); nullopt without PSI.
+  std::optional<double> cpu_pressure;
+  bool spill_enabled = true;  // the policy's placement.spill.enabled
 };
 
 // Capability numbers as <linux/capability.h> has them (CAP_BPF and

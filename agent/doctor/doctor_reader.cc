@@ -21,6 +21,7 @@
 #include "agent/host/file_util.h"
 #include "agent/host/listeners.h"
 #include "agent/host/proc_parse.h"
+#include "agent/host/proc_pressure.h"
 #include "agent/host/targets.h"
 #include "agent/host/topology.h"
 #include "agent/journal/journal.h"
@@ -28,6 +29,7 @@
 #include "agent/sensors/libbpf_prober.h"
 #include "agent/sensors/probe_report.h"
 #include "agent/sensors/source_plan.h"
+#include "common/file_read.h"
 #include "common/os_error.h"
 #include "common/unique_fd.h"
 #include "policy/default_policy.h"
@@ -290,6 +292,11 @@ void ReadKernel(const DoctorPaths& paths, KernelProber* prober,
   }
   in.numa_balancing =
       ReadInt(JoinPath(paths.procfs_root, "/sys/kernel/numa_balancing"));
+  absl::StatusOr<std::string> psi =
+      ReadRegularFile(JoinPath(paths.procfs_root, "/pressure/cpu"));
+  absl::StatusOr<double> pressure =
+      psi.ok() ? ParseCpuPressureAvg300(*psi) : psi.status();
+  if (pressure.ok()) in.cpu_pressure = *pressure;
   in.ptrace_scope =
       ReadInt(JoinPath(paths.procfs_root, "/sys/kernel/yama/ptrace_scope"));
 }
@@ -328,6 +335,8 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   absl::StatusOr<v1::Policy> policy = LoadPolicyFile(paths.policy_path, host);
   in.policy = policy.status();
   in.coexist = policy.ok() ? policy->coexist() : DefaultPolicy().coexist();
+  in.spill_enabled =
+      (policy.ok() ? *policy : DefaultPolicy()).placement().spill().enabled();
   // Without a valid file locusd runs the built-in default (or not at all):
   // its targets are the ones to look at.
   const v1::Policy& applied = policy.ok() ? *policy : DefaultPolicy();

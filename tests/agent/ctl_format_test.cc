@@ -173,8 +173,11 @@ TEST(Format, MetricsLineShowsDropsActionsAndReverts) {
   c->set_irq(-1);
   c->set_what("affinity changed by someone else");
   m.mutable_policy()->set_last_error("policy.yaml:3:5: unknown key 'x'");
+  m.add_nodes()->set_runqueue_wait_s(0.018);
   std::string text = ctl::FormatMetrics(m);
   EXPECT_THAT(text, HasSubstr("tick 7 enforce"));  // no time: none shown
+  // The targets' run-queue wait on the node, in ms per second.
+  EXPECT_THAT(text, HasSubstr(" migrated 0 wait 18ms/s"));
   m.mutable_time()->set_seconds(3600);
   EXPECT_THAT(ctl::FormatMetrics(m),
               ::testing::ContainsRegex("^tick 7 [0-9]{2}:[0-9]{2}:00 enforce"));

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "agent/api/metrics_export.h"
@@ -149,6 +150,29 @@ TEST(PrometheusExporterTest, RatioIsNotANumberInATickWithoutFaults) {
   Series s = RunTicks(exporter, 5, {.nodes = 2, .threads = 10, .irqs = 1});
   EXPECT_TRUE(std::isnan(s["locus_node_local_fault_ratio{node=1,}"]));
   EXPECT_DOUBLE_EQ(s["locus_node_local_fault_ratio{node=0,}"], 0.9);
+}
+
+TEST(PrometheusExporterTest, HomeTimeAndRunqueueWaitByNode) {
+  PrometheusExporter exporter({"1", "k"});
+  RealisticShape shape{.nodes = 2, .threads = 0, .irqs = 0};
+  v1::Metrics m = RealisticMetrics(1, shape);
+  m.mutable_nodes(0)->set_runqueue_wait_s(0.018);
+  // Two workers homed on node 0: one all at home (100 ms), one widened,
+  // a quarter of its 300 ms at home; one thread with no home.
+  for (auto [ratio, run, home] :
+       {std::tuple{1.0, 100, 0}, std::tuple{0.25, 300, 0},
+        std::tuple{-1.0, 500, -1}}) {
+    v1::TaskMetrics* task = m.add_tasks();
+    task->set_home_time_ratio(ratio);
+    task->set_runtime_ns(run * 1'000'000ull);
+    task->set_home_node(home);
+  }
+  exporter.Observe(m, RealisticStatus(1, shape));
+  Series s = Collect(exporter);
+  EXPECT_DOUBLE_EQ(s["locus_node_runqueue_wait_seconds{node=0,}"], 0.018);
+  // (100 + 75) ms at home of 400 ms.
+  EXPECT_DOUBLE_EQ(s["locus_worker_home_time_ratio{node=0,}"], 0.4375);
+  EXPECT_DOUBLE_EQ(s["locus_worker_home_time_ratio{node=1,}"], 1.0);
 }
 
 TEST(PrometheusExporterTest, NotActingWhenTheJournalFailsOrInDryRun) {

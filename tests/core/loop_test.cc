@@ -458,3 +458,61 @@ TEST(LoopTest, ANoteThatStaysIsLoggedOnce) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+// The soft home through the loop: node 0 stays saturated (hogs, its
+// worker waiting 300 ms a second), node 1 has CPU to spare. The loop keeps
+// the pressure streaks, widens the worker after sustain_s, and leaves the
+// widening alone although its locality reads worse (cross-node migrations
+// all the time): it is not judged by the verifier, and it shows in the
+// report's homes.
+TEST(LoopTest, WidensASaturatedHomeAndDoesNotRevertTheWidening) {
+  bool widened = false;
+  Harness h([&widened](int n) {
+    Snapshot s = testing::MakeHost(2, 2);
+    s.now_ns = (n + 1) * kSecond;
+    for (CpuSample& cpu : s.cpus) cpu.busy_all = cpu.cpu < 2 ? 1.0 : 0.3;
+    Target worker = testing::MakeWorker(s, 100, 0, 0, 0, 1000);
+    ThreadSample& thread = worker.threads[0];
+    thread.wait_ns = 300'000'000;
+    thread.runtime_ns = {300'000'000, 0};
+    if (widened) {
+      // It runs where it can now, mostly on node 1, moving all the time.
+      thread.allowed_cpus = {0, 1, 2, 3};
+      thread.runtime_ns = {50'000'000, 600'000'000};
+      thread.cpu = 2;
+      thread.migrations = 20;
+      thread.cross_node_migrations = 20;
+      thread.wait_ns = 0;
+      // Its memory stayed home: from node 1, most of its faults are remote.
+      thread.faults = {{.local = 100, .remote = 900}, {}};
+    }
+    s.targets = {worker};
+    return s;
+  });
+  int widenings = 0;
+  for (int i = 0; i < 12; ++i) {
+    TickReport r = h.loop.Tick();
+    EXPECT_THAT(r.reverts, IsEmpty()) << "tick " << i;
+    for (const Action& a : r.plan.actions) {
+      const auto* pin = std::get_if<PinThread>(&a.op);
+      if (pin == nullptr || pin->spill_node < 0) continue;
+      ++widenings;
+      EXPECT_GE(i, 3) << "widened before the pressure lasted 3 s";
+      EXPECT_THAT(a.reason, HasSubstr("widened to nodes 0-1"));
+      widened = true;
+    }
+    if (widened) {
+      ASSERT_EQ(r.homes.count(100), 1u);
+      EXPECT_EQ(r.homes.at(100).node, 0);
+      EXPECT_EQ(r.homes.at(100).spill_node, 1);
+    }
+  }
+  EXPECT_EQ(widenings, 1);
+  EXPECT_THAT(h.executor.reverted, IsEmpty());
+}
+
+}  // namespace
+}  // namespace locus

@@ -326,3 +326,49 @@ TEST(MetricsConvertTest, ConnectionGroupsJoinThePlanAndTheCounters) {
 
 }  // namespace
 }  // namespace locus
+
+namespace locus {
+namespace {
+
+// The soft home's figures: each thread's share of its runtime on its home
+// node (Locus's home, else the one node its affinity allows) and the
+// targets' run-queue wait per node.
+TEST(MetricsConvertTest, HomeTimeAndRunqueueWait) {
+  Snapshot s = TwoNodeSnapshot();
+  // 1201 ran 100 ms on node 0 and 300 ms on node 1 (its last CPU, 3) and
+  // waited 50 ms; 1202, confined to node 0, ran 200 ms there, waited 10 ms.
+  s.targets[0].threads[0].runtime_ns = {100'000'000, 300'000'000};
+  s.targets[0].threads[0].wait_ns = 50'000'000;
+  s.targets[0].threads[1].runtime_ns = {200'000'000, 0};
+  s.targets[0].threads[1].allowed_cpus = {0, 1};
+  s.targets[0].threads[1].wait_ns = 10'000'000;
+  s.cpus[0].busy_all = 0.9;
+  s.cpus[1].busy_all = 0.7;
+  TickReport report;
+  report.snapshot = std::make_shared<const Snapshot>(s);
+  v1::Metrics m = ToMetrics(report, MetricsContext{});
+  ASSERT_EQ(m.nodes_size(), 2);
+  EXPECT_DOUBLE_EQ(m.nodes(0).runqueue_wait_s(), 0.02);  // 10 ms in 500
+  EXPECT_DOUBLE_EQ(m.nodes(1).runqueue_wait_s(), 0.1);   // 50 ms in 500
+  EXPECT_DOUBLE_EQ(m.nodes(0).cpu_busy_all(), 0.8);
+  EXPECT_EQ(m.nodes(1).cpu_busy_all(), -1);  // not read for its CPUs
+  ASSERT_EQ(m.tasks_size(), 2);
+  // Unconfined and no home of Locus's: no home to be at.
+  EXPECT_EQ(m.tasks(0).home_node(), -1);
+  EXPECT_EQ(m.tasks(0).home_time_ratio(), -1);
+  EXPECT_EQ(m.tasks(0).runqueue_wait_ns(), 50'000'000u);
+  EXPECT_EQ(m.tasks(1).home_node(), 0);
+  EXPECT_DOUBLE_EQ(m.tasks(1).home_time_ratio(), 1.0);
+  EXPECT_EQ(m.tasks(1).spill_node(), -1);
+
+  // Locus made node 0 the worker's home and widened it to node 1.
+  report.homes[1200] = {.node = 0, .spill_node = 1};
+  m = ToMetrics(report, MetricsContext{});
+  EXPECT_EQ(m.tasks(0).home_node(), 0);
+  EXPECT_DOUBLE_EQ(m.tasks(0).home_time_ratio(), 0.25);
+  EXPECT_EQ(m.tasks(0).spill_node(), 1);
+  EXPECT_EQ(m.tasks(0).runtime_ns(), 400'000'000u);
+}
+
+}  // namespace
+}  // namespace locus

@@ -40,22 +40,25 @@ for c in $commands; do
 done
 keys=0
 if [ -f "$src/deploy/policy/nginx.yaml" ]; then
-  # Each key as section.key with the value written in the default policy;
-  # the page's entry for it is "*section.key*: TYPE" and says "Default: VALUE."
+  # Each key as section.key (section.map.key when nested) with the value
+  # written in the default policy; the page's entry for it is
+  # "*section.key*: TYPE" and says "Default: VALUE."
   undocumented=$(/usr/bin/python3 - "$src" <<'PY'
 import re, sys
 src = sys.argv[1]
 page = open(src + "/deploy/man/locus-policy.5.scd").read().replace("\\_", "_")
-section = None
+stack = []  # the maps the line is in: (indent, key)
 for line in open(src + "/deploy/policy/nginx.yaml"):
     m = re.match(r"^( *)([a-z_]+):(?: (.+))?$", line.rstrip())
     if not m:
         continue
     indent, key, value = m.groups()
-    if not indent and value is None:
-        section = key
+    while stack and stack[-1][0] >= len(indent):
+        stack.pop()
+    if value is None:
+        stack.append((len(indent), key))
         continue
-    name = f"{section}.{key}" if indent else key
+    name = ".".join([k for _, k in stack] + [key])
     entry = re.search(r"^\*" + re.escape(name) + r"\*:.*?(?=\n\n|\Z)", page, re.S | re.M)
     if not entry:
         print(f"{name} is not documented")

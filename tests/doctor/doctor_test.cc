@@ -472,6 +472,33 @@ TEST_F(DoctorReaderTest, AbsentFilesAreOkAndNoCapabilitiesSkipTheProbe) {
   EXPECT_EQ(verdicts["kubelet"], Verdict::kOk);
 }
 
+TEST(DoctorChecks, PersistentCpuPressureWarnsAndSaysWhatTheSoftHomeDoes) {
+  DoctorInputs in = Healthy();
+  in.cpu_pressure = 0.05;
+  EXPECT_EQ(Find(in, "cpu_pressure").verdict, Verdict::kOk);
+  in.cpu_pressure = 0.76;
+  DoctorCheck check = Find(in, "cpu_pressure");
+  EXPECT_EQ(check.verdict, Verdict::kWarn);
+  EXPECT_THAT(check.detail,
+              HasSubstr("some task waited for a CPU 76% of the last 5 "
+                        "minutes: the CPUs are persistently saturated"));
+  EXPECT_THAT(check.fix, HasSubstr("placement.spill is on"));
+  in.spill_enabled = false;
+  EXPECT_THAT(Find(in, "cpu_pressure").fix,
+              HasSubstr("turn placement.spill on"));
+}
+
+TEST_F(DoctorReaderTest, ReadsCpuPressureAndTheSpillOfThePolicy) {
+  Write("/proc/pressure/cpu",
+        "some avg10=21.59 avg60=52.57 avg300=75.99 total=2324706120\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  Write("/policy.yaml", "placement:\n  spill:\n    enabled: false\n");
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  ASSERT_TRUE(in.cpu_pressure.has_value());
+  EXPECT_DOUBLE_EQ(*in.cpu_pressure, 0.7599);
+  EXPECT_FALSE(in.spill_enabled);
+}
+
 TEST_F(DoctorReaderTest, JournalUnderAFileIsNotWritable) {
   Write("/file", "x");
   paths_.journal_path = root_ + "/file/sub/journal";
