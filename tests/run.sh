@@ -23,6 +23,7 @@ run_start=$(date +%s)
 # The table, then what failed, are printed on any exit (a failed build's
 # too): a CI log may show only its last lines.
 finish() {
+  lab_finish
   echo "=== run.sh: timings"
   printf '%s\n' "${timings[@]}"
   printf '%-44s %6d s\n' "total" $(($(date +%s) - run_start))
@@ -37,9 +38,9 @@ timed "deps (deploy/deps.sh test lab)" ./deploy/deps.sh test lab
 timed "format (tests/check_format.sh)" ./tests/check_format.sh
 
 build=${LOCUS_BUILD_DIR:-build}
-# fault and lab: root, one test at a time (fault ~2 min, lab: QEMU guests);
-# fuzz: only in the sanitizer tree below.
-labels=(unit privileged fault lab fuzz)
+# fault and lab: root, one test at a time (fault ~2 min, lab: QEMU guests,
+# last: it runs beside the sanitizer tree); fuzz: only in the sanitizer tree.
+labels=(unit privileged fault fuzz lab)
 failed=0
 
 # ccache_line DIR: the compiler cache's hits and misses since the last zero,
@@ -71,39 +72,83 @@ lab_lines() {
     done
 }
 
+# run_label DIR LABEL: ctest for one label of DIR, its output also in
+# DIR/Testing/run-LABEL.log; records its time, and what failed.
+run_label() {
+  local dir=$1 label=$2 jobs=1 repeat=() log="$1/Testing/run-$2.log"
+  echo "=== ${dir}: ctest -L ${label}"
+  # Unit tests are independent; each fuzz target is one single-threaded process.
+  case "$label" in unit | fuzz) jobs=$(spare_cpus) ;; esac
+  # A lab guest is emulated (TCG) on a shared machine: a scenario that
+  # misses a tick-count or share bound once runs again in a fresh guest,
+  # and passes only if that run meets every bound (the first run's output
+  # stays in the log above it).
+  [ "$label" = lab ] && repeat=(--repeat until-pass:2)
+  mkdir -p "$dir/Testing"
+  if ! timed "${dir}: ctest -L ${label}" ctest_to "$log" --test-dir "$dir" \
+    -L "^${label}\$" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore; then
+    failed=1
+    summary+=("${dir} ${label}: $(cut -d: -f2 "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd' ')")
+  fi
+  [ "$label" = lab ] && mapfile -t -O "${#timings[@]}" timings < <(lab_lines "$log")
+  return 0
+}
+
+# The lab's guests run on one host thread each (single-threaded TCG), so on
+# a machine of two CPUs or more the lab runs beside what follows it (the
+# shape check and the sanitizer tree, which then take one CPU fewer)
+# instead of before it: lab_start DIR starts it, lab_finish waits for it and
+# shows its output, time and failures.
+lab_pid=
+lab_start() {
+  lab_dir=$1
+  (
+    timings=() summary=() failed=0
+    run_label "$lab_dir" lab >"$lab_dir/Testing/run-lab.out" 2>&1
+    printf '%s\n' "$failed" >"$lab_dir/Testing/run-lab.failed"
+    printf '%s\n' "${timings[@]}" >"$lab_dir/Testing/run-lab.timings"
+    printf '%s\n' "${summary[@]}" >"$lab_dir/Testing/run-lab.summary"
+  ) &
+  lab_pid=$!
+}
+lab_finish() {
+  [ -n "$lab_pid" ] || return 0
+  wait "$lab_pid" || true
+  lab_pid=
+  cat "$lab_dir/Testing/run-lab.out"
+  mapfile -t -O "${#timings[@]}" timings < <(grep . "$lab_dir/Testing/run-lab.timings")
+  mapfile -t -O "${#summary[@]}" summary < <(grep . "$lab_dir/Testing/run-lab.summary")
+  [ "$(cat "$lab_dir/Testing/run-lab.failed")" = 0 ] || failed=1
+}
+# The CPUs left to builds and tests while the lab runs beside them.
+spare_cpus() {
+  local n
+  n=$(nproc)
+  [ -n "$lab_pid" ] && [ "$n" -gt 1 ] && n=$((n - 1))
+  echo "$n"
+}
+
 # build_and_test DIR GENERATOR [CMAKE_ARG...]: configures and builds DIR, runs
-# each label of $run_labels there, and refuses tests that carry no label of
-# $labels (they would never run). The two trees use the two generators people
-# build with (Ninja, and Unix Makefiles as Debian's packaging does), so a rule
-# that works under one only fails here. A tree configured before keeps its own.
+# each label of $run_labels there (the lab beside what follows, see
+# lab_start), and refuses tests that carry no label of $labels (they would
+# never run). The two trees use the two generators people build with (Ninja,
+# and Unix Makefiles as Debian's packaging does), so a rule that works under
+# one only fails here. A tree configured before keeps its own.
 build_and_test() {
-  local dir=$1 generator=$2 label jobs pattern unlabeled repeat log
+  local dir=$1 generator=$2 label pattern unlabeled
   shift 2
   [ -f "$dir/CMakeCache.txt" ] && generator=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$dir/CMakeCache.txt")
   command -v ccache >/dev/null && ccache -z >/dev/null
   timed "${dir}: configure" cmake -S . -B "$dir" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" ||
     { summary+=("${dir}: configure"); exit 1; }
-  timed "${dir}: build" cmake --build "$dir" -j"$(nproc)" || { summary+=("${dir}: build"); exit 1; }
+  timed "${dir}: build" cmake --build "$dir" -j"$(spare_cpus)" || { summary+=("${dir}: build"); exit 1; }
   timings+=("$(ccache_line "$dir")")
   for label in "${run_labels[@]}"; do
-    echo "=== ${dir}: ctest -L ${label}"
-    jobs=1
-    repeat=()
-    # Unit tests are independent; each fuzz target is one single-threaded process.
-    case "$label" in unit | fuzz) jobs=$(nproc) ;; esac
-    # A lab guest is emulated (TCG) on a shared machine: a scenario that
-    # misses a tick-count or share bound once runs again in a fresh guest,
-    # and passes only if that run meets every bound (the first run's output
-    # stays in the log above it).
-    [ "$label" = lab ] && repeat=(--repeat until-pass:2)
-    log="$dir/Testing/run-${label}.log"
-    mkdir -p "$dir/Testing"
-    if ! timed "${dir}: ctest -L ${label}" ctest_to "$log" --test-dir "$dir" \
-      -L "^${label}\$" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore; then
-      failed=1
-      summary+=("${dir} ${label}: $(cut -d: -f2 "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd' ')")
+    if [ "$label" = lab ] && [ "$(nproc)" -gt 1 ]; then
+      lab_start "$dir"
+    else
+      run_label "$dir" "$label"
     fi
-    [ "$label" = lab ] && mapfile -t -O "${#timings[@]}" timings < <(lab_lines "$log")
   done
   pattern=$(IFS='|'; echo "^(${labels[*]})\$")
   unlabeled=$(ctest --test-dir "$dir" -N -LE "$pattern" | sed -n 's/^Total Tests: //p')
@@ -124,5 +169,6 @@ timed "check_shape (tests/check_shape.sh)" ./tests/check_shape.sh "$build" ||
 run_labels=(unit privileged fuzz)
 CC=clang CXX=clang++ UBSAN_OPTIONS=print_stacktrace=1 \
   build_and_test "${build}-asan" "Unix Makefiles" -DLOCUS_FUZZ=ON
+lab_finish
 
 exit $failed
