@@ -10,9 +10,16 @@
 #ifndef LOCUS_POLICY_EXPERIMENT_PLAN_H_
 #define LOCUS_POLICY_EXPERIMENT_PLAN_H_
 
+#include <cstdint>
 #include <string>
 
 namespace locus::experiment {
+
+// The longest experiment, pre-period or interval Locus runs: 30 days. Its
+// nanoseconds (2.6e15) fit an int64 with room to spare, and its intervals of
+// a second or more fit 32 bits; a request for longer is refused before any
+// arithmetic on it.
+inline constexpr int64_t kMaxExperimentSeconds = 30 * 24 * 3600;
 
 struct Noise {
   double detectable = 0;  // the last run's, a fraction (0.05 = 5 %)

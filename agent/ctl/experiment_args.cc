@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/ctl/ctl_args.h"
 #include "common/status_macros.h"
+#include "policy/experiment_plan.h"
 
 namespace locus {
 namespace {
@@ -90,11 +91,11 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& name,
                                                      const std::string& text) {
   absl::Duration d;
   if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration() ||
-      d == absl::InfiniteDuration()) {
+      d > absl::Seconds(experiment::kMaxExperimentSeconds)) {
     return absl::InvalidArgumentError(
         absl::StrCat(name,
-                     " wants a duration greater than 0 such as 90s, "
-                     "10m or 1h30m, not '",
+                     " wants a duration greater than 0 and at most 30 days "
+                     "(720h) such as 90s, 10m or 1h30m, not '",
                      text, "'"));
   }
   return d;

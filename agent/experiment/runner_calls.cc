@@ -23,6 +23,27 @@ absl::Duration Or(const google::protobuf::Duration& d, absl::Duration dflt) {
   return ns == 0 ? dflt : absl::Nanoseconds(ns);
 }
 
+// A request's duration as protobuf allows it (nanos under a second, of the
+// seconds' sign), not negative and at most experiment::kMaxExperimentSeconds:
+// checked before anything turns it into nanoseconds, which a larger one
+// overflows.
+absl::Status CheckRequestDuration(absl::string_view name,
+                                  const google::protobuf::Duration& d) {
+  if (d.seconds() < 0 || d.nanos() < 0 || d.nanos() >= 1'000'000'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be a duration of 0 or more, not ",
+                     d.seconds(), " s and ", d.nanos(), " ns"));
+  }
+  if (d.seconds() > experiment::kMaxExperimentSeconds ||
+      (d.seconds() == experiment::kMaxExperimentSeconds && d.nanos() > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " of ", d.seconds(),
+                     " s is longer than the longest Locus runs, 30 days (",
+                     experiment::kMaxExperimentSeconds, " s)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ExperimentRunner::ExperimentRunner(ExperimentOptions options,
@@ -84,6 +105,13 @@ absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
 
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
     const v1::StartExperimentRequest& request, Mode mode) {
+  for (const auto& [name, d] : {std::pair{"duration", &request.duration()},
+                                std::pair{"interval", &request.interval()},
+                                std::pair{"pre-period", &request.pre()}}) {
+    if (absl::Status checked = CheckRequestDuration(name, *d); !checked.ok()) {
+      return checked;
+    }
+  }
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
   const absl::Duration interval =

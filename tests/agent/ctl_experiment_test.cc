@@ -91,7 +91,9 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
 TEST(ExperimentArgs, DurationsAreStrict) {
   for (const char* flag : {"--duration", "--interval"}) {
     for (const char* bad :
-         {"30", "x", "-5m", "0s", "0", "inf", "", "10 s", "1fortnight"}) {
+         {"30", "x", "-5m", "0s", "0", "inf", "", "10 s", "1fortnight",
+          // Longer than 30 days: the agent would refuse it too.
+          "18446744174s", "4294967296s", "721h"}) {
       std::string arg = absl::StrCat(flag, "=", bad);
       auto inv = ParseCtlArgs({"experiment", "start", arg});
       ASSERT_FALSE(inv.ok()) << arg;

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "policy/experiment_plan.h"
 #include "tests/common/snapshot_builder.h"
 
 namespace locus::testing {
@@ -143,6 +144,39 @@ TEST(ExperimentRunnerTest, RefusesWhatCannotRun) {
   EXPECT_EQ(
       h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).status().code(),
       absl::StatusCode::kFailedPrecondition);  // twice
+}
+
+// Durations that overflowed nanoseconds or 32-bit interval counts (a 100 s
+// experiment from --duration=18446744174s, 0 intervals planned from
+// 4294967296s of 1 s) are refused before any arithmetic, as are negative
+// ones and those protobuf itself calls invalid.
+TEST(ExperimentRunnerTest, RefusesDurationsOutOfRange) {
+  Harness h;
+  h.Tick();
+  auto refused = [&](const v1::StartExperimentRequest& request) {
+    absl::StatusOr<v1::ExperimentReport> r =
+        h.runner.Start(request, v1::Policy::MODE_ENFORCE);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+        << request.ShortDebugString();
+    return std::string(r.status().message());
+  };
+  EXPECT_THAT(refused(Request(18446744174, 10)),
+              HasSubstr("duration of 18446744174 s is longer than the "
+                        "longest Locus runs, 30 days"));
+  EXPECT_THAT(refused(Request(4294967296, 1)), HasSubstr("30 days"));
+  EXPECT_THAT(refused(Request(60, 4294967296)), HasSubstr("interval of"));
+  EXPECT_THAT(refused(Request(-60, 10)), HasSubstr("0 or more"));
+  v1::StartExperimentRequest bad_nanos = Request(60, 10);
+  bad_nanos.mutable_duration()->set_nanos(1'000'000'000);
+  EXPECT_THAT(refused(bad_nanos), HasSubstr("0 or more"));
+  v1::StartExperimentRequest long_pre = Request(60, 10);
+  long_pre.mutable_pre()->set_seconds(experiment::kMaxExperimentSeconds + 1);
+  EXPECT_THAT(refused(long_pre), HasSubstr("pre-period of"));
+  // 30 days exactly is a plan, not an overflow.
+  EXPECT_TRUE(h.runner
+                  .Start(Request(experiment::kMaxExperimentSeconds, 10),
+                         v1::Policy::MODE_ENFORCE)
+                  .ok());
 }
 
 TEST(ExperimentRunnerTest, SplitsTheWorkersAndPutsTheControlArmBack) {
