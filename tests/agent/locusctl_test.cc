@@ -497,7 +497,8 @@ TEST_F(LocusctlTest, ExperimentBadDurationIsAUsageError) {
   ProcessResult r = Ctl({"experiment", "start", "--duration=30"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--duration wants a duration greater than 0 "
-                               "such as 90s, 10m or 1h30m, not '30'"));
+                               "and at most 30 days (720h) such as 90s, 10m "
+                               "or 1h30m, not '30'"));
   r = Ctl({"experiment", "start", "--interval=10sec"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--interval wants a duration"));
