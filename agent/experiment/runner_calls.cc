@@ -44,6 +44,17 @@ absl::Status CheckRequestDuration(absl::string_view name,
   return absl::OkStatus();
 }
 
+absl::Status CheckRequestDurations(const v1::StartExperimentRequest& request) {
+  for (const auto& [name, d] : {std::pair{"duration", &request.duration()},
+                                std::pair{"interval", &request.interval()},
+                                std::pair{"pre-period", &request.pre()}}) {
+    if (absl::Status checked = CheckRequestDuration(name, *d); !checked.ok()) {
+      return checked;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ExperimentRunner::ExperimentRunner(ExperimentOptions options,
@@ -105,12 +116,8 @@ absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
 
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
     const v1::StartExperimentRequest& request, Mode mode) {
-  for (const auto& [name, d] : {std::pair{"duration", &request.duration()},
-                                std::pair{"interval", &request.interval()},
-                                std::pair{"pre-period", &request.pre()}}) {
-    if (absl::Status checked = CheckRequestDuration(name, *d); !checked.ok()) {
-      return checked;
-    }
+  if (absl::Status checked = CheckRequestDurations(request); !checked.ok()) {
+    return checked;
   }
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
