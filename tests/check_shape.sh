@@ -33,7 +33,7 @@ filter="^$PWD/(agent|policy|common)/"
 # the settings, and the bytes of the file and of every project header it
 # includes (from a Ninja tree's deps log; without one nothing is kept), so
 # only files whose text or headers changed are parsed again.
-cache=${LOCUS_SHAPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/locus/check_shape}
+cache=${LOCUS_SHAPE_CACHE:-${XDG_CACHE_HOME:-${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache}/locus/check_shape}
 mkdir -p "$cache"
 salt="$(clang-tidy --version | tr -s ' \n' ' ')$config$filter"
 mapfile -t keyed < <(python3 - "$build" "$salt" "${sources[@]}" <<'PY'
