@@ -102,6 +102,7 @@ run_label() {
 lab_pid=
 lab_start() {
   lab_dir=$1
+  mkdir -p "$lab_dir/Testing"
   (
     timings=() summary=() failed=0
     run_label "$lab_dir" lab >"$lab_dir/Testing/run-lab.out" 2>&1

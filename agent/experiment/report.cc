@@ -112,11 +112,17 @@ void ReadLive(v1::ExperimentEstimate& out, bool live) {
 
 }  // namespace
 
-v1::ExperimentEstimate EstimateProto(const experiment::RatioEstimate& estimate,
-                                     const std::string& metric, bool live) {
+namespace {
+
+// What the two estimators' results have alike, their log ratio and its
+// standard error included.
+template <typename E>
+v1::ExperimentEstimate CommonProto(const E& estimate, const std::string& metric,
+                                   const char* estimator, double log_ratio,
+                                   double se) {
   v1::ExperimentEstimate out;
   out.set_metric(metric);
-  out.set_estimator("ratio of totals");
+  out.set_estimator(estimator);
   out.set_valid(estimate.valid);
   out.set_why_not(estimate.why_not);
   out.set_ratio(estimate.ratio);
@@ -125,8 +131,17 @@ v1::ExperimentEstimate EstimateProto(const experiment::RatioEstimate& estimate,
   out.set_significant(estimate.significant());
   out.set_detectable(estimate.detectable);
   out.set_df(estimate.df);
-  out.set_log_ratio(estimate.log_ratio);
-  out.set_se(estimate.se);
+  out.set_log_ratio(log_ratio);
+  out.set_se(se);
+  return out;
+}
+
+}  // namespace
+
+v1::ExperimentEstimate EstimateProto(const experiment::RatioEstimate& estimate,
+                                     const std::string& metric, bool live) {
+  v1::ExperimentEstimate out = CommonProto(estimate, metric, "ratio of totals",
+                                           estimate.log_ratio, estimate.se);
   out.set_adjusted(estimate.adjusted);
   out.set_variance_reduction(estimate.variance_reduction);
   ReadLive(out, live);
@@ -135,19 +150,9 @@ v1::ExperimentEstimate EstimateProto(const experiment::RatioEstimate& estimate,
 
 v1::ExperimentEstimate EstimateProto(const experiment::Estimate& estimate,
                                      const std::string& metric, bool live) {
-  v1::ExperimentEstimate out;
-  out.set_metric(metric);
-  out.set_estimator("equal-weight");
-  out.set_valid(estimate.valid);
-  out.set_why_not(estimate.why_not);
-  out.set_ratio(estimate.ratio);
-  out.set_low(estimate.low);
-  out.set_high(estimate.high);
-  out.set_significant(estimate.significant());
-  out.set_detectable(estimate.detectable);
-  out.set_df(estimate.df);
-  out.set_log_ratio(std::log(estimate.ratio));
-  out.set_se(estimate.se_log);
+  v1::ExperimentEstimate out =
+      CommonProto(estimate, metric, "equal-weight", std::log(estimate.ratio),
+                  estimate.se_log);
   ReadLive(out, live);
   return out;
 }
