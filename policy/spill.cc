@@ -127,7 +127,10 @@ std::string NarrowWhy(const SpillContext& sc, const Worker& w, int to,
 void KeepOrNarrow(SpillContext& sc, Worker& w, const EntityHistory& entry) {
   const Context& ctx = sc.ctx;
   const int to = ctx.NodeIndexOfId(entry.spill_node);
-  const std::string why = w.home < 0 ? "" : NarrowWhy(sc, w, to, entry);
+  // A held-down worker is left as it is, widened too: what holds it down
+  // was reverted, and it is not moved again before hold_down_s.
+  const std::string why =
+      w.home < 0 || w.held ? "" : NarrowWhy(sc, w, to, entry);
   if (why.empty()) {
     w.spill_node = to;
     ++sc.tally.spilled;
@@ -176,9 +179,14 @@ bool MayWiden(const SpillContext& sc, const Worker& w, int n) {
   const bool confined =
       w.pinned == n || (w.pinned_cpu >= 0 && ctx.NodeOfCpu(w.pinned_cpu) == n);
   if (!confined || w.wait_ns / sc.tick() < sc.spill.wait_above()) return false;
+  // Not within stability.dwell_s of its last move either (the pin home
+  // that confined it included), nor within spill.dwell_s of its last
+  // widening or narrowing.
   const EntityHistory* entry = ctx.history.Find({EntityKind::kTask, w.pid});
-  return entry == nullptr || entry->spill_changed_ns == 0 ||
-         sc.now() >= entry->spill_changed_ns + sc.dwell_ns;
+  return entry == nullptr ||
+         (sc.now() >= entry->last_move_ns + ctx.dwell_ns &&
+          (entry->spill_changed_ns == 0 ||
+           sc.now() >= entry->spill_changed_ns + sc.dwell_ns));
 }
 
 // A worker of node n was widened less than sustain_s ago: the node's

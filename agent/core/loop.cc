@@ -327,9 +327,15 @@ void Loop::Record(const Action& action, const Snapshot& snap,
       RecordApplied(history_, applied, snap.topology, snap.now_ns);
       // A widened soft home trades locality for CPU on purpose: judged on
       // locality it would always read worse and be reverted. It ends when
-      // its home is calm again (Decide narrows it), not by a verdict.
-      const auto* pin = std::get_if<PinThread>(&action.op);
-      if (pin == nullptr || !Widens(*pin)) verifier_.Watch(action, snap);
+      // its home is calm again (Decide narrows it), not by a verdict, and
+      // it ends any watch of the pin before it, which would judge the
+      // widening as that pin's harm.
+      if (const auto* pin = std::get_if<PinThread>(&action.op);
+          pin != nullptr && Widens(*pin)) {
+        verifier_.Forget(KeyOf(action));
+      } else {
+        verifier_.Watch(action, snap);
+      }
       break;
     }
     case Outcome::kUnchanged:

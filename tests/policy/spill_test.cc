@@ -58,6 +58,7 @@ class Loop {
   }
   v1::Policy& policy() { return policy_; }
   const History& history() const { return history_; }
+  History& mutable_history() { return history_; }
   uint64_t now() const { return now_; }
 
  private:
@@ -383,15 +384,64 @@ TEST(SpillPropertyTest, BoundedChangesAndOnlyUnderSustainedPressure) {
   EXPECT_GT(narrowings, 20);
 }
 
-TEST(SpillPropertyTest, NoiseAroundTheThresholdsNeverWidens) {
-  // Busy and wait each cross their thresholds every other tick, out of
-  // step: never both for sustain_s in a row.
+// The first tick (from 0) at which a worker is widened when node 0 is
+// saturated (busy and waiting) for `saturated` ticks in a row, then calm
+// for one, over and over; -1 when it never is.
+int FirstWidening(int saturated) {
   Loop loop;
   for (int t = 0; t < 300; ++t) {
-    const bool odd = t % 2 == 1;
-    Snapshot s = Host(odd ? 0.97 : 0.6, 0.2);
-    s.targets.push_back(Worker(s, 100, 0, odd ? 1 : 300));
-    EXPECT_TRUE(Pins(loop.Tick(s)).empty()) << "tick " << t;
+    const bool on = t % (saturated + 1) < saturated;
+    Snapshot s = Host(on ? 0.97 : 0.6, 0.2);
+    s.targets.push_back(Worker(s, 100, 0, on ? 300 : 1));
+    if (!Pins(loop.Tick(s)).empty()) return t;
+  }
+  return -1;
+}
+
+TEST(SpillPropertyTest, BurstsShorterThanSustainSNeverWiden) {
+  const int sustain =
+      static_cast<int>(DefaultPolicy().placement().spill().sustain_s());
+  // Saturated for sustain_s ticks at most, then a calm one: never.
+  EXPECT_EQ(FirstWidening(sustain), -1);
+  EXPECT_EQ(FirstWidening(1), -1);
+  // One tick longer is sustained pressure: widened as it ends.
+  EXPECT_EQ(FirstWidening(sustain + 1), sustain);
+}
+
+// A worker Locus pinned home is not widened within stability.dwell_s of
+// that pin, however saturated its home: the pin's watch would read the
+// widening as its harm.
+TEST(SpillTest, NotWidenedWithinTheDwellOfItsLastMove) {
+  Loop loop;
+  Snapshot s = Hogged();
+  PinThread home;
+  home.pid = home.tid = 100;
+  home.node = 0;
+  home.cpus = {0, 1};
+  RecordApplied(loop.mutable_history(), Action{home, "pinned home"}, s.topology,
+                loop.now());
+  const uint64_t pinned = loop.now();
+  const uint64_t dwell = DefaultPolicy().stability().dwell_s() * kSecond;
+  uint64_t widened = 0;
+  for (int t = 0; t < 60 && widened == 0; ++t) {
+    for (const PinThread& pin : Pins(loop.Tick(Hogged()))) {
+      if (pin.spill_node >= 0) widened = loop.now() - kSecond;
+    }
+  }
+  EXPECT_EQ(widened, pinned + dwell);
+}
+
+// A widened worker held down (one of its moves was reverted) stays as it
+// is, even once its home is calm and the dwell is over.
+TEST(SpillTest, AHeldWorkerIsNotNarrowed) {
+  Loop loop;
+  for (int t = 0; t < 4; ++t) loop.Tick(Hogged());
+  auto entry = loop.mutable_history().entities.find({EntityKind::kTask, 100});
+  ASSERT_NE(entry, loop.mutable_history().entities.end());
+  ASSERT_EQ(entry->second.spill_node, 1);
+  entry->second.held_until_ns = loop.now() + 3600 * kSecond;
+  for (int t = 0; t < 60; ++t) {
+    EXPECT_TRUE(Pins(loop.Tick(Calm())).empty()) << "tick " << t;
   }
 }
 
