@@ -235,6 +235,23 @@ struct Consumers {
   double weight_total = 0;
 };
 
+// pin_to cpu: a CPU of a node for one more worker, the one with the fewest
+// workers (those already on one CPU of their home counted), then the least
+// busy (placement.cc). Placement's pins home and the soft home's narrowing
+// take from one chooser each tick.
+class CpuChooser {
+ public:
+  CpuChooser(const Context& ctx, const std::vector<Worker>& workers);
+  // A CPU of `node` its cgroup allows `target`; -1 when it has none.
+  int Take(int node, const Target& target);
+
+ private:
+  double Busy(int cpu) const;
+
+  const Context& ctx_;
+  std::vector<int> load_;  // workers per CPU
+};
+
 // Pins that take a worker home (placement.cc).
 class PinCandidates {
  public:
@@ -244,7 +261,6 @@ class PinCandidates {
   void Add(const Worker& w, int wi);
 
  private:
-  class CpuChooser;
   const Context& ctx_;
   Candidates& out_;
   Tally& tally_;

@@ -300,42 +300,33 @@ void AssignHomes(const Context& ctx, std::vector<Worker>& workers, Plan& plan) {
 
 // pin_to cpu: workers already on one CPU of their home keep it; others get
 // the CPU with the fewest workers, then the least busy.
-class PinCandidates::CpuChooser {
- public:
-  CpuChooser(const Context& ctx, const std::vector<Worker>& workers)
-      : ctx_(ctx), load_(ctx.cpu_index.size(), 0) {
-    for (const Worker& w : workers) {
-      if (w.home >= 0 && w.pinned_cpu >= 0 &&
-          ctx.NodeOfCpu(w.pinned_cpu) == w.home) {
-        ++load_[w.pinned_cpu];
-      }
+CpuChooser::CpuChooser(const Context& ctx, const std::vector<Worker>& workers)
+    : ctx_(ctx), load_(ctx.cpu_index.size(), 0) {
+  for (const Worker& w : workers) {
+    if (w.home >= 0 && w.pinned_cpu >= 0 &&
+        ctx.NodeOfCpu(w.pinned_cpu) == w.home) {
+      ++load_[w.pinned_cpu];
     }
   }
+}
 
-  // A CPU of `node` its cgroup allows `target`, for one more worker; -1
-  // when it has none.
-  int Take(int node, const Target& target) {
-    int best = -1;
-    for (int cpu : CpusFor(ctx_, target, node)) {
-      if (best < 0 || load_[cpu] < load_[best] ||
-          (load_[cpu] == load_[best] && Busy(cpu) < Busy(best))) {
-        best = cpu;
-      }
+int CpuChooser::Take(int node, const Target& target) {
+  int best = -1;
+  for (int cpu : CpusFor(ctx_, target, node)) {
+    if (best < 0 || load_[cpu] < load_[best] ||
+        (load_[cpu] == load_[best] && Busy(cpu) < Busy(best))) {
+      best = cpu;
     }
-    if (best >= 0) ++load_[best];
-    return best;
   }
+  if (best >= 0) ++load_[best];
+  return best;
+}
 
- private:
-  double Busy(int cpu) const {
-    return cpu < static_cast<int>(ctx_.snapshot.cpus.size())
-               ? ctx_.snapshot.cpus[cpu].busy
-               : 0;
-  }
-
-  const Context& ctx_;
-  std::vector<int> load_;  // workers per CPU
-};
+double CpuChooser::Busy(int cpu) const {
+  return cpu < static_cast<int>(ctx_.snapshot.cpus.size())
+             ? ctx_.snapshot.cpus[cpu].busy
+             : 0;
+}
 
 PinCandidates::PinCandidates(const Context& ctx,
                              const std::vector<Worker>& workers,

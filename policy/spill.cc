@@ -47,6 +47,8 @@ struct SpillContext {
   uint64_t dwell_ns;
   Tally& tally;
   Plan& plan;
+  // pin_to cpu: the CPU each narrowed worker goes back to.
+  CpuChooser chooser;
 
   uint64_t now() const { return ctx.snapshot.now_ns; }
   double tick() const {
@@ -91,20 +93,14 @@ void AddWorkerPins(const SpillContext& sc, const Worker& w, int home,
   }
 }
 
-// Back home: the node's CPUs, or with pin_to cpu its least busy one.
-std::vector<int> HomeCpus(const Context& ctx, const Worker& w) {
-  std::vector<int> cpus = CpusFor(ctx, *w.target, w.home);
-  if (ctx.policy.placement().pin_to() != v1::Placement::PIN_TO_CPU ||
-      cpus.empty()) {
-    return cpus;
+// Back home: the node's CPUs, or with pin_to cpu the CPU the chooser gives
+// (the fewest workers, then the least busy).
+std::vector<int> HomeCpus(SpillContext& sc, const Worker& w) {
+  const Context& ctx = sc.ctx;
+  if (ctx.policy.placement().pin_to() == v1::Placement::PIN_TO_CPU) {
+    if (int cpu = sc.chooser.Take(w.home, *w.target); cpu >= 0) return {cpu};
   }
-  auto busy = [&](int cpu) {
-    return cpu < static_cast<int>(ctx.snapshot.cpus.size())
-               ? ctx.snapshot.cpus[cpu].busy
-               : 0;
-  };
-  return {*std::min_element(cpus.begin(), cpus.end(),
-                            [&](int a, int b) { return busy(a) < busy(b); })};
+  return CpusFor(ctx, *w.target, w.home);
 }
 
 // Why a widened worker goes back home now; empty: it stays widened.
@@ -136,7 +132,7 @@ void KeepOrNarrow(SpillContext& sc, Worker& w, const EntityHistory& entry) {
     ++sc.tally.spilled;
     return;
   }
-  const std::vector<int> cpus = HomeCpus(ctx, w);
+  const std::vector<int> cpus = HomeCpus(sc, w);
   const std::string reason = absl::StrCat(
       why, ": ", WorkerName(*w.target), " narrowed back to node ",
       ctx.Id(w.home), " cpus ", FormatCpuList(cpus), " after ",
@@ -281,7 +277,8 @@ void AddSpills(const Context& ctx, std::vector<Worker>& workers, Tally& tally,
                   .sustain_ns = uint64_t{spill.sustain_s()} * kNsPerSec,
                   .dwell_ns = uint64_t{spill.dwell_s()} * kNsPerSec,
                   .tally = tally,
-                  .plan = plan};
+                  .plan = plan,
+                  .chooser = CpuChooser(ctx, workers)};
   for (Worker& w : workers) {
     const EntityHistory* entry = ctx.history.Find({EntityKind::kTask, w.pid});
     if (entry != nullptr && entry->spill_node >= 0) KeepOrNarrow(sc, w, *entry);

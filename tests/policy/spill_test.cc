@@ -311,6 +311,45 @@ TEST(SpillTest, PinToCpuWidensAndNarrowsToOneCpu) {
   EXPECT_THAT(Pins(plan)[0].cpus, ElementsAre(1));
 }
 
+// Two widened workers narrowed back in one tick with pin_to cpu go to two
+// CPUs, as placement's pins home would (one chooser for both).
+TEST(SpillTest, WorkersNarrowedTogetherGetCpusOfTheirOwn) {
+  Loop loop;
+  loop.policy().mutable_placement()->set_pin_to(v1::Placement::PIN_TO_CPU);
+  Snapshot s = Host(0.3, 0.4);
+  for (int pid : {100, 101}) {
+    Target t = Worker(s, pid, 0, 1);
+    t.threads[0].allowed_cpus = {0, 1, 2, 3};
+    s.targets.push_back(t);
+    EntityHistory& e =
+        loop.mutable_history().entities[{EntityKind::kTask, pid}];
+    e.node = 0;
+    e.spill_node = 1;
+    e.last_move_ns = e.spill_changed_ns = loop.now() - 600 * kSecond;
+  }
+  // Two more on node 1, each on a CPU of its own: the spread keeps 100 and
+  // 101 homed on node 0.
+  for (int pid : {102, 103}) {
+    Target t = Worker(s, pid, 1, 1);
+    t.threads[0].allowed_cpus = {pid - 100};
+    s.targets.push_back(t);
+  }
+  Plan plan;
+  std::vector<PinThread> pins;
+  for (int t = 0; t < 5 && pins.empty(); ++t) {
+    plan = loop.Tick(s);
+    for (const PinThread& pin : Pins(plan)) {
+      if (pin.tid == 100 || pin.tid == 101) pins.push_back(pin);
+    }
+  }
+  ASSERT_EQ(pins.size(), 2u) << Reasons(plan);
+  ASSERT_EQ(pins[0].cpus.size(), 1u);
+  ASSERT_EQ(pins[1].cpus.size(), 1u);
+  EXPECT_NE(pins[0].cpus[0], pins[1].cpus[0]) << Reasons(plan);
+  EXPECT_LT(pins[0].cpus[0], 2);  // both on node 0
+  EXPECT_LT(pins[1].cpus[0], 2);
+}
+
 // Properties over random noisy load: node 0's busy and its worker's wait
 // swing around the thresholds, node 1's too.
 struct Change {
