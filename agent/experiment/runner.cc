@@ -66,6 +66,9 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
       EndPre(snapshot);
   }
   if (run_ != nullptr && snapshot.now_ns >= run_->end_ns) {
+    // The end's estimate is the final one, with the fixed interval, even
+    // when the clock reached the end before the last planned interval.
+    Estimate(/*live=*/false);
     End(v1::EXPERIMENT_STATE_DONE, "ran its whole duration");
   }
   ArmsThisTick arms;
@@ -218,6 +221,8 @@ void ExperimentRunner::Measure(const Snapshot& snapshot) {
 void ExperimentRunner::EndPre(const Snapshot& snapshot) {
   run_->in_pre = false;
   run_->next_ns = snapshot.now_ns + run_->interval_ns;
+  // The planned intervals start now: the end stays on their grid.
+  run_->end_ns = snapshot.now_ns + uint64_t{run_->planned} * run_->interval_ns;
   run_->notes.push_back(
       absl::StrCat("pre-period over after ", run_->pre_intervals,
                    " intervals: the treated arm is treated from now"));
@@ -226,23 +231,29 @@ void ExperimentRunner::EndPre(const Snapshot& snapshot) {
   TakeBaselines();
 }
 
-void ExperimentRunner::Assess() {
-  // Intervals counted after the burn-in, and whether this is the planned
-  // end: before it every interval shown is the one valid at any look.
-  const uint32_t counted =
-      run_->intervals > run_->burn_in ? run_->intervals - run_->burn_in : 0;
-  const bool live = run_->now_ns < run_->end_ns;
+experiment::RatioEstimate ExperimentRunner::Estimate(bool live) {
   // CUPED when there was a pre-period.
   const bool cuped = run_->pre_intervals > 0;
+  const std::vector<experiment::UnitTotals> work_totals = Totals(*run_, false);
   const experiment::RatioEstimate work =
-      experiment::EstimateTotals(Totals(*run_, false), 0.95, cuped);
+      experiment::EstimateTotals(work_totals, 0.95, cuped);
   run_->work = EstimateProto(work, "bytes_per_cpu_second", live);
-  run_->work_per_worker =
-      EstimateProto(experiment::EstimateRatio(Totals(*run_, false)),
-                    "bytes_per_cpu_second", live);
+  run_->work_per_worker = EstimateProto(experiment::EstimateRatio(work_totals),
+                                        "bytes_per_cpu_second", live);
   run_->connections = EstimateProto(
       experiment::EstimateTotals(Totals(*run_, true), 0.95, cuped),
       "connections_per_cpu_second", live);
+  return work;
+}
+
+void ExperimentRunner::Assess() {
+  // Intervals counted after the burn-in, and whether this is before the
+  // planned end (as the report's readers tell it: fewer intervals than
+  // planned): before it every interval shown is the one valid at any look.
+  const uint32_t counted =
+      run_->intervals > run_->burn_in ? run_->intervals - run_->burn_in : 0;
+  const bool live = run_->intervals < run_->planned;
+  const experiment::RatioEstimate work = Estimate(live);
   if (live && run_->conclusive_at == 0 && run_->work.significant())
     run_->conclusive_at = run_->intervals;
   if (counted < options_.guardrail_first_look || !work.valid ||

@@ -32,6 +32,7 @@
 #include "agent/core/ports.h"
 #include "agent/experiment/units.h"
 #include "agent/sensors/work_counter.h"
+#include "policy/experiment_ratio.h"
 
 namespace locus {
 
@@ -122,6 +123,10 @@ class ExperimentRunner : public ExperimentPort {
   void Measure(const Snapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EndPre(const Snapshot& snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After an interval: estimates and the guardrail's look.
+  // The estimates of the intervals so far into run_, with the confidence
+  // sequence as their interval when `live`; the primary one returned.
+  experiment::RatioEstimate Estimate(bool live)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Assess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void End(v1::ExperimentState state, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -341,6 +341,29 @@ TEST(ExperimentRunnerTest, StopDryRunAndPolicyReloadEndOrNoteIt) {
 // totals and counted; before the planned end the verdict is "running, not
 // conclusive", and a stop then is inconclusive, unless the interval valid
 // at any look excluded 0.
+// Whatever the grid (a duration that is no whole number of intervals), a
+// run that ends DONE reports the fixed interval, not the confidence
+// sequence shown before its end.
+TEST(ExperimentRunnerTest, TheEndReportsTheFixedInterval) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(95, 10), v1::Policy::MODE_ENFORCE).ok());
+  for (int i = 0; i < 120; ++i) {
+    h.Tick();
+    if (h.runner.Get()->state() == v1::EXPERIMENT_STATE_DONE) break;
+  }
+  absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
+  ASSERT_EQ(report->state(), v1::EXPERIMENT_STATE_DONE) << report->reason();
+  EXPECT_EQ(report->planned(), 9u);
+  const v1::ExperimentEstimate& work = report->work();
+  ASSERT_TRUE(work.valid()) << work.why_not();
+  // The sequence is wider than the fixed interval; the end shows the latter.
+  EXPECT_LT(work.sequence_low(), work.low());
+  EXPECT_GT(work.sequence_high(), work.high());
+  EXPECT_NEAR(std::log(work.high()) - work.log_ratio(),
+              work.log_ratio() - std::log(work.low()), 1e-9);
+}
+
 TEST(ExperimentRunnerTest, BurnInIsLeftOutAndAnEarlyStopIsInconclusive) {
   Harness h;
   h.Tick();
