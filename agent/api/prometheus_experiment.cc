@@ -110,7 +110,9 @@ void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
     experiments_ended_->Add({{"state", ExperimentStateWord(r.state())}})
         .Increment();
     last_ended_experiment_ = r.id();
-    ExportResult(r);
+    // What a fleet pools: treatment effects over their planned duration,
+    // not an A/A run nor one stopped early.
+    if (r.state() == v1::EXPERIMENT_STATE_DONE && !r.aa()) ExportResult(r);
   }
   if (!running) {
     ClearExperiment();

@@ -1,12 +1,11 @@
 #include "agent/ctl/experiment_pool.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/ctl/commands.h"
+#include "common/file_read.h"
 #include "common/printable.h"
 #include "google/protobuf/util/json_util.h"
 #include "policy/experiment_pool.h"
@@ -15,20 +14,20 @@ namespace locus {
 namespace {
 
 // A record larger than this is not one report (the agent's own cap).
-constexpr std::streamsize kMaxReportBytes = 16 << 20;
+constexpr size_t kMaxReportBytes = 16 << 20;
 
+// Another host's file: a regular file of bounded size (a FIFO or a device
+// is refused, never waited on). Messages name the path raw: the caller
+// escapes them.
 absl::StatusOr<v1::ExperimentReport> ReadReport(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::string text(kMaxReportBytes + 1, '\0');
-  in.read(text.data(), kMaxReportBytes + 1);
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > static_cast<size_t>(kMaxReportBytes))
-    return absl::InvalidArgumentError(absl::StrCat(path, ": too large"));
+  absl::StatusOr<std::string> text =
+      ReadRegularFile(path, {.max_bytes = kMaxReportBytes});
+  if (!text.ok()) return text.status();
   v1::ExperimentReport report;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
-  if (!google::protobuf::util::JsonStringToMessage(text, &report, options).ok())
+  if (!google::protobuf::util::JsonStringToMessage(*text, &report, options)
+           .ok())
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not an experiment report (JSON)"));
   return report;
@@ -46,8 +45,17 @@ std::string Change(double log_ratio, double low, double high) {
 absl::StatusOr<std::string> FormatPooled(
     const std::vector<std::pair<std::string, v1::ExperimentReport>>& reports) {
   std::vector<experiment::HostResult> hosts;
-  std::string rows;
+  std::string rows, left_out;
   for (const auto& [name, r] : reports) {
+    // Only treatment effects measured over their planned duration pool: an
+    // A/A run treated nothing, and a stopped one's interval is not the one
+    // it planned.
+    if (r.aa() || r.state() != v1::EXPERIMENT_STATE_DONE) {
+      absl::StrAppend(&left_out, "  ", Printable(name),
+                      r.aa() ? ": an A/A run (nothing was treated)\n"
+                             : ": it did not run its whole duration\n");
+      continue;
+    }
     const v1::ExperimentEstimate& w = r.work();
     if (!w.valid() || !(w.se() > 0)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -76,7 +84,7 @@ absl::StatusOr<std::string> FormatPooled(
                       "%.1f %%, spread of the hosts' estimates %.1f %%\n",
                       p.i2 * 100, p.q, p.hosts - 1, std::sqrt(p.tau2) * 100,
                       p.spread * 100),
-      "hosts:\n", rows);
+      "hosts:\n", rows, left_out.empty() ? "" : "left out:\n", left_out);
 }
 
 int RunExperimentPool(const std::vector<std::string>& files, std::ostream& out,

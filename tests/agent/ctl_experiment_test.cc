@@ -3,6 +3,8 @@
 // JSON, and the line watch and top show while one runs.
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -347,6 +349,33 @@ TEST(ExperimentPool, ThreeHostsReportsPoolFromFiles) {
                                  "error"));
   EXPECT_EQ(Locusctl({"experiment", "pool", dir + "/none.json"}).code,
             kExitFailed);
+
+  // An A/A run and a stopped one are no treatment effects: left out, named.
+  v1::ExperimentReport aa = SampleExperimentReport();
+  aa.set_aa(true);
+  v1::ExperimentReport stopped = SampleExperimentReport();
+  stopped.set_state(v1::EXPERIMENT_STATE_STOPPED);
+  for (auto [file, r] :
+       {std::pair{"/aa.json", &aa}, {"/stopped.json", &stopped}}) {
+    r->mutable_work()->set_se(0.01);
+    std::string text;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(*r, &text).ok());
+    std::ofstream(dir + file) << text;
+    args.push_back(dir + file);
+  }
+  run = Locusctl(args);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("pooled over 3 hosts"));
+  EXPECT_THAT(run.out, HasSubstr("aa.json: an A/A run (nothing was treated)"));
+  EXPECT_THAT(run.out,
+              HasSubstr("stopped.json: it did not run its whole duration"));
+  // A FIFO is refused at once, never waited on.
+  const std::string fifo = dir + "/pool.fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  run = Locusctl({"experiment", "pool", fifo, args[3]});
+  EXPECT_EQ(run.code, kExitFailed);
+  EXPECT_THAT(run.err, HasSubstr("not a regular file"));
 }
 
 TEST(FormatExperiment, JsonIsTheWholeReportOnOneLine) {

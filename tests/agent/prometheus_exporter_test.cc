@@ -444,6 +444,18 @@ TEST(PrometheusExporterTest, TheLastResultStaysByIdUntilTheNextStarts) {
   m.mutable_experiment()->set_id("exp-2");
   exporter.Observe(m, v1::AgentStatus());
   EXPECT_EQ(Collect(exporter).count(key + "se,}"), 0u);
+  // Neither an A/A run nor one stopped early is a result for the fleet.
+  for (bool aa : {true, false}) {
+    *m.mutable_experiment() = RunningExperiment(30);
+    m.mutable_experiment()->set_id(aa ? "exp-aa" : "exp-stopped");
+    m.mutable_experiment()->set_aa(aa);
+    m.mutable_experiment()->mutable_work()->set_se(0.01);
+    m.mutable_experiment()->set_state(aa ? v1::EXPERIMENT_STATE_DONE
+                                         : v1::EXPERIMENT_STATE_STOPPED);
+    exporter.Observe(m, v1::AgentStatus());
+    for (const auto& [k, v] : Collect(exporter))
+      EXPECT_FALSE(absl::StrContains(k, "locus_experiment_result")) << k;
+  }
 }
 
 }  // namespace
