@@ -50,6 +50,19 @@ absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text) {
   return stat;
 }
 
+absl::StatusOr<Schedstat> ParseSchedstat(absl::string_view text) {
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(text, absl::ByAnyChar(" \n"), absl::SkipEmpty());
+  Schedstat out;
+  if (fields.size() < 3 || !absl::SimpleAtoi(fields[0], &out.run_ns) ||
+      !absl::SimpleAtoi(fields[1], &out.wait_ns) ||
+      !absl::SimpleAtoi(fields[2], &out.slices)) {
+    return absl::InvalidArgumentError(
+        "not three counters (on-CPU ns, wait ns, timeslices)");
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(
     absl::string_view text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {

@@ -27,6 +27,15 @@ struct ProcStat {
 };
 absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text);
 
+// /proc/PID/task/TID/schedstat: "on-CPU ns, run-queue wait ns, timeslices"
+// (the experiment's CPU time, the soft home's run-queue wait).
+struct Schedstat {
+  uint64_t run_ns = 0;
+  uint64_t wait_ns = 0;
+  uint64_t slices = 0;
+};
+absl::StatusOr<Schedstat> ParseSchedstat(absl::string_view text);
+
 // Cpus_allowed_list from /proc/PID/status.
 absl::StatusOr<std::vector<int>> ParseStatusCpusAllowed(absl::string_view text);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/host/file_util.h"
+#include "agent/host/proc_parse.h"
 #include "common/file_read.h"
 
 namespace locus {
@@ -42,19 +43,6 @@ bool ParseCpuLine(absl::string_view line, CpuTimes* out) {
 }
 
 }  // namespace
-
-absl::StatusOr<Schedstat> ParseSchedstat(absl::string_view text) {
-  std::vector<absl::string_view> fields =
-      absl::StrSplit(text, absl::ByAnyChar(" \n"), absl::SkipEmpty());
-  Schedstat out;
-  if (fields.size() < 3 || !absl::SimpleAtoi(fields[0], &out.run_ns) ||
-      !absl::SimpleAtoi(fields[1], &out.wait_ns) ||
-      !absl::SimpleAtoi(fields[2], &out.slices)) {
-    return absl::InvalidArgumentError(
-        "not three counters (on-CPU ns, wait ns, timeslices)");
-  }
-  return out;
-}
 
 absl::StatusOr<std::vector<CpuTimes>> ParseProcStatCpus(
     absl::string_view text) {

@@ -26,14 +26,6 @@
 
 namespace locus {
 
-// /proc/PID/task/TID/schedstat: "on-CPU ns, run-queue wait ns, timeslices".
-struct Schedstat {
-  uint64_t run_ns = 0;
-  uint64_t wait_ns = 0;
-  uint64_t slices = 0;
-};
-absl::StatusOr<Schedstat> ParseSchedstat(absl::string_view text);
-
 // One "cpuN ..." line of /proc/stat, in USER_HZ ticks.
 struct CpuTimes {
   int cpu = -1;

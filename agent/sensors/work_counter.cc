@@ -50,16 +50,6 @@ uint64_t TicksToNs(uint64_t ticks) {
 
 }  // namespace
 
-absl::StatusOr<uint64_t> ParseSchedstatRunNs(absl::string_view text) {
-  std::vector<absl::string_view> fields =
-      absl::StrSplit(absl::StripAsciiWhitespace(text), ' ', absl::SkipEmpty());
-  uint64_t ns = 0;
-  if (fields.empty() || !absl::SimpleAtoi(fields[0], &ns)) {
-    return absl::InvalidArgumentError("no run time field (truncated?)");
-  }
-  return ns;
-}
-
 absl::StatusOr<uint64_t> ParseIoWchar(absl::string_view text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (!absl::ConsumePrefix(&line, "wchar:")) continue;
@@ -85,9 +75,9 @@ absl::StatusOr<ProcessCpu> ReadProcessCpu(absl::string_view procfs_root,
     absl::StatusOr<std::string> text = ReadTextFile(path);
     if (absl::IsNotFound(text.status())) continue;  // thread gone, or no file
     if (!text.ok()) return text.status();
-    absl::StatusOr<uint64_t> ns = ParseSchedstatRunNs(*text);
-    if (!ns.ok()) return Annotate(ns.status(), path);
-    out.cpu_ns += *ns;
+    absl::StatusOr<Schedstat> stat = ParseSchedstat(*text);
+    if (!stat.ok()) return Annotate(stat.status(), path);
+    out.cpu_ns += stat->run_ns;
     ++read;
   }
   if (read > 0) return out;

@@ -124,9 +124,6 @@ class WatchedProcesses {
   absl::flat_hash_map<int32_t, uint64_t> start_time_;
 };
 
-// Parsers, on one file's text.
-// First field of a schedstat file: on-CPU time in ns.
-absl::StatusOr<uint64_t> ParseSchedstatRunNs(absl::string_view text);
 // The "wchar:" line of an io file.
 absl::StatusOr<uint64_t> ParseIoWchar(absl::string_view text);
 

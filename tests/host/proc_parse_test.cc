@@ -75,6 +75,21 @@ TEST(StatusTest, ValuesOfOneKeyAndHexMasks) {
   EXPECT_EQ(*uid, 0u);
 }
 
+TEST(SchedstatTest, ParsesTheThreeCounters) {
+  auto stat = ParseSchedstat("5956542 12244576 3\n");
+  ASSERT_TRUE(stat.ok()) << stat.status();
+  EXPECT_EQ(stat->run_ns, 5956542u);
+  EXPECT_EQ(stat->wait_ns, 12244576u);
+  EXPECT_EQ(stat->slices, 3u);
+}
+
+TEST(SchedstatTest, TruncatedIsAnError) {
+  EXPECT_FALSE(ParseSchedstat("5956542 12244576").ok());
+  EXPECT_FALSE(ParseSchedstat("5956542 x 3").ok());
+  EXPECT_FALSE(ParseSchedstat("").ok());
+  EXPECT_FALSE(ParseSchedstat("-5 1 2\n").ok());
+}
+
 TEST(CmdlineTest, JoinsArguments) {
   EXPECT_EQ(ParseCmdline(std::string("nginx: worker process\0\0\0", 24)),
             "nginx: worker process");

@@ -10,20 +10,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-TEST(SchedstatTest, ParsesTheThreeCounters) {
-  auto stat = ParseSchedstat("5956542 12244576 3\n");
-  ASSERT_TRUE(stat.ok()) << stat.status();
-  EXPECT_EQ(stat->run_ns, 5956542u);
-  EXPECT_EQ(stat->wait_ns, 12244576u);
-  EXPECT_EQ(stat->slices, 3u);
-}
-
-TEST(SchedstatTest, TruncatedIsAnError) {
-  EXPECT_FALSE(ParseSchedstat("5956542 12244576").ok());
-  EXPECT_FALSE(ParseSchedstat("5956542 x 3").ok());
-  EXPECT_FALSE(ParseSchedstat("").ok());
-}
-
 TEST(ProcStatCpusTest, PerCpuLinesWithoutTheTotal) {
   auto cpus = ParseProcStatCpus(
       "cpu  300 0 100 600 10 0 0 0 0 0\n"

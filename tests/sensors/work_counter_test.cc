@@ -77,13 +77,6 @@ class WorkProcTest : public testing::Test {
   fs::path root_;
 };
 
-TEST(WorkParseTest, Schedstat) {
-  EXPECT_EQ(*ParseSchedstatRunNs("123456789 1000 42\n"), 123456789u);
-  EXPECT_FALSE(ParseSchedstatRunNs("").ok());
-  EXPECT_FALSE(ParseSchedstatRunNs("abc 1 2\n").ok());
-  EXPECT_FALSE(ParseSchedstatRunNs("-5 1 2\n").ok());
-}
-
 TEST(WorkParseTest, IoWchar) {
   EXPECT_EQ(*ParseIoWchar("rchar: 1\nwchar: 4096\nsyscr: 3\n"), 4096u);
   EXPECT_FALSE(ParseIoWchar("rchar: 1\n").ok());
