@@ -24,8 +24,10 @@ struct NodePressure {
   // Share of its CPUs' time the targets' threads ran there (runtime over
   // the tick); busy - ours is the load of everything else.
   double ours = 0;
-  // Run-queue wait over the tick, seconds per second: the most one target
-  // waited (its threads that last ran here), and all of them together.
+  // Run-queue wait over the tick, seconds per second, of the targets'
+  // threads that last ran here: the most one target waited (what
+  // wait_above is compared with), and all of them together (what the
+  // stream and Prometheus show per node).
   double wait = 0;
   double wait_total = 0;
   int cpus = 0;

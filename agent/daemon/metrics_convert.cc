@@ -10,6 +10,7 @@
 #include "agent/daemon/connection_metrics.h"
 #include "common/utf8.h"
 #include "google/protobuf/util/time_util.h"
+#include "policy/pressure.h"
 
 namespace locus {
 namespace {
@@ -124,24 +125,13 @@ double MeanBusyAll(const Snapshot& snapshot, const Node& node) {
   return node.cpus.empty() ? -1 : busy / node.cpus.size();
 }
 
-// The targets' threads that last ran on the node: their run-queue wait,
-// seconds per second.
-double RunqueueWait(const Snapshot& snapshot, const Node& node) {
-  uint64_t wait = 0;
-  for (const Target& target : snapshot.targets) {
-    for (const ThreadSample& thread : target.threads) {
-      if (NodeOfCpu(snapshot.topology, thread.cpu) == node.id) {
-        wait += thread.wait_ns;
-      }
-    }
-  }
-  return snapshot.tick_ns > 0 ? static_cast<double>(wait) / snapshot.tick_ns
-                              : 0;
-}
-
 void AddNodes(const Snapshot& snapshot, const std::vector<NodeFaults>& faults,
               v1::Metrics* metrics) {
   metrics->clear_nodes();
+  // The run-queue wait as the soft home measures it (the thresholds do not
+  // change it): of the targets' threads that last ran on each node.
+  const std::vector<NodePressure> pressure =
+      MeasurePressure(snapshot, v1::Spill());
   for (size_t n = 0; n < snapshot.topology.nodes.size(); ++n) {
     const Node& node = snapshot.topology.nodes[n];
     v1::NodeMetrics* out = metrics->add_nodes();
@@ -149,7 +139,7 @@ void AddNodes(const Snapshot& snapshot, const std::vector<NodeFaults>& faults,
     Assign(out->mutable_cpus(), node.cpus);
     out->set_cpu_busy(MeanBusy(snapshot, node));
     out->set_cpu_busy_all(MeanBusyAll(snapshot, node));
-    out->set_runqueue_wait_s(RunqueueWait(snapshot, node));
+    out->set_runqueue_wait_s(pressure[n].wait_total);
     out->set_faults_local(faults[n].local);
     out->set_faults_remote(faults[n].remote);
     uint64_t total = faults[n].local + faults[n].remote;
