@@ -11,7 +11,7 @@ Snapshot WithoutUnits(const Snapshot& snapshot,
   Snapshot out;
   out.now_ns = snapshot.now_ns;
   out.tick_ns = snapshot.tick_ns;
-  out.numa_balancing = snapshot.numa_balancing;
+  out.numa_balancing_mode = snapshot.numa_balancing_mode;
   out.topology = snapshot.topology;
   out.cpus = snapshot.cpus;
   out.refused_targets = snapshot.refused_targets;

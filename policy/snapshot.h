@@ -163,9 +163,8 @@ struct Snapshot {
   uint64_t now_ns =
       0;  // monotonic time of this snapshot (an input, not a clock)
   uint64_t tick_ns = 1'000'000'000;
-  bool numa_balancing = false;  // kernel.numa_balancing != 0
-  // Its value (0 off, 1 NUMA balancing, 2 memory tiering, 3 both), read
-  // once per tick for everyone who needs it; -1: unreadable.
+  // kernel.numa_balancing (0 off, 1 NUMA balancing, 2 memory tiering, 3
+  // both), read once per tick for everyone who needs it; -1: unreadable.
   int numa_balancing_mode = -1;
   Topology topology;
   std::vector<CpuSample> cpus;  // indexed by cpu

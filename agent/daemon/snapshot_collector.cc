@@ -90,7 +90,6 @@ void SnapshotCollector::RefreshOnce() {
   std::vector<std::string> errors;
   absl::Status status = model_->Refresh(&snapshot, &errors);
   snapshot.numa_balancing_mode = ReadNumaBalancingMode(options_.procfs_root);
-  snapshot.numa_balancing = snapshot.numa_balancing_mode > 0;
   if (status.ok()) {
     listeners_.Refresh(snapshot.targets, &errors);
     for (const ListenGroup& group : listeners_.groups()) {

@@ -23,7 +23,7 @@ inline Snapshot MakeHost(int nodes, int cpus_per_node) {
   Snapshot s;
   s.now_ns = 1000 * kSecond;
   s.tick_ns = kSecond;
-  s.numa_balancing = false;
+  s.numa_balancing_mode = 0;
   for (int n = 0; n < nodes; ++n) {
     Node node;
     node.id = n;

@@ -18,7 +18,7 @@ namespace locus::testing {
 inline Snapshot MisplacedWorker(uint64_t now_ns) {
   Snapshot s = MakeHost(2, 2);
   s.now_ns = now_ns;
-  s.numa_balancing = true;
+  s.numa_balancing_mode = 1;
   Target worker = MakeWorker(s, 100, /*run_node=*/0, /*pinned_node=*/-1,
                              /*mem_node=*/1, /*pages=*/50'000);
   worker.threads[0].runtime_ns = {500'000'000, 400'000'000};

@@ -225,7 +225,7 @@ std::vector<Scenario> Scenarios() {
   rows.push_back({"remote_faults_on_pages_autonuma_moved_home_still_count",
                   [] {
                     Snapshot s = Balanced(2, 4);
-                    s.numa_balancing = true;
+                    s.numa_balancing_mode = 1;
                     // Confined to node 1, its 100 MiB still on node 0; NUMA
                     // balancing moves a page per fault, so every fault was
                     // remote but counts on node 1's memory, where the page
