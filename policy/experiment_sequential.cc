@@ -205,20 +205,29 @@ std::vector<double> HarmBoundaries(const std::vector<double>& fractions,
   return bounds;
 }
 
-std::vector<double> PlannedHarmBounds(int planned, int first_look,
-                                      double alpha) {
-  std::vector<double> bounds(std::max(planned, 0), kNoBound);
+std::vector<HarmLook> PlannedHarmLooks(int planned, int first_look,
+                                       double alpha) {
   first_look = std::max(first_look, 1);
-  if (first_look > planned) return bounds;
+  if (first_look > planned) return {};
   // Every step-th interval, ending at the last.
   const int step = (planned - first_look) / kMaxLooks + 1;
   std::vector<int> at;
   for (int k = planned; k >= first_look; k -= step) at.insert(at.begin(), k);
   std::vector<double> fractions;
   for (int k : at) fractions.push_back(static_cast<double>(k) / planned);
-  const std::vector<double> looks = HarmBoundaries(fractions, alpha);
-  for (size_t i = 0; i < looks.size(); ++i) bounds[at[i] - 1] = looks[i];
-  return bounds;
+  const std::vector<double> z = HarmBoundaries(fractions, alpha);
+  std::vector<HarmLook> looks;
+  for (size_t i = 0; i < at.size() && i < z.size(); ++i) {
+    looks.push_back({at[i], z[i]});
+  }
+  return looks;
+}
+
+double HarmBoundAt(const std::vector<HarmLook>& looks, int counted) {
+  auto it = std::lower_bound(
+      looks.begin(), looks.end(), counted,
+      [](const HarmLook& look, int k) { return look.interval < k; });
+  return it != looks.end() && it->interval == counted ? it->z : kNoBound;
 }
 
 double CrossingProbability(const std::vector<double>& fractions,

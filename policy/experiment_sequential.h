@@ -39,27 +39,38 @@ double SpentAlpha(double alpha, double tau);
 std::vector<double> HarmBoundaries(const std::vector<double>& fractions,
                                    double alpha);
 
+inline constexpr double kNoBound = std::numeric_limits<double>::infinity();
+
 // At most this many looks: the recursion costs the looks times a grid as
 // fine as the step between them, and a day of 10 s intervals would take
 // seconds on the loop's thread; 200 looks spend the budget as well.
 inline constexpr int kMaxLooks = 200;
 
-// The guardrail's boundaries for an experiment of `planned` intervals that
-// looks after every interval from `first_look` on (every
+// One look of the guardrail: after `interval` counted intervals (from 1),
+// harm is declared below -z (kNoBound: the look spends too little to set
+// one).
+struct HarmLook {
+  int interval = 0;
+  double z = kNoBound;
+};
+
+// The guardrail's looks for an experiment of `planned` intervals that looks
+// after every interval from `first_look` on (every
 // ceil((planned - first_look + 1) / kMaxLooks)-th when there are more, the
-// last always), at information fraction (intervals counted) / planned: one
-// per interval 1..planned (index 0 is interval 1), kNoBound where it does
-// not look.
-std::vector<double> PlannedHarmBounds(int planned, int first_look,
-                                      double alpha);
+// last always), at information fraction (intervals counted) / planned: at
+// most kMaxLooks, in order, whatever the plan's length.
+std::vector<HarmLook> PlannedHarmLooks(int planned, int first_look,
+                                       double alpha);
+
+// The bound of the look after `counted` intervals; kNoBound when none looks
+// then.
+double HarmBoundAt(const std::vector<HarmLook>& looks, int counted);
 
 // The chance of crossing `bounds` (as above) at some look when the drift
 // of Z at information fraction 1 is `drift` (Z_k has mean drift *
 // sqrt(t_k)): alpha for drift 0 when the bounds came from HarmBoundaries.
 double CrossingProbability(const std::vector<double>& fractions,
                            const std::vector<double>& bounds, double drift);
-
-inline constexpr double kNoBound = std::numeric_limits<double>::infinity();
 
 // The mixing distribution's standard deviation on the log ratio: 0.05, the
 // size of effect in question (a few %). A confidence sequence is

@@ -158,7 +158,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   run->burn_in = pending.request.has_burn_in() ? pending.request.burn_in()
                                                : kDefaultBurnIn;
   // Start refused a plan without two intervals after the burn-in.
-  run->harm_bounds = experiment::PlannedHarmBounds(
+  run->harm_looks = experiment::PlannedHarmLooks(
       static_cast<int>(run->planned - std::min(run->planned, run->burn_in)),
       static_cast<int>(options_.guardrail_first_look),
       options_.guardrail_alpha);
@@ -257,11 +257,11 @@ void ExperimentRunner::Assess() {
   if (live && run_->conclusive_at == 0 && run_->work.significant())
     run_->conclusive_at = run_->intervals;
   if (counted < options_.guardrail_first_look || !work.valid ||
-      run_->harm_bounds.empty())
+      run_->harm_looks.empty())
     return;
-  const double bound =
-      run_->harm_bounds[std::min<size_t>(counted, run_->harm_bounds.size()) -
-                        1];
+  const double bound = experiment::HarmBoundAt(
+      run_->harm_looks,
+      std::min<int>(counted, run_->harm_looks.back().interval));
   const experiment::GuardrailLook look =
       experiment::LookForHarm(work.log_ratio, work.se, work.df, bound);
   run_->guardrail_p = look.p;

@@ -15,6 +15,7 @@
 #include "agent/sensors/work_counter.h"
 #include "locus/v1/agent.pb.h"
 #include "policy/experiment_assign.h"
+#include "policy/experiment_sequential.h"
 #include "policy/experiment_stats.h"
 #include "policy/snapshot.h"
 
@@ -83,9 +84,9 @@ struct RunningExperiment {
   v1::ExperimentEstimate work;             // the ratio of totals
   v1::ExperimentEstimate work_per_worker;  // equal-weight, secondary
   v1::ExperimentEstimate connections;
-  // The guardrail's boundaries in z, one per interval counted after the
-  // burn-in (experiment_sequential.h), and its last look.
-  std::vector<double> harm_bounds;
+  // The guardrail's looks (at most kMaxLooks, by intervals counted after
+  // the burn-in: experiment_sequential.h), and its last look.
+  std::vector<experiment::HarmLook> harm_looks;
   double guardrail_p = 1;
   double guardrail_bound = 0;
   double guardrail_z = 0;

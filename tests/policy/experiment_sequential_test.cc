@@ -28,14 +28,15 @@ TEST(ExperimentSequentialTest, MatchesPublishedObrienFlemingBoundaries) {
 // boundaries spend the whole budget (a union bound would spend a
 // twentieth), fall towards the end, and end near 2.4 instead of 3.5.
 TEST(ExperimentSequentialTest, TheGuardrailSpendsItsWholeBudget) {
-  const std::vector<double> bounds = PlannedHarmBounds(180, 3, 0.01);
-  ASSERT_EQ(bounds.size(), 180u);
-  EXPECT_TRUE(std::isinf(bounds[0]));
-  EXPECT_TRUE(std::isinf(bounds[1]));
+  const std::vector<HarmLook> planned = PlannedHarmLooks(180, 3, 0.01);
+  ASSERT_EQ(planned.size(), 178u);
+  EXPECT_TRUE(std::isinf(HarmBoundAt(planned, 1)));
+  EXPECT_TRUE(std::isinf(HarmBoundAt(planned, 2)));
   std::vector<double> fractions, looks;
   for (int k = 3; k <= 180; ++k) {
     fractions.push_back(k / 180.0);
-    looks.push_back(bounds[k - 1]);
+    looks.push_back(HarmBoundAt(planned, k));
+    EXPECT_EQ(planned[k - 3].interval, k);
   }
   EXPECT_NEAR(CrossingProbability(fractions, looks, 0), 0.01, 2e-4);
   for (size_t k = 60; k < looks.size(); ++k) EXPECT_LT(looks[k], looks[k - 1]);
@@ -48,16 +49,15 @@ TEST(ExperimentSequentialTest, TheGuardrailSpendsItsWholeBudget) {
 // A day of 10 s intervals looks at most 200 times, every 44th interval, the
 // last among them (the first ~20 of those spend too little to set a bound).
 TEST(ExperimentSequentialTest, ALongPlanLooksAtMostTwoHundredTimes) {
-  const std::vector<double> bounds = PlannedHarmBounds(8640, 3, 0.01);
-  ASSERT_EQ(bounds.size(), 8640u);
+  const std::vector<HarmLook> planned = PlannedHarmLooks(8640, 3, 0.01);
+  ASSERT_LE(planned.size(), static_cast<size_t>(kMaxLooks));
   int looks = 0;
-  for (double b : bounds) looks += !std::isinf(b);
-  EXPECT_LE(looks, kMaxLooks);
+  for (const HarmLook& look : planned) looks += !std::isinf(look.z);
   EXPECT_GE(looks, 150);
-  EXPECT_FALSE(std::isinf(bounds.back()));
-  EXPECT_TRUE(std::isinf(bounds[bounds.size() - 2]));
-  EXPECT_GT(bounds.back(), 2.2);
-  EXPECT_LT(bounds.back(), 2.6);
+  EXPECT_EQ(planned.back().interval, 8640);
+  EXPECT_TRUE(std::isinf(HarmBoundAt(planned, 8639)));
+  EXPECT_GT(HarmBoundAt(planned, 8640), 2.2);
+  EXPECT_LT(HarmBoundAt(planned, 8640), 2.6);
 }
 
 // A look: the t statistic's one-sided p against the nominal p of the

@@ -74,14 +74,15 @@ SimResult Simulate(const NoiseModel& noise, const SimOptions& o,
       if (!pre) ++totals[w].intervals;
     }
     if (t < o.first_look || t >= o.intervals) continue;
-    if (!o.live && o.harm_bounds == nullptr) continue;
+    if (!o.live && o.harm_looks == nullptr) continue;
     const RatioEstimate e = EstimateTotals(totals, 0.95, o.cuped);
     if (!e.valid) continue;
     if (o.live && !result.crossed)
       result.crossed =
           ConfidenceSequence(e.log_ratio, e.se, e.df).excludes_one();
-    if (o.harm_bounds != nullptr &&
-        LookForHarm(e.log_ratio, e.se, e.df, (*o.harm_bounds)[t - 1]).stop) {
+    if (o.harm_looks != nullptr &&
+        LookForHarm(e.log_ratio, e.se, e.df, HarmBoundAt(*o.harm_looks, t))
+            .stop) {
       result.stopped = true;
       result.stopped_at = t;
       break;
@@ -90,9 +91,9 @@ SimResult Simulate(const NoiseModel& noise, const SimOptions& o,
   result.estimate = EstimateTotals(totals, 0.95, o.cuped);
   result.secondary = EstimateRatio(totals);
   // The guardrail's last look is at the end.
-  if (!result.stopped && o.harm_bounds != nullptr && result.estimate.valid &&
+  if (!result.stopped && o.harm_looks != nullptr && result.estimate.valid &&
       LookForHarm(result.estimate.log_ratio, result.estimate.se,
-                  result.estimate.df, o.harm_bounds->back())
+                  result.estimate.df, HarmBoundAt(*o.harm_looks, o.intervals))
           .stop) {
     result.stopped = true;
     result.stopped_at = o.intervals;

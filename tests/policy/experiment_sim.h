@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "policy/experiment_ratio.h"
+#include "policy/experiment_sequential.h"
 #include "policy/experiment_stats.h"
 
 namespace locus::experiment {
@@ -49,10 +50,10 @@ struct SimOptions {
   int pre_intervals = 0;  // a pre-period before the arms differ
   bool cuped = false;     // adjust with it
   // Looks from this interval on, at every interval: the guardrail when
-  // `harm_bounds` (PlannedHarmBounds) is given, the confidence sequence
+  // `harm_looks` (PlannedHarmLooks) is given, the confidence sequence
   // when `live`.
   int first_look = 3;
-  const std::vector<double>* harm_bounds = nullptr;
+  const std::vector<HarmLook>* harm_looks = nullptr;
   bool live = false;
 };
 

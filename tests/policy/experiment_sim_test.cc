@@ -17,10 +17,10 @@ namespace {
 
 constexpr int kIntervals = 180;  // 30 minutes of 10 s: the default
 
-const std::vector<double>& Guardrail() {
-  static const std::vector<double> bounds =
-      PlannedHarmBounds(kIntervals, 3, 0.01);
-  return bounds;
+const std::vector<HarmLook>& Guardrail() {
+  static const std::vector<HarmLook> looks =
+      PlannedHarmLooks(kIntervals, 3, 0.01);
+  return looks;
 }
 
 // Significant at some look: the confidence sequence excluded 1 before the
@@ -50,7 +50,7 @@ TEST(ExperimentSimTest, AnAaRunReadAtEveryIntervalIsRarelySignificant) {
 TEST(ExperimentSimTest, TheGuardrailStopsAnAaRunInAboutItsOnePercent) {
   constexpr int kRuns = 2000;
   SimOptions o;
-  o.harm_bounds = &Guardrail();
+  o.harm_looks = &Guardrail();
   int stopped = 0;
   for (int i = 0; i < kRuns; ++i)
     stopped += Simulate(kHostNoise, o, 3000 + i).stopped;
@@ -69,7 +69,7 @@ TEST(ExperimentSimTest, TheGuardrailStopsRealHarm) {
   NoiseModel kept = kHostNoise;
   kept.lost = 0;
   SimOptions o;
-  o.harm_bounds = &Guardrail();
+  o.harm_looks = &Guardrail();
   int three = 0, three_kept = 0, ten = 0;
   for (int i = 0; i < kRuns; ++i) {
     o.effect = -0.03;
