@@ -155,8 +155,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   run->pre_end_ns = snapshot.now_ns + pre_ns;
   run->end_ns = snapshot.now_ns + pre_ns + duration_ns;
   run->planned = static_cast<uint32_t>(duration_ns / run->interval_ns);
-  run->burn_in = pending.request.has_burn_in() ? pending.request.burn_in()
-                                               : kDefaultBurnIn;
+  run->burn_in = pending.request.burn_in();  // Start set its default
   // Start refused a plan without two intervals after the burn-in.
   run->harm_looks = experiment::PlannedHarmLooks(
       static_cast<int>(run->planned - std::min(run->planned, run->burn_in)),

@@ -1,5 +1,6 @@
 // The runner's calls from outside the loop: the record at start, and the
 // RPCs (start, status, stop) and the daemon's exit.
+#include <cmath>
 #include <random>
 #include <utility>
 
@@ -115,17 +116,20 @@ absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
 }  // namespace
 
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
-    const v1::StartExperimentRequest& request, Mode mode) {
-  if (absl::Status checked = CheckRequestDurations(request); !checked.ok()) {
+    const v1::StartExperimentRequest& asked, Mode mode) {
+  if (absl::Status checked = CheckRequestDurations(asked); !checked.ok()) {
     return checked;
   }
+  // The burn-in's default, once: the plan, the record and the run read it
+  // from the request from here on.
+  v1::StartExperimentRequest request = asked;
+  if (!request.has_burn_in()) request.set_burn_in(kDefaultBurnIn);
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
   const absl::Duration interval =
       Or(request.interval(), options_.default_interval);
-  if (absl::Status plan =
-          CheckPlan(duration, interval, options_.min_interval,
-                    request.has_burn_in() ? request.burn_in() : kDefaultBurnIn);
+  if (absl::Status plan = CheckPlan(duration, interval, options_.min_interval,
+                                    request.burn_in());
       !plan.ok())
     return plan;
   if (mode == v1::Policy::MODE_DRY_RUN) {
@@ -181,21 +185,35 @@ absl::StatusOr<ExperimentRunner::Sized> ExperimentRunner::Preregister(
     const v1::StartExperimentRequest& request, absl::Duration duration,
     absl::Duration interval) const {
   if (!(request.min_effect() > 0)) return Sized{duration, 0};
-  const int burn_in = static_cast<int>(request.has_burn_in() ? request.burn_in()
-                                                             : kDefaultBurnIn);
+  const int burn_in = static_cast<int>(request.burn_in());
   experiment::Noise noise;
   if (last_.has_value() && last_->work().valid()) {
-    noise.detectable = last_->work().detectable();
-    noise.intervals = static_cast<int>(last_->intervals()) -
-                      static_cast<int>(last_->burn_in());
+    const v1::ExperimentEstimate& work = last_->work();
+    noise.detectable = work.detectable();
+    // A pre-period narrowed the last run's interval; this one has none.
+    if (work.adjusted() &&
+        TimeUtil::DurationToNanoseconds(request.pre()) == 0 &&
+        work.variance_reduction() < 1) {
+      noise.detectable /= std::sqrt(1 - work.variance_reduction());
+    }
+    // Its intervals in this run's length: what it counted is time.
+    const double counted = static_cast<double>(last_->intervals()) -
+                           static_cast<double>(last_->burn_in());
+    const absl::Duration last_interval =
+        absl::Nanoseconds(TimeUtil::DurationToNanoseconds(last_->interval()));
+    noise.intervals =
+        last_interval > absl::ZeroDuration()
+            ? static_cast<int>(counted *
+                               absl::FDivDuration(last_interval, interval))
+            : static_cast<int>(counted);
     noise.workers = static_cast<int>(last_->treated() + last_->control());
   }
   // A duration given is checked; none is sized.
+  absl::Duration unused;
   const int asked =
       request.has_duration() && (request.duration().seconds() > 0 ||
                                  request.duration().nanos() > 0)
-          ? static_cast<int>(
-                absl::IDivDuration(duration, interval, &duration)) -
+          ? static_cast<int>(absl::IDivDuration(duration, interval, &unused)) -
                 burn_in
           : 0;
   const experiment::Plan plan = experiment::SizeExperiment(

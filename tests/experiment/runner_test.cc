@@ -489,6 +489,27 @@ TEST(ExperimentRunnerTest, AMinimumEffectSizesTheDurationFromTheLastRun) {
   EXPECT_EQ(report->duration().seconds(), 40);
 }
 
+// The last run's noise is of its time, not its count of intervals: at
+// twice the interval, the same effect needs half the intervals.
+TEST(ExperimentRunnerTest, AMinimumEffectIsSizedInTimeWhateverTheInterval) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(
+      h.runner.Start(Request(60, 10, /*aa=*/true), v1::Policy::MODE_ENFORCE)
+          .ok());
+  for (int i = 0; i < 70; ++i) h.Tick();
+  const absl::StatusOr<v1::ExperimentReport> aa = h.runner.Get();
+  ASSERT_EQ(aa->intervals() - aa->burn_in(), 4u);
+  v1::StartExperimentRequest request;
+  request.set_seed(42);
+  // What the A/A's 40 counted seconds resolved: 2 intervals of 20 s.
+  request.set_min_effect(aa->work().detectable() * 1.001);
+  *request.mutable_interval() = TimeUtil::SecondsToDuration(20);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  EXPECT_EQ(h.runner.Get()->duration().seconds(), (2 + 2) * 20);
+}
+
 TEST(ExperimentRunnerTest, TheRecordTellsACrashFromAStop) {
   const std::string dir = ::testing::TempDir() + "/runner_record";
   std::filesystem::remove_all(dir);
