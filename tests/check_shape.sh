@@ -35,7 +35,9 @@ filter="^$PWD/(agent|policy|common)/"
 # only files whose text or headers changed are parsed again.
 cache=${LOCUS_SHAPE_CACHE:-${XDG_CACHE_HOME:-${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache}/locus/check_shape}
 mkdir -p "$cache"
-salt="$(clang-tidy --version | tr -s ' \n' ' ')$config$filter"
+# Nothing of the checkout's own path goes into the key: a clone elsewhere
+# (CI's) hits what an earlier one kept.
+salt="$(clang-tidy --version | tr -s ' \n' ' ')$config${filter#^"$PWD"}"
 mapfile -t keyed < <(python3 - "$build" "$salt" "${sources[@]}" <<'PY'
 import hashlib, os, subprocess, sys
 build, salt, *sources = sys.argv[1:]

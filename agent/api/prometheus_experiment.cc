@@ -98,23 +98,27 @@ void PrometheusExporter::ExportResult(const v1::ExperimentReport& r) {
   }
 }
 
+void PrometheusExporter::CountEnded(const v1::ExperimentReport& r) {
+  // The tick it ends carries its final state: counted once per experiment.
+  if (r.state() == v1::EXPERIMENT_STATE_UNSPECIFIED ||
+      r.id() == last_ended_experiment_) {
+    return;
+  }
+  experiments_ended_->Add({{"state", ExperimentStateWord(r.state())}})
+      .Increment();
+  last_ended_experiment_ = r.id();
+  // What a fleet pools: treatment effects over their planned duration,
+  // not an A/A run nor one stopped early.
+  if (r.state() == v1::EXPERIMENT_STATE_DONE && !r.aa()) ExportResult(r);
+}
+
 void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
   const v1::ExperimentReport& r = metrics.experiment();
   const bool running =
       metrics.has_experiment() && r.state() == v1::EXPERIMENT_STATE_RUNNING;
   experiment_running_->Add({}).Set(running ? 1 : 0);
-  // The tick it ends carries its final state: counted once per experiment.
-  if (metrics.has_experiment() && !running &&
-      r.state() != v1::EXPERIMENT_STATE_UNSPECIFIED &&
-      r.id() != last_ended_experiment_) {
-    experiments_ended_->Add({{"state", ExperimentStateWord(r.state())}})
-        .Increment();
-    last_ended_experiment_ = r.id();
-    // What a fleet pools: treatment effects over their planned duration,
-    // not an A/A run nor one stopped early.
-    if (r.state() == v1::EXPERIMENT_STATE_DONE && !r.aa()) ExportResult(r);
-  }
   if (!running) {
+    if (metrics.has_experiment()) CountEnded(r);
     ClearExperiment();
     return;
   }

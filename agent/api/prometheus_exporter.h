@@ -76,6 +76,7 @@ class PrometheusExporter {
   void RegisterExperiment();
   void ObserveExperiment(const v1::Metrics& metrics);
   void ClearExperiment();
+  void CountEnded(const v1::ExperimentReport& r);
   void ExportResult(const v1::ExperimentReport& r);
   void ClearResult();
   // prometheus_neighbours.cc: irqbalance and numad (Metrics.neighbours).

@@ -316,20 +316,17 @@ void Loop::Record(const Action& action, const Snapshot& snap,
   switch (result.outcome) {
     case Outcome::kApplied: {
       // The node the move left is the one the actuator found: the host
-      // model is refreshed on its own thread, and an IRQ someone else
-      // moved since (irqbalance) would otherwise be recorded as taken
-      // from where it was before, and its hold-down would guard the
-      // wrong node.
+      // model is refreshed on its own thread, and an IRQ someone else moved
+      // since (irqbalance) would be recorded as taken from where it was
+      // before, its hold-down guarding the wrong node.
       Action applied = action;
       if (!result.cpus_before.empty()) {
         applied.from_node = FromNodeOf(snap.topology, result.cpus_before);
       }
       RecordApplied(history_, applied, snap.topology, snap.now_ns);
-      // A widened soft home trades locality for CPU on purpose: judged on
-      // locality it would always read worse and be reverted. It ends when
-      // its home is calm again (Decide narrows it), not by a verdict, and
-      // it ends any watch of the pin before it, which would judge the
-      // widening as that pin's harm.
+      // A widened soft home trades locality for CPU on purpose (judged on
+      // locality it would be reverted; Decide narrows it when its home is
+      // calm) and ends the watch of the pin before it, not that pin's harm.
       if (const auto* pin = std::get_if<PinThread>(&action.op);
           pin != nullptr && Widens(*pin)) {
         verifier_.Forget(KeyOf(action));

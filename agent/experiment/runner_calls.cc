@@ -113,6 +113,21 @@ absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
   return absl::OkStatus();
 }
 
+// What Start answers before the arms are drawn.
+v1::ExperimentReport Starting(const v1::StartExperimentRequest& request,
+                              uint64_t seed) {
+  v1::ExperimentReport report;
+  report.set_state(v1::EXPERIMENT_STATE_RUNNING);
+  report.set_aa(request.aa());
+  report.set_seed(seed);
+  *report.mutable_duration() = request.duration();
+  *report.mutable_interval() = request.interval();
+  report.set_reason(request.reason());
+  *report.mutable_pre() = request.pre();
+  report.set_verdict("starting: the arms are drawn at the next tick");
+  return report;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
@@ -162,15 +177,7 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
   // a few hundred bytes of them (a request may carry 64 KiB).
   pending.request.set_reason(Clip(request.reason()));
   pending.seed = request.seed() != 0 ? request.seed() : std::random_device{}();
-  v1::ExperimentReport report;
-  report.set_state(v1::EXPERIMENT_STATE_RUNNING);
-  report.set_aa(request.aa());
-  report.set_seed(pending.seed);
-  *report.mutable_duration() = pending.request.duration();
-  *report.mutable_interval() = pending.request.interval();
-  report.set_reason(pending.request.reason());
-  *report.mutable_pre() = pending.request.pre();
-  report.set_verdict("starting: the arms are drawn at the next tick");
+  v1::ExperimentReport report = Starting(pending.request, pending.seed);
   pending_ = std::move(pending);
   AwaitTick();
   if (run_ != nullptr) return Report(true);

@@ -138,7 +138,7 @@ def check_locusctl(command, daemon):
         want = {"start": ("dry run", "needs at least 4 workers"),
                 "status": ("no experiment",),
                 "stop": ("no experiment",),
-                "pool": ("cannot open",)}.get(args[1] if len(args) > 1 else "")
+                "pool": ("No such file or directory",)}.get(args[1] if len(args) > 1 else "")
         if (want is None or r.returncode == 0 or
                 not any(w in r.stderr for w in want)):
             fail(command, f"exit {r.returncode}, want an error saying "
