@@ -38,9 +38,10 @@ timed "deps (deploy/deps.sh test lab)" ./deploy/deps.sh test lab
 timed "format (tests/check_format.sh)" ./tests/check_format.sh
 
 build=${LOCUS_BUILD_DIR:-build}
-# fault and lab: root, one test at a time (fault ~2 min, lab: QEMU guests,
-# last: it runs beside the sanitizer tree); fuzz: only in the sanitizer tree.
-labels=(unit privileged fault fuzz lab)
+# fault and lab: root, one test at a time (fault ~2 min, lab: QEMU guests);
+# the lab first: it is the longest and runs beside everything after it (see
+# lab_start). fuzz: only in the sanitizer tree.
+labels=(lab unit privileged fault fuzz)
 failed=0
 
 # ccache_line DIR: the compiler cache's hits and misses since the last zero,
@@ -88,7 +89,9 @@ run_label() {
   if ! timed "${dir}: ctest -L ${label}" ctest_to "$log" --test-dir "$dir" \
     -L "^${label}\$" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore; then
     failed=1
-    summary+=("${dir} ${label}: $(cut -d: -f2 "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd' ')")
+    # From this run's own output: the lab's ctest runs beside another in the
+    # same tree, and both would write Testing/Temporary/LastTestsFailed.log.
+    summary+=("${dir} ${label}: $(sed -nE 's/^\s*[0-9]+ - (.*) \([^)]*\)$/\1/p' "$log" | paste -sd' ')")
   fi
   [ "$label" = lab ] && mapfile -t -O "${#timings[@]}" timings < <(lab_lines "$log")
   return 0

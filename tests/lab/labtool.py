@@ -266,8 +266,11 @@ def moves(path):
 
 
 def adoption(path, pids):
-    """Per pid, the tick it first appears among the agent's tasks and the
-    tick of its first applied pin (none: never pinned in the file)."""
+    """Per pid, the tick it first appears among the agent's tasks as a
+    worker and the tick of its first applied pin (none: never pinned in the
+    file). A worker just forked reads as its master (nginx retitles it a
+    moment later, which under emulation can miss a tick's scan): the agent
+    cannot place it as a worker before it is one."""
     seen, pinned, times = {}, {}, {}
     dropped = 0
     for line in read(path).splitlines():
@@ -277,7 +280,8 @@ def adoption(path, pids):
         tick = int(m.get("tick", 0))
         times[tick] = m.get("time", "")
         for task in m.get("tasks", []):
-            seen.setdefault(int(task.get("pid", 0)), tick)
+            if task.get("role") == "TASK_ROLE_WORKER":
+                seen.setdefault(int(task.get("pid", 0)), tick)
         dropped = int(m.get("drops", {}).get("subscriber_dropped_total", 0))
         for action in m.get("actions", []):
             p = action.get("pin_thread")

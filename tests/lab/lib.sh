@@ -77,6 +77,14 @@ wait_until() {
   done
 }
 
+# watch_started OUT ERR: waits for the first message of a `ctl watch` whose
+# output is OUT and errors ERR. Under emulation beside a busy host its start
+# can take tens of seconds, as the agent's own can (locusd_start's 90).
+watch_started() {
+  wait_until 90 test -s "$1" && return 0
+  fail "no metrics from locusctl watch within 90 s: $(tail -c 300 "$2" 2>/dev/null)"
+}
+
 # Runs each scenario function, reports each, and fails if any failed; a
 # failed scenario does not stop the next one.
 run_scenarios() {

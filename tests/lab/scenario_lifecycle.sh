@@ -135,11 +135,11 @@ reload() {
   log "workers ${old[*]} pinned; master $master on node 0; nginx -s reload"
   # The agent's own account, tick by tick: when it first lists each new
   # worker and when it pins it (wall time here is emulated and shared).
-  ctl watch --json >"$WORK/reload.jsonl" 2>/dev/null &
+  ctl watch --json >"$WORK/reload.jsonl" 2>"$WORK/reload.err" &
   local watch_pid=$!
   # Subscribed before the reload (under TCG locusctl takes a second to
   # start): a pin in a tick the watch missed read as no pin at all.
-  wait_until 20 test -s "$WORK/reload.jsonl" || fail "no metrics stream" || return 1
+  watch_started "$WORK/reload.jsonl" "$WORK/reload.err" || return 1
   "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" -s reload
   wait_until 30 new_workers_seen "${old[@]}" || fail "no new workers after reload" || return 1
   seen=$(now)
@@ -164,14 +164,14 @@ reload() {
     if [ "$pinned_tick" = - ] && [ "$dropped" != 0 ]; then
       pinned_tick=$(ctl explain "$w" --json | tool pintick)
     fi
-    log "new worker $w on node $(confined_node "$w"): first listed at tick $seen_tick, pinned at tick $pinned_tick"
+    log "new worker $w on node $(confined_node "$w"): first listed as a worker at tick $seen_tick, pinned at tick $pinned_tick"
     [ "$seen_tick" != - ] || fail "new worker $w never among the agent's tasks" || return 1
     [ "$pinned_tick" = - ] && continue
     # The worker that had to leave its master's node: pinned by the tick
     # after the one that first listed it.
     moved=$w
     ticks=$((pinned_tick - seen_tick))
-    check_le "ticks from listing new worker $w to pinning it" "$ticks" 1 || return 1
+    check_le "ticks from listing new worker $w as a worker to pinning it" "$ticks" 1 || return 1
   done
   [ -n "$moved" ] || fail "the agent pinned neither new worker" || return 1
   # Old workers close their idle connections and exit; the agent drops

@@ -183,7 +183,7 @@ no_fighting() {
   locusd_start --mode=dry_run || return 1
   ctl watch --json --count="$WINDOW" >"$WORK/watch.jsonl" 2>"$WORK/watch.err" &
   local watch_pid=$!
-  wait_until 30 test -s "$WORK/watch.jsonl" || fail "no metrics from locusctl watch" || return 1
+  watch_started "$WORK/watch.jsonl" "$WORK/watch.err" || return 1
   ctl mode enforce >/dev/null || fail "locusctl mode enforce" || return 1
   sensors_up || return 1
   local numa_ok
