@@ -19,8 +19,9 @@ v1::Policy DefaultPolicy() {
   // The soft home is on: a worker confined to a node that something else
   // saturates lost 30 % of its throughput against the kernel alone (issue
   // 40), and Locus must never do worse than the kernel. 50 ms of wait per
-  // second is far above the few ms a worker alone on a busy node waits for
-  // kernel threads, far below the ~500 ms a CPU hog on its CPU costs it;
+  // second leaves room for brief kernel work beside a worker alone on its
+  // CPU, and is a tenth of the half second a worker sharing its CPU with a
+  // hog waits under the fair scheduler;
   // 90 % busy lies above connections.spill_above_busy (85 %), so new
   // connections spill first; 3 s outlasts a burst, and 30 s of dwell
   // bounds the changes to one per worker per half minute.

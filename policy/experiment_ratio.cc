@@ -1,21 +1,14 @@
 #include "policy/experiment_ratio.h"
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "policy/experiment_t.h"
 
 namespace locus::experiment {
 namespace {
-
-// Double precision: Boost's default promotes to long double for digits an
-// interval never needs, at several times the cost (every interval, and in
-// the simulations thousands of times).
-using Precision =
-    boost::math::policies::policy<boost::math::policies::promote_double<false>>;
-using StudentT = boost::math::students_t_distribution<double, Precision>;
 
 struct Cell {
   std::vector<const UnitTotals*> units;
@@ -177,14 +170,11 @@ void Finish(double d, double var, double df, double level, RatioEstimate& e) {
   e.log_ratio = d;
   e.se = std::sqrt(var);
   e.df = std::max(1.0, df);
-  const StudentT t(e.df);
-  const double q = boost::math::quantile(t, 0.5 + level / 2);
-  const double q975 = boost::math::quantile(t, 0.975);
-  const double q80 = boost::math::quantile(t, 0.80);
-  e.ratio = std::exp(d);
-  e.low = std::exp(d - q * e.se);
-  e.high = std::exp(d + q * e.se);
-  e.detectable = std::exp((q975 + q80) * e.se) - 1;
+  const TInterval i = IntervalOf(d, e.se, e.df, level);
+  e.ratio = i.ratio;
+  e.low = i.low;
+  e.high = i.high;
+  e.detectable = i.detectable;
   e.valid = true;
 }
 
@@ -224,13 +214,12 @@ RatioEstimate EstimateTotals(const std::vector<UnitTotals>& units, double level,
     return e;
   }
   e.adjusted = true;
-  e.theta = c.cov / c.pre_var;
-  e.unadjusted_se = std::sqrt(var);
+  const double theta = c.cov / c.pre_var;
   double adjusted = 0;
-  Variance(cells, cpu, e.theta, &adjusted, &df);
+  Variance(cells, cpu, theta, &adjusted, &df);
   e.variance_reduction = var > 0 ? 1 - adjusted / var : 0;
   // One degree of freedom pays for theta.
-  Finish(c.d - e.theta * c.d_pre, adjusted, df - 1, level, e);
+  Finish(c.d - theta * c.d_pre, adjusted, df - 1, level, e);
   return e;
 }
 

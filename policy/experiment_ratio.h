@@ -55,10 +55,8 @@ struct RatioEstimate {
   bool collapsed = false;        // strata merged: too few workers per cell
   // CUPED, when asked for and every worker used has a pre-period.
   bool adjusted = false;
-  double theta = 0;
   // 1 - adjusted variance / unadjusted variance.
   double variance_reduction = 0;
-  double unadjusted_se = 0;
   bool significant() const { return valid && (low > 1 || high < 1); }
 };
 

@@ -1,18 +1,13 @@
 #include "policy/experiment_sequential.h"
 
 #include <algorithm>
-#include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <numbers>
 
+#include "policy/experiment_t.h"
+
 namespace locus::experiment {
 namespace {
-
-using Precision =
-    boost::math::policies::policy<boost::math::policies::promote_double<false>>;
-using Normal = boost::math::normal_distribution<double, Precision>;
-using StudentT = boost::math::students_t_distribution<double, Precision>;
 
 // Beyond this many standard deviations a normal density is taken as 0.
 constexpr double kWidth = 8;

@@ -1,21 +1,14 @@
 #include "policy/experiment_stats.h"
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "policy/experiment_t.h"
 
 namespace locus::experiment {
 namespace {
-
-// Double precision throughout: Boost's default promotes to long double,
-// which costs several times as much (the runner and the guardrail's
-// simulations call this every interval) for digits a p-value never needs.
-using Precision =
-    boost::math::policies::policy<boost::math::policies::promote_double<false>>;
-using StudentT = boost::math::students_t_distribution<double, Precision>;
 
 struct Cell {
   std::vector<double> y;
@@ -65,16 +58,12 @@ Estimate Compare(const std::map<int, Stratum>& strata, double level) {
     var +=
         w * w * pooled * (1.0 / s.treated.y.size() + 1.0 / s.control.y.size());
   }
-  const StudentT t(e.df);
-  const double q = boost::math::quantile(t, 0.5 + level / 2);
-  // The detectable effect is stated at two-sided 0.05 whatever `level`.
-  const double q975 = level == 0.95 ? q : boost::math::quantile(t, 0.975);
-  const double q80 = boost::math::quantile(t, 0.80);
   e.se_log = std::sqrt(var);
-  e.ratio = std::exp(diff);
-  e.low = std::exp(diff - q * e.se_log);
-  e.high = std::exp(diff + q * e.se_log);
-  e.detectable = std::exp((q975 + q80) * e.se_log) - 1;
+  const TInterval i = IntervalOf(diff, e.se_log, e.df, level);
+  e.ratio = i.ratio;
+  e.low = i.low;
+  e.high = i.high;
+  e.detectable = i.detectable;
   e.valid = true;
   return e;
 }

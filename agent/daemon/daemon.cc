@@ -262,10 +262,10 @@ absl::Status Daemon::MakeExecutor(int nodes) {
 // answers the API over both.
 void Daemon::MakeLoop() {
   hub_ = std::make_unique<MetricsHub>();
-  HostIdentity identity = ReadHostIdentity(options_.procfs_root);
+  identity_ = ReadHostIdentity(options_.procfs_root);
   publisher_ = std::make_unique<TickPublisher>(
       options_.tick, hub_.get(), collector_.get(), executor_.get(),
-      ScanOptions(), watcher_->state().version, identity);
+      ScanOptions(), watcher_->state().version, identity_);
   LoopOptions loop_options;
   loop_options.tick = options_.tick;
   loop_options.mode = options_.mode;
@@ -297,7 +297,7 @@ void Daemon::MakeLoop() {
       .period = options_.tick,
       .version = options_.version,
       .mode_from_flag = options_.mode != v1::Policy::MODE_UNSPECIFIED,
-      .identity = std::move(identity),
+      .identity = identity_,
       .journal_path = options_.journal_path};
   controller_ = std::make_unique<DaemonController>(
       loop_.get(), std::move(hooks), std::move(controller_options));

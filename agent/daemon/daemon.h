@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "agent/api/metrics_export.h"
 #include "agent/core/mode.h"
+#include "agent/daemon/host_identity.h"
 #include "agent/daemon/instance_lock.h"
 #include "agent/sensors/feature_probe.h"
 #include "agent/sensors/sensor_source.h"
@@ -112,6 +113,7 @@ class Daemon {
   std::unique_ptr<ThreadOps> scan_threads_;
   std::unique_ptr<SnapshotCollector> collector_;
   std::unique_ptr<ActuatorExecutor> executor_;
+  HostIdentity identity_;  // read once, in MakeLoop
   std::unique_ptr<MetricsHub> hub_;
   std::unique_ptr<TickPublisher> publisher_;
   std::unique_ptr<WorkCounter> work_counter_;

@@ -1,7 +1,5 @@
 // locusd's A/B experiment wired to the loop and the controller (a room of
 // its own in agent/experiment; this is only how the daemon holds it).
-#include <unistd.h>
-
 #include "absl/time/clock.h"
 #include "agent/core/loop.h"
 #include "agent/daemon/controller.h"
@@ -22,8 +20,7 @@ void Daemon::MakeExperiment(ControllerHooks& hooks) {
   ExperimentOptions experiment_options;
   experiment_options.record_path = options_.journal_path + ".experiment";
   experiment_options.reply_wait = 3 * options_.tick;
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) == 0) experiment_options.host = host;
+  experiment_options.host = identity_.hostname;
   experiment_ = std::make_unique<ExperimentRunner>(
       experiment_options, work_counter_.get(),
       [] { return absl::ToUnixNanos(absl::Now()); });

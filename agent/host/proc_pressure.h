@@ -10,8 +10,8 @@
 // kernels) whether or not kernel.sched_schedstats is on.
 //
 // Cost per tick: one read of /proc/stat (about 100 bytes per CPU) and one
-// read of a ~30-byte file per target thread (a few µs each: the kernel
-// prints three counters it keeps anyway). Only the targets' threads are read.
+// read of a ~30-byte file per target thread (the kernel prints three
+// counters it keeps anyway). Only the targets' threads are read.
 #ifndef LOCUS_AGENT_HOST_PROC_PRESSURE_H_
 #define LOCUS_AGENT_HOST_PROC_PRESSURE_H_
 

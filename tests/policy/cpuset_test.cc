@@ -25,12 +25,14 @@ namespace {
 
 using testing::ActionsOf;
 using ::testing::ElementsAre;
+using testing::HasNote;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::MakeHost;
 using testing::MakeNicIrq;
 using testing::MakeWorker;
 using testing::NodeCpus;
+using testing::Reasons;
 
 std::vector<int> Range(int first, int last) {
   std::vector<int> out;
@@ -58,19 +60,6 @@ Target InCgroup(Target t, std::vector<int> cpus, std::vector<int> mems,
   return t;
 }
 
-std::string Explain(const Plan& plan) {
-  std::vector<std::string> lines;
-  for (const Action& a : plan.actions) lines.push_back(a.reason);
-  for (const std::string& n : plan.notes) lines.push_back("note: " + n);
-  return absl::StrJoin(lines, "\n");
-}
-
-bool HasNote(const Plan& plan, absl::string_view text) {
-  return std::any_of(
-      plan.notes.begin(), plan.notes.end(),
-      [&](const std::string& n) { return absl::StrContains(n, text); });
-}
-
 // The case: nginx in a cpuset of node 1's CPUs. Spreading used to
 // home one worker on node 0, a pin the kernel refused every hold-down.
 TEST(CpusetDecideTest, APodOnOneNodeIsAlreadyHome) {
@@ -78,13 +67,13 @@ TEST(CpusetDecideTest, APodOnOneNodeIsAlreadyHome) {
   s.targets.push_back(InCgroup(MakeWorker(s, 100, 1, -1, 1), Range(4, 7), {1}));
   s.targets.push_back(InCgroup(MakeWorker(s, 101, 1, -1, 1), Range(4, 7), {1}));
   Plan plan = Decide(s, DefaultPolicy(), History());
-  EXPECT_THAT(plan.actions, IsEmpty()) << Explain(plan);
+  EXPECT_THAT(plan.actions, IsEmpty()) << Reasons(plan);
   EXPECT_TRUE(HasNote(plan,
                       "2 worker(s) in /system.slice/nginx.service: homes only "
                       "on node 1: cpuset.cpus allows only node 1"))
-      << Explain(plan);
+      << Reasons(plan);
   EXPECT_TRUE(HasNote(plan, "converged: 2 of 2 workers on their home node"))
-      << Explain(plan);
+      << Reasons(plan);
 }
 
 // Both nodes' CPUs, memory only on node 0: node 1 would make every access
@@ -96,7 +85,7 @@ TEST(CpusetDecideTest, MemsNarrowerThanCpusDecideTheHome) {
   s.targets[1].threads[0].cpu = 5;
   Plan plan = Decide(s, DefaultPolicy(), History());
   std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
-  ASSERT_EQ(pins.size(), 2u) << Explain(plan);
+  ASSERT_EQ(pins.size(), 2u) << Reasons(plan);
   for (const PinThread& pin : pins) {
     EXPECT_EQ(pin.node, 0);
     EXPECT_EQ(pin.cpus, NodeCpus(s, 0));
@@ -113,15 +102,15 @@ TEST(CpusetDecideTest, PagesMoveOnlyToAllowedNodes) {
   s.targets.push_back(InCgroup(MakeWorker(s, 100, 0, 0, 1), Range(0, 3), {0}));
   Plan plan = Decide(s, DefaultPolicy(), History());
   std::vector<MigratePages> moves = ActionsOf<MigratePages>(plan);
-  ASSERT_EQ(moves.size(), 1u) << Explain(plan);
+  ASSERT_EQ(moves.size(), 1u) << Reasons(plan);
   EXPECT_EQ(moves[0].to_node, 0);
   // A worker confined to node 1 with memory allowed only on node 0 stays
   // where it may run; nothing moves its pages to node 1.
   Snapshot t = MakeHost(2, 4);
   t.targets.push_back(InCgroup(MakeWorker(t, 100, 1, 1, 1), Range(4, 7), {0}));
   plan = Decide(t, DefaultPolicy(), History());
-  EXPECT_THAT(plan.actions, IsEmpty()) << Explain(plan);
-  EXPECT_TRUE(HasNote(plan, "its memory stays remote")) << Explain(plan);
+  EXPECT_THAT(plan.actions, IsEmpty()) << Reasons(plan);
+  EXPECT_TRUE(HasNote(plan, "its memory stays remote")) << Reasons(plan);
 }
 
 // A pod on nodes 1 and 2 of four spreads over those two only.
@@ -138,7 +127,7 @@ TEST(CpusetDecideTest, SpreadCountsOnlyThePodsNodes) {
     EXPECT_EQ(pin.node, 2) << "two stay on node 1, two go to node 2";
     EXPECT_EQ(pin.cpus, NodeCpus(s, 2));
   }
-  EXPECT_EQ(homes.size(), 2u) << Explain(plan);
+  EXPECT_EQ(homes.size(), 2u) << Reasons(plan);
 }
 
 // near_nic with the NIC on node 0, a pod on nodes 2 and 3: its nearest
@@ -159,8 +148,8 @@ TEST(CpusetDecideTest, NearNicCountsOnlyThePodsNodes) {
   policy.mutable_irqs()->set_enabled(false);
   Plan plan = Decide(s, policy, History());
   std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
-  ASSERT_EQ(pins.size(), 2u) << Explain(plan);
-  for (const PinThread& pin : pins) EXPECT_EQ(pin.node, 2) << Explain(plan);
+  ASSERT_EQ(pins.size(), 2u) << Reasons(plan);
+  for (const PinThread& pin : pins) EXPECT_EQ(pin.node, 2) << Reasons(plan);
 }
 
 // On eight nodes, a cpuset of two CPUs of node 5 and one of node 6, memory
@@ -172,7 +161,7 @@ TEST(CpusetDecideTest, PinsAreTheNodesCpusTheCgroupAllows) {
   s.targets[0].threads[0].cpu = 48;
   Plan plan = Decide(s, DefaultPolicy(), History());
   std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
-  ASSERT_EQ(pins.size(), 1u) << Explain(plan);
+  ASSERT_EQ(pins.size(), 1u) << Reasons(plan);
   EXPECT_EQ(pins[0].node, 5);
   EXPECT_THAT(pins[0].cpus, ElementsAre(40, 41));
   EXPECT_THAT(plan.actions[0].reason,
@@ -183,7 +172,7 @@ TEST(CpusetDecideTest, PinsAreTheNodesCpusTheCgroupAllows) {
   // Confined to two CPUs of node 5: already home.
   s.targets[0] = InCgroup(MakeWorker(s, 100, 5, -1, 5), {42, 43}, {5});
   plan = Decide(s, DefaultPolicy(), History());
-  EXPECT_THAT(plan.actions, IsEmpty()) << Explain(plan);
+  EXPECT_THAT(plan.actions, IsEmpty()) << Reasons(plan);
 }
 
 // A memory-only node (CXL, HBM) as the pod's only memory: homed on the node
@@ -198,12 +187,12 @@ TEST(CpusetDecideTest, ACpuLessMemoryNodeHomesTheWorkerNearestIt) {
   s.targets.push_back(InCgroup(MakeWorker(s, 100, 0, -1, 2), Range(0, 7), {2}));
   Plan plan = Decide(s, DefaultPolicy(), History());
   std::vector<PinThread> pins = ActionsOf<PinThread>(plan);
-  ASSERT_EQ(pins.size(), 1u) << Explain(plan);
+  ASSERT_EQ(pins.size(), 1u) << Reasons(plan);
   EXPECT_EQ(pins[0].node, 1);
   EXPECT_THAT(plan.actions[0].reason,
               HasSubstr("home node 1: cpuset.mems allows only 2: its memory "
                         "stays remote, homed nearest it"));
-  EXPECT_THAT(ActionsOf<MigratePages>(plan), IsEmpty()) << Explain(plan);
+  EXPECT_THAT(ActionsOf<MigratePages>(plan), IsEmpty()) << Reasons(plan);
 }
 
 // The kubelet placed it: no pin, no page move, said once; IRQ steering
@@ -216,22 +205,22 @@ TEST(CpusetDecideTest, AContainerTheKubeletPlacesIsLeftAlone) {
                "the kubelet: static CPU manager, exclusive cpus 2-3"));
   s.irqs.push_back(MakeNicIrq(s, 50, "eth0", 0, 1, NodeCpus(s, 1)));
   Plan plan = Decide(s, DefaultPolicy(), History());
-  EXPECT_THAT(ActionsOf<PinThread>(plan), IsEmpty()) << Explain(plan);
-  EXPECT_THAT(ActionsOf<MigratePages>(plan), IsEmpty()) << Explain(plan);
+  EXPECT_THAT(ActionsOf<PinThread>(plan), IsEmpty()) << Reasons(plan);
+  EXPECT_THAT(ActionsOf<MigratePages>(plan), IsEmpty()) << Reasons(plan);
   std::vector<SetIrqAffinity> irqs = ActionsOf<SetIrqAffinity>(plan);
-  ASSERT_EQ(irqs.size(), 1u) << Explain(plan);
+  ASSERT_EQ(irqs.size(), 1u) << Reasons(plan);
   EXPECT_LT(irqs[0].cpus[0], 4) << "to its consumer's node 0";
   EXPECT_TRUE(HasNote(plan,
                       "1 worker(s) in /kubepods.slice/pod-a.slice/cri-1.scope: "
                       "left alone, placed by the kubelet: static CPU manager, "
                       "exclusive cpus 2-3"))
-      << Explain(plan);
+      << Reasons(plan);
   s.irqs.clear();
   plan = Decide(s, DefaultPolicy(), History());
   EXPECT_TRUE(HasNote(plan,
                       "converged: 0 of 0 workers on their home node, 1 "
                       "placed by the kubelet"))
-      << Explain(plan);
+      << Reasons(plan);
 }
 
 // A cpuset changed at run time (node 1 -> node 0): the home we gave it on
@@ -251,7 +240,7 @@ TEST(CpusetDecideTest, ACpusetChangedAtRunTimeIsFollowed) {
   EXPECT_THAT(ActionsOf<PinThread>(plan), IsEmpty())
       << "the cpuset keeps it home";
   std::vector<MigratePages> moves = ActionsOf<MigratePages>(plan);
-  ASSERT_EQ(moves.size(), 1u) << Explain(plan);
+  ASSERT_EQ(moves.size(), 1u) << Reasons(plan);
   EXPECT_EQ(moves[0].to_node, 0);
   EXPECT_THAT(plan.actions[0].reason,
               HasSubstr("home node 0: cpuset.cpus allows only node 0"));
@@ -346,7 +335,7 @@ TEST(CpusetPropertyTest, NoPlannedActionIsForbiddenByTheCpuset) {
   for (int round = 0; round < 2000; ++round) {
     const Snapshot s = RandomHost(rng);
     const Plan plan = Decide(s, RandomPolicy(rng), History());
-    SCOPED_TRACE(absl::StrCat("round ", round, "\n", Explain(plan)));
+    SCOPED_TRACE(absl::StrCat("round ", round, "\n", Reasons(plan)));
     for (const Action& a : plan.actions) {
       if (auto* pin = std::get_if<PinThread>(&a.op)) {
         const CgroupCpuset& t = *s.targets[pin->pid - 100].cgroup;

@@ -20,6 +20,7 @@ namespace locus {
 namespace {
 
 using ::testing::ElementsAre;
+using testing::HasNote;
 using ::testing::HasSubstr;
 using testing::Irqs;
 using testing::kGiB;
@@ -32,13 +33,6 @@ using testing::Migrations;
 using testing::NodeCpus;
 using testing::Pins;
 using testing::Reasons;
-
-bool HasNote(const Plan& plan, absl::string_view text) {
-  for (const std::string& n : plan.notes) {
-    if (absl::StrContains(n, text)) return true;
-  }
-  return false;
-}
 
 struct Scenario {
   std::string name;

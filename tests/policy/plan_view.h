@@ -1,4 +1,5 @@
-// A plan's actions by kind, and its reasons and notes as one text, for
+// A plan's actions by kind, its reasons and notes as one text, and whether
+// a note says something, for
 // tests' expectations and failure messages.
 #ifndef LOCUS_TESTS_POLICY_PLAN_VIEW_H_
 #define LOCUS_TESTS_POLICY_PLAN_VIEW_H_
@@ -7,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "policy/plan.h"
 
@@ -35,6 +37,13 @@ inline std::string Reasons(const Plan& plan) {
   for (const Action& a : plan.actions) lines.push_back(a.reason);
   for (const std::string& n : plan.notes) lines.push_back("note: " + n);
   return absl::StrJoin(lines, "\n");
+}
+
+inline bool HasNote(const Plan& plan, absl::string_view text) {
+  for (const std::string& n : plan.notes) {
+    if (absl::StrContains(n, text)) return true;
+  }
+  return false;
 }
 
 }  // namespace locus::testing

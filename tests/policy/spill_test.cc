@@ -20,6 +20,7 @@ namespace locus {
 namespace {
 
 using ::testing::ElementsAre;
+using testing::HasNote;
 using ::testing::HasSubstr;
 using testing::kSecond;
 using testing::MakeHost;
@@ -102,13 +103,6 @@ Snapshot Calm() {
   s.targets.push_back(Worker(s, 100, 0, 1));
   s.targets.push_back(Worker(s, 101, 1, 2));
   return s;
-}
-
-bool HasNote(const Plan& plan, absl::string_view text) {
-  for (const std::string& n : plan.notes) {
-    if (absl::StrContains(n, text)) return true;
-  }
-  return false;
 }
 
 TEST(SpillTest, WidensOnlyAfterTheSaturationLastsSustainS) {
