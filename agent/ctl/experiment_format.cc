@@ -113,6 +113,16 @@ std::string BurnInAndGuardrail(const v1::ExperimentReport& r) {
                     " intervals after its arm was set are left out (",
                     r.burned_intervals(), " worker-intervals so far)\n");
   }
+  if (const uint64_t ticks =
+          r.treated_confined_ticks() + r.treated_widened_ticks();
+      ticks > 0) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  soft home: treated workers widened beyond their "
+                        "home node %.1f %% of their ticks (%d of %d)\n",
+                        100.0 * r.treated_widened_ticks() / ticks,
+                        r.treated_widened_ticks(), ticks));
+  }
   absl::StrAppend(
       &out,
       absl::StrFormat("  guardrail: p of harm %.2g, bound %.2g "

@@ -204,6 +204,8 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_pre_intervals(run.pre_intervals);
   report.set_burn_in(run.burn_in);
   report.set_burned_intervals(run.burned);
+  report.set_treated_confined_ticks(run.confined_ticks);
+  report.set_treated_widened_ticks(run.widened_ticks);
   report.set_conclusive_at(run.conclusive_at);
   report.set_guardrail_z(run.guardrail_z);
   report.set_method(kExperimentMethod);

@@ -61,6 +61,7 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
         if (untreated.contains(pid)) run_->release.push_back(pid);
       }
     }
+    if (!run_->in_pre) CountWidened(*run_, snapshot);
     if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);
     if (run_ != nullptr && run_->in_pre && snapshot.now_ns >= run_->pre_end_ns)
       EndPre(snapshot);

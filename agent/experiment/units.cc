@@ -84,6 +84,45 @@ std::vector<Unit> WorkersOf(const Snapshot& snapshot) {
   return units;
 }
 
+namespace {
+
+// How many nodes the target's threads may run on, all of them together.
+int NodesAllowed(const Target& target, const Topology& topology) {
+  int count = 0;
+  for (const auto& node : topology.nodes) {
+    const auto on_node = [&](int cpu) {
+      return std::find(node.cpus.begin(), node.cpus.end(), cpu) !=
+             node.cpus.end();
+    };
+    count +=
+        std::any_of(target.threads.begin(), target.threads.end(),
+                    [&](const ThreadSample& thread) {
+                      return std::any_of(thread.allowed_cpus.begin(),
+                                         thread.allowed_cpus.end(), on_node);
+                    });
+  }
+  return count;
+}
+
+}  // namespace
+
+void CountWidened(RunningExperiment& run, const Snapshot& snapshot) {
+  absl::flat_hash_map<int32_t, const Target*> by_pid;
+  for (const Target& target : snapshot.targets) by_pid[target.pid] = &target;
+  for (Unit& unit : run.units) {
+    if (!unit.active || unit.arm != Arm::kTreated) continue;
+    auto it = by_pid.find(unit.pid);
+    if (it == by_pid.end()) continue;
+    const int nodes = NodesAllowed(*it->second, snapshot.topology);
+    if (nodes == 1) {
+      unit.confined = true;
+      ++run.confined_ticks;
+    } else if (unit.confined && nodes > 1) {
+      ++run.widened_ticks;
+    }
+  }
+}
+
 std::vector<int32_t> TrackUnits(RunningExperiment& run,
                                 const Snapshot& snapshot) {
   absl::flat_hash_set<int32_t> present;

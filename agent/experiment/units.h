@@ -34,6 +34,7 @@ struct Unit {
   int32_t instance = 0;    // its master's pid
   bool active = true;      // false once it exited
   uint32_t joined_at = 0;  // interval count when it joined
+  bool confined = false;   // treated and seen on one node (pinned home)
   uint32_t lost_at = 0;    // interval count when it was found gone
   // Cumulative counts at the last read; `baseline` false until one.
   WorkSample last;
@@ -72,6 +73,12 @@ struct RunningExperiment {
   // migrated) is no arm's steady state.
   uint32_t burn_in = 2;
   uint32_t burned = 0;  // worker-intervals left out so far
+  // The treated arm on the soft home: its workers' ticks confined to their
+  // home node, and ticks widened beyond it after (placement.spill under
+  // pressure), so that a confinement cost shows as a spill, not only as a
+  // loss.
+  uint64_t confined_ticks = 0;
+  uint64_t widened_ticks = 0;
   // A pre-period runs until pre_end_ns: every unit untreated, its intervals
   // summed apart (the covariate), the planned intervals not begun.
   bool in_pre = false;
@@ -112,6 +119,10 @@ size_t CountWorkers(const Snapshot& snapshot);
 // in their stratum, ties broken by the seed; returns the pids that joined.
 std::vector<int32_t> TrackUnits(RunningExperiment& run,
                                 const Snapshot& snapshot);
+
+// Counts this tick's treated units confined to one node and those widened
+// beyond it once confined (a worker not yet pinned is neither).
+void CountWidened(RunningExperiment& run, const Snapshot& snapshot);
 
 // One interval's reads (cumulative counts per pid) into the units and the
 // arms' series; a unit absent from `samples` exited and is marked lost.

@@ -285,6 +285,8 @@ TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
   r.set_pre_intervals(60);
   r.set_min_effect(0.03);
   r.set_planned_detectable(0.027);
+  r.set_treated_confined_ticks(300);
+  r.set_treated_widened_ticks(100);
   r.mutable_work()->set_adjusted(true);
   r.mutable_work()->set_variance_reduction(0.83);
   *r.mutable_work_per_worker() = r.work();
@@ -296,6 +298,9 @@ TEST(FormatExperiment, BeforeThePlannedEndItReadsConclusiveOrNot) {
   EXPECT_THAT(text, HasSubstr("  burn-in: each worker's first 2 intervals "
                               "after its arm was set are left out (16 "
                               "worker-intervals so far)\n"));
+  EXPECT_THAT(text, HasSubstr("  soft home: treated workers widened beyond "
+                              "their home node 25.0 % of their ticks (100 "
+                              "of 400)\n"));
   EXPECT_THAT(text, HasSubstr("(z 2.41, O'Brien-Fleming, exact"));
   EXPECT_THAT(text, HasSubstr("  pre-period: 10m (60 intervals read, nothing "
                               "applied)"));

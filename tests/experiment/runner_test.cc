@@ -206,6 +206,34 @@ TEST(ExperimentRunnerTest, SplitsTheWorkersAndPutsTheControlArmBack) {
   EXPECT_THAT(h.Tick().release, IsEmpty());
 }
 
+// The treated arm on the soft home: its ticks confined to the home node,
+// then widened beyond it; a worker not yet pinned (all CPUs) is neither,
+// and the control arm is never counted.
+TEST(ExperimentRunnerTest, CountsTheTreatedArmsTicksWidenedBeyondHome) {
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();  // the arms drawn: nobody pinned yet
+  const std::set<int32_t> treated = Treated(*h.runner.Get());
+  ASSERT_THAT(treated, SizeIs(4));
+  auto tick = [&](bool widened) {
+    h.now += kSecond;
+    Snapshot s = Host(h.now);
+    for (Target& t : s.targets) {
+      const int home = (t.pid - 101) % 2;
+      // Control workers confined too: only the treated arm counts.
+      t.threads[0].allowed_cpus =
+          widened && treated.contains(t.pid) ? AllCpus(s) : NodeCpus(s, home);
+    }
+    h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, Policy());
+  };
+  for (int i = 0; i < 3; ++i) tick(false);
+  tick(true);
+  const v1::ExperimentReport report = *h.runner.Get();
+  EXPECT_EQ(report.treated_confined_ticks(), 12u);
+  EXPECT_EQ(report.treated_widened_ticks(), 4u);
+}
+
 TEST(ExperimentRunnerTest, FindsATrueGainAndEndsWithEveryWorkerBack) {
   Harness h;
   h.Tick();
