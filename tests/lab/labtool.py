@@ -7,8 +7,11 @@
   labtool.py moves FILE       Locus's moves per entity in `locusctl watch --json`
                               output, and moves that undid someone else's
   labtool.py adoption FILE PID..  in that output, the first tick listing each
-                              PID among the agent's tasks and the first tick
-                              that pinned it
+                              PID among the agent's tasks as a worker and
+                              the first tick that pinned it
+  labtool.py softhome FILE PID  in that output, PID's pins and widenings (s),
+                              the least time between two changes of its
+                              spill, and page moves of it while widened
   labtool.py irqbalance_bans PID  the IRQs on irqbalance PID's ban list (setup)
   labtool.py pintick          the first tick of an applied pin in the
                               `locusctl explain TID --json` on stdin
@@ -296,6 +299,42 @@ def adoption(path, pids):
     print(" ".join(words))
 
 
+def softhome(path, pid):
+    """Worker `pid`'s soft home from a metrics stream: each applied pin of
+    it, "widen@S" (its spill_node set) or "pin@S" (confined), S seconds
+    after the stream's first message; the shortest time between two changes
+    of its spill; and how many page moves of it were applied while it was
+    widened."""
+    pid = int(pid)
+    start, widened, events, moved = None, False, [], 0
+    for line in read(path).splitlines():
+        if not line.startswith("{"):
+            continue
+        m = json.loads(line)
+        t = ts_seconds(m.get("time", "1970-01-01T00:00:00Z"))
+        start = t if start is None else start
+        kind = None  # one per tick: a pin is one action per thread
+        for action in m.get("actions", []):
+            if action.get("outcome") != "ACTION_OUTCOME_APPLIED":
+                continue
+            p, mp = action.get("pin_thread"), action.get("migrate_pages")
+            if p and int(p.get("pid", 0)) == pid:
+                # proto3 JSON leaves out a spill to node 0; -1 is confined.
+                kind = "widen" if int(p.get("spill_node", 0)) >= 0 else "pin"
+            if mp and int(mp.get("pid", 0)) == pid and widened:
+                moved += 1
+        if kind:
+            events.append((kind, t - start))
+            widened = kind == "widen"
+    # A change of its spill: a widening, or the pin that ends one.
+    changes = [t for i, (k, t) in enumerate(events)
+               if k == "widen" or (i > 0 and events[i - 1][0] == "widen")]
+    gaps = [b - a for a, b in zip(changes, changes[1:])]
+    print("events=%s changes=%d min_gap=%s moved_while_widened=%d" % (
+        ",".join("%s@%.1f" % e for e in events) or "-", len(changes),
+        "%.1f" % min(gaps) if gaps else "-", moved))
+
+
 def pintick():
     """The first tick whose decision applied a pin, from explain's JSON (the
     agent's own record, which a slow metrics subscriber cannot miss)."""
@@ -529,8 +568,10 @@ def noise(report_path):
     spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
     interval_sd = sum(sds) / len(sds)
     worker_sd = math.sqrt(max(0.0, spread ** 2 - interval_sd ** 2 / k))
+    # The burn-in's intervals are the arms' transition, no steady state.
+    burn_in = int(report.get("burn_in", 0))
     arms = [math.log(float(i["control_bytes_per_cpu_second"]))
-            for i in report.get("series", [])
+            for i in report.get("series", [])[burn_in:]
             if float(i.get("control_bytes_per_cpu_second", 0)) > 0]
     time_sd = 0.0
     if len(arms) > 1:
@@ -591,6 +632,8 @@ def main(argv):
         truth(argv[1], argv[2], argv[3])
     elif len(argv) == 2 and argv[0] == "irqbalance_bans":
         irqbalance_bans(int(argv[1]))
+    elif len(argv) == 3 and argv[0] == "softhome":
+        softhome(argv[1], argv[2])
     elif len(argv) >= 2 and argv[0] == "adoption":
         adoption(argv[1], argv[2:])
     else:

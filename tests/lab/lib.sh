@@ -302,9 +302,9 @@ load_stop() {
 # of its "rewritten" lines: comm=LIST (the flow list's body), workers_only=BOOL,
 # cpus=CPULIST (placement), irqs=BOOL (IRQ steering), connections=BOOL
 # (connection steering), spill=SHARE (connections.spill_above_busy),
-# numad=exclude|off (coexist.numad).
+# numad=exclude|off (coexist.numad), softhome=BOOL (placement.spill.enabled).
 policy() {
-  local kv comm=nginx workers_only=true threads="" cpus="" irqs=true connections=true spill=0.85 numad=exclude
+  local kv comm=nginx workers_only=true threads="" cpus="" irqs=true connections=true spill=0.85 numad=exclude softhome=false
   for kv in "$@"; do
     case "$kv" in
       comm=*) comm=${kv#comm=} ;;
@@ -315,6 +315,7 @@ policy() {
       connections=*) connections=${kv#connections=} ;;
       spill=*) spill=${kv#spill=} ;;
       numad=*) numad=${kv#numad=} ;;
+      softhome=*) softhome=${kv#softhome=} ;;
       *) fail "policy: unknown override $kv"; return 1 ;;
     esac
   done
@@ -326,6 +327,7 @@ policy() {
       -e "s/^\(  enabled:\).*# rewritten: connections\$/\1 $connections/" \
       -e "s/^\(  spill_above_busy:\).*# rewritten: spill\$/\1 $spill/" \
       -e "s/^\(  numad:\).*# rewritten: numad\$/\1 $numad/" \
+      -e "s/^\(    enabled:\).*# rewritten: softhome\$/\1 $softhome/" \
       "$LAB_DIR/policy.yaml" >"$POLICY.tmp"
   mv "$POLICY.tmp" "$POLICY"
 }

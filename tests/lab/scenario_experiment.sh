@@ -101,6 +101,26 @@ every_worker_confined() {
     [ "$(confined_node "$w")" -ge 0 ] 2>/dev/null || return 1
   done
 }
+# held_down: the pids the agent leaves alone for now (a move its verifier
+# found worse and reverted rests for hold_down_s), from its own stream.
+held_down() {
+  ctl watch --json --count=1 2>/dev/null | "$PY" -c '
+import json, sys
+for line in sys.stdin:
+    if line.startswith("{"):
+        tasks = json.loads(line).get("tasks", [])
+        print(" ".join(sorted({str(t["pid"]) for t in tasks if t.get("held_down")})))
+        break'
+}
+# Every worker confined to a node, but those the agent holds down.
+every_worker_placed() {
+  local w held
+  held=" $(held_down) "
+  for w in $(nginx_workers); do
+    [ "$(confined_node "$w")" -ge 0 ] 2>/dev/null && continue
+    [[ "$held" == *" $w "* ]] || return 1
+  done
+}
 state() { ctl experiment status --json 2>/dev/null | tool get state; }
 not_running() { [ "$(state)" != EXPERIMENT_STATE_RUNNING ]; }
 # Units of one arm (TREATED or CONTROL) in the running experiment.
@@ -172,8 +192,9 @@ ab() {
   log "verdict: $(tool get verdict <"$WORK/report.json")"
   case "$end" in
     EXPERIMENT_STATE_DONE)
-      wait_until 60 every_worker_confined ||
-        fail "not every worker placed again after the experiment" || return 1
+      wait_until 60 every_worker_placed ||
+        fail "not every worker placed again after the experiment (held down: $(held_down)): $(for w in $(nginx_workers); do echo -n "$w:$(affinity "$w") "; done)" || return 1
+      log "ok: every worker placed again after the experiment (held down after a revert: $(held_down | tr -d '\n' | sed 's/^$/none/'))"
       ;;
     EXPERIMENT_STATE_GUARDRAIL)
       # Found harmful: the treated arm is put back and the agent stops acting.
