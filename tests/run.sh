@@ -73,11 +73,13 @@ lab_lines() {
     done
 }
 
-# run_label DIR LABEL: ctest for one label of DIR, its output also in
-# DIR/Testing/run-LABEL.log; records its time, and what failed.
+# run_label DIR LABEL [CTEST_ARG...]: ctest for one label of DIR, its output
+# also in DIR/Testing/run-LABEL.log (run-$stream.log for a lab stream);
+# records its time, and what failed.
 run_label() {
-  local dir=$1 label=$2 jobs=1 repeat=() log="$1/Testing/run-$2.log"
-  echo "=== ${dir}: ctest -L ${label}"
+  local dir=$1 label=$2 jobs=1 repeat=() log="$1/Testing/run-${stream:-$2}.log"
+  shift 2
+  echo "=== ${dir}: ctest -L ${label}${*:+ $*}"
   # Unit tests are independent; each fuzz target is one single-threaded process.
   case "$label" in unit | fuzz) jobs=$(spare_cpus) ;; esac
   # A lab guest is emulated (TCG) on a shared machine: a scenario that
@@ -86,8 +88,8 @@ run_label() {
   # stays in the log above it).
   [ "$label" = lab ] && repeat=(--repeat until-pass:2)
   mkdir -p "$dir/Testing"
-  if ! timed "${dir}: ctest -L ${label}" ctest_to "$log" --test-dir "$dir" \
-    -L "^${label}\$" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore; then
+  if ! timed "${dir}: ctest -L ${label}${stream:+ ($stream)}" ctest_to "$log" --test-dir "$dir" \
+    -L "^${label}\$" "$@" -j"$jobs" "${repeat[@]}" --output-on-failure --no-tests=ignore; then
     failed=1
     # From this run's own output: the lab's ctest runs beside another in the
     # same tree, and both would write Testing/Temporary/LastTestsFailed.log.
@@ -100,35 +102,55 @@ run_label() {
 # The lab's guests run on one host thread each (single-threaded TCG), so on
 # a machine of two CPUs or more the lab runs beside what follows it (the
 # shape check and the sanitizer tree, whose tests then take one CPU fewer)
-# instead of before it: lab_start DIR starts it, lab_finish waits for it and
-# shows its output, time and failures.
-lab_pid=
-lab_start() {
-  lab_dir=$1
-  mkdir -p "$lab_dir/Testing"
+# instead of before it, in two streams: lab_start DIR starts the first (every
+# lab test but $lab_late's) after the build; lab_finish, called once every
+# other label is done and a CPU is free again, starts the second beside the
+# first, then waits for both and shows their output, times and failures.
+# The second holds the experiment's test (7 to 8 minutes on CI's 2 CPUs),
+# about what the first has left when the sanitizer tree is done.
+lab_late='^lab_experiment_'
+lab_pids=()
+lab_streams=()
+lab_stream() { # DIR NAME CTEST_ARG...
+  local dir=$1 stream=$2
+  shift 2
+  mkdir -p "$dir/Testing"
   (
     timings=() summary=() failed=0
-    run_label "$lab_dir" lab >"$lab_dir/Testing/run-lab.out" 2>&1
-    printf '%s\n' "$failed" >"$lab_dir/Testing/run-lab.failed"
-    printf '%s\n' "${timings[@]}" >"$lab_dir/Testing/run-lab.timings"
-    printf '%s\n' "${summary[@]}" >"$lab_dir/Testing/run-lab.summary"
+    run_label "$dir" lab "$@" >"$dir/Testing/run-$stream.out" 2>&1
+    printf '%s\n' "$failed" >"$dir/Testing/run-$stream.failed"
+    printf '%s\n' "${timings[@]}" >"$dir/Testing/run-$stream.timings"
+    printf '%s\n' "${summary[@]}" >"$dir/Testing/run-$stream.summary"
   ) &
-  lab_pid=$!
+  lab_pids+=($!)
+  lab_streams+=("$stream")
 }
+lab_start() {
+  lab_dir=$1
+  lab_stream "$lab_dir" lab-early -E "$lab_late"
+}
+# lab_finish [late]: with "late" (the run's own path, not a failure's exit)
+# starts the second stream first.
 lab_finish() {
-  [ -n "$lab_pid" ] || return 0
-  wait "$lab_pid" || true
-  lab_pid=
-  cat "$lab_dir/Testing/run-lab.out"
-  mapfile -t -O "${#timings[@]}" timings < <(grep . "$lab_dir/Testing/run-lab.timings")
-  mapfile -t -O "${#summary[@]}" summary < <(grep . "$lab_dir/Testing/run-lab.summary")
-  [ "$(cat "$lab_dir/Testing/run-lab.failed")" = 0 ] || failed=1
+  [ "${#lab_pids[@]}" -gt 0 ] || return 0
+  [ "${1:-}" = late ] && lab_stream "$lab_dir" lab-late -R "$lab_late"
+  wait "${lab_pids[@]}" || true
+  lab_pids=()
+  local stream out
+  for stream in "${lab_streams[@]}"; do
+    out=$lab_dir/Testing/run-$stream
+    cat "$out.out"
+    mapfile -t -O "${#timings[@]}" timings < <(grep . "$out.timings")
+    mapfile -t -O "${#summary[@]}" summary < <(grep . "$out.summary")
+    [ "$(cat "$out.failed")" = 0 ] || failed=1
+  done
+  lab_streams=()
 }
 # The CPUs left to builds and tests while the lab runs beside them.
 spare_cpus() {
   local n
   n=$(nproc)
-  [ -n "$lab_pid" ] && [ "$n" -gt 1 ] && n=$((n - 1))
+  [ "${#lab_pids[@]}" -gt 0 ] && [ "$n" -gt 1 ] && n=$((n - 1))
   echo "$n"
 }
 
@@ -175,6 +197,6 @@ timed "check_shape (tests/check_shape.sh)" ./tests/check_shape.sh "$build" ||
 run_labels=(unit privileged fuzz)
 CC=clang CXX=clang++ UBSAN_OPTIONS=print_stacktrace=1 \
   build_and_test "${build}-asan" "Unix Makefiles" -DLOCUS_FUZZ=ON
-lab_finish
+lab_finish late
 
 exit $failed

@@ -43,7 +43,10 @@ log() { echo "  $*"; }
 tool() { "$PY" "$LAB_DIR/labtool.py" "$@"; }
 # shellcheck source=tests/lab/tp_hold.sh
 . "$LAB_DIR/tp_hold.sh"
-ctl() { "$LOCUSCTL" --socket="$SOCK" "$@"; }
+# One call's deadline, stretched as waits are (see wait_until): locusctl's
+# default of 5 s is an answer's on real CPUs, and an experiment's start
+# waits up to three of the agent's ticks for the arms to be drawn.
+ctl() { "$LOCUSCTL" --socket="$SOCK" --timeout=$((5 * LAB_WAIT_SCALE)) "$@"; }
 
 # fail MESSAGE: prints the failed assertion; the scenario returns 1.
 fail() {
@@ -67,9 +70,17 @@ check_le() {
   fi
 }
 
-# wait_until SECONDS COMMAND...: polls COMMAND every half second.
+# wait_until SECONDS COMMAND...: polls COMMAND every half second, for up to
+# SECONDS times LAB_WAIT_SCALE (its bound in wait_s, for a message). A wait's
+# bound guards against a hang and is no claim (claims count ticks and
+# shares): a guest under TCG beside a busy host runs several times slower
+# than beside an idle one, and CI's host is both busier and slower than a
+# developer's, where a bound of a third of this was met.
+LAB_WAIT_SCALE=${LAB_WAIT_SCALE:-3}
+wait_s=0
 wait_until() {
-  local deadline=$(($(now) + $1 * 100))
+  wait_s=$(($1 * LAB_WAIT_SCALE))
+  local deadline=$(($(now) + wait_s * 100))
   shift
   until "$@"; do
     [ "$(now)" -gt "$deadline" ] && return 1
@@ -82,7 +93,7 @@ wait_until() {
 # can take tens of seconds, as the agent's own can (locusd_start's 90).
 watch_started() {
   wait_until 90 test -s "$1" && return 0
-  fail "no metrics from locusctl watch within 90 s: $(tail -c 300 "$2" 2>/dev/null)"
+  fail "no metrics from locusctl watch within $wait_s s: $(tail -c 300 "$2" 2>/dev/null)"
 }
 
 # Runs each scenario function, reports each, and fails if any failed; a
@@ -353,7 +364,7 @@ locusd_start() {
   local start
   start=$(now)
   if ! wait_until 90 ctl status >/dev/null 2>&1; then
-    fail "locusd did not answer within 90 s"
+    fail "locusd did not answer within $wait_s s"
     return 1
   fi
   log "locusd up in $(since "$start") s"

@@ -123,6 +123,7 @@ every_worker_placed() {
 }
 state() { ctl experiment status --json 2>/dev/null | tool get state; }
 not_running() { [ "$(state)" != EXPERIMENT_STATE_RUNNING ]; }
+has_units() { [ -n "$(ctl experiment status --json 2>/dev/null | tool get units)" ]; }
 # Units of one arm (TREATED or CONTROL) in the running experiment.
 units_of() {
   ctl experiment status --json | "$PY" -c '
@@ -154,8 +155,8 @@ ab() {
   : >"$WORK/access.txt"
   ctl experiment start --duration="$DURATION" --interval=10s --seed=7 ||
     fail "experiment did not start" || return 1
-  wait_until 30 bash -c "[ -n \"\$('$LOCUSCTL' --socket='$SOCK' experiment status --json | '$PY' '$LAB_DIR/labtool.py' get units)\" ]" ||
-    fail "no units after 30 s" || return 1
+  wait_until 30 has_units ||
+    fail "no units after $wait_s s" || return 1
   ctl watch --count=3 >/dev/null
   if [ -n "${EXPERIMENT_COST:-}" ]; then
     ctl watch --json --count=10 >"$WORK/during.jsonl"

@@ -62,7 +62,7 @@ exit_restore() {
     locusd_start || return 1
     # Both workers and at least one NIC IRQ.
     wait_until 45 acted "$orig" 3 ||
-      fail "$round: the agent changed only $(changed_count "$orig") entities in 45 s" || return 1
+      fail "$round: the agent changed only $(changed_count "$orig") entities in $wait_s s" || return 1
     log "$round: the agent changed $(changed_count "$orig") of $(wc -l <"$orig") entities," \
       "journal $(ctl status --json | tool get journal_entries) entries"
     case $round in
@@ -127,7 +127,7 @@ reload() {
   for w in "${old[@]}"; do taskset -pc "$(node_cpus 0)" "$w" >/dev/null; done
   load 600 http://127.0.0.1/
   wait_until 30 spread_over_two "${old[@]}" ||
-    fail "workers not spread over two nodes in 30 s" || return 1
+    fail "workers not spread over two nodes in $wait_s s" || return 1
   # The master on node 0: the new workers inherit its CPUs, so the spread
   # has one of them to move, whatever the scheduler does.
   master=$(nginx_master)
@@ -198,7 +198,7 @@ bad_policy() {
   version=$(policy_version)
   # An unknown strategy: rejected with its line and column.
   sed 's/^\(  strategy:\).*/\1 sideways/' "$POLICY" >"$POLICY.tmp" && mv "$POLICY.tmp" "$POLICY"
-  wait_until 20 policy_error_shown || fail "no policy error in status after 20 s" || return 1
+  wait_until 20 policy_error_shown || fail "no policy error in status after $wait_s s" || return 1
   json=$(ctl status --json)
   err=$(tool get policy.last_error <<<"$json")
   log "status --json policy.last_error: $err"

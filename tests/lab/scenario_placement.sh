@@ -117,7 +117,7 @@ threads() {
   ctl mode enforce >/dev/null || fail "locusctl mode enforce" || return 1
   start=$(now)
   wait_until 30 all_confined "${workers[@]}" ||
-    fail "workers not all pinned to a node within 30 s" || return 1
+    fail "workers not all pinned to a node within $wait_s s" || return 1
   log "every worker pinned to one node $(since "$start") s after enforce"
   after=$(xnode_window 15 "${workers[@]}")
   log "with Locus, 15 s under load: $after"
@@ -156,7 +156,7 @@ irq() {
   # Traffic through the NIC: to this machine's loopback, forwarded back in.
   load 180 "http://$LAB_HOST_ADDR:$LAB_FWD_80/" "$near_cpus"
   wait_until 30 all_confined "${workers[@]}" ||
-    fail "workers not pinned within 30 s" || return 1
+    fail "workers not pinned within $wait_s s" || return 1
   for w in "${workers[@]}"; do
     node=$(confined_node "$w")
     [ "$node" = 1 ] || fail "worker $w on node $node, not 1" || return 1
@@ -173,7 +173,7 @@ irq() {
   policy_apply cpus="$near_cpus" irqs=true || return 1
   start=$(now)
   wait_until 30 irq_on_node "$irq_n" 1 ||
-    fail "IRQ $irq_n still on cpus $(irq_cpus "$irq_n") after 30 s" || return 1
+    fail "IRQ $irq_n still on cpus $(irq_cpus "$irq_n") after $wait_s s" || return 1
   log "IRQ $irq_n moved to cpus $(irq_cpus "$irq_n") $(since "$start") s after steering was enabled"
   before=$(net_rx_counts)
   sleep 10

@@ -111,7 +111,7 @@ haproxy_threads() {
   log "haproxy master $haproxy_pid, worker $worker: threads $started"
   load 120 http://127.0.0.1/
   wait_until 30 threads_spread "$worker" ||
-    fail "worker threads not two per node in 30 s: $(placement_of "$worker")" || return 1
+    fail "worker threads not two per node in $wait_s s: $(placement_of "$worker")" || return 1
   log "ok: worker threads two per node: $(placement_of "$worker")"
   [ "$(affinity "$haproxy_pid")" = "$(node_cpus 0)" ] ||
     fail "the master was moved: $(affinity "$haproxy_pid")" || return 1
@@ -160,7 +160,7 @@ haproxy_threads() {
   [ "$(field failed "$during")" = 0 ] || fail "connections failed across the reload" || return 1
   worker=$(haproxy_worker)
   wait_until 30 threads_spread "$worker" ||
-    fail "new worker's threads not two per node in 30 s: $(placement_of "$worker")" || return 1
+    fail "new worker's threads not two per node in $wait_s s: $(placement_of "$worker")" || return 1
   log "ok: reload: new worker $worker's threads two per node $(since "$reloaded") s after the reload: $(placement_of "$worker")"
   # Which new thread accepts on which socket is learnt from its first
   # accepts (a few connections), steered two scans on.
