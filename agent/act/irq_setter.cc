@@ -82,9 +82,12 @@ std::vector<ExternalChange> IrqSetter::CheckExternalChanges() {
   for (auto it = placed_.begin(); it != placed_.end();) {
     const int irq = it->first;
     std::vector<int> now;
-    if (ops_->ReadAffinity(irq, &now) != 0) {
+    if (int err = ops_->ReadAffinity(irq, &now); err == ENOENT) {
       (void)journal_->ForgetIrq(irq);  // gone
       it = placed_.erase(it);
+      continue;
+    } else if (err != 0) {
+      ++it;  // unreadable for now (a move completing): looked at next tick
       continue;
     }
     if (now != it->second) {

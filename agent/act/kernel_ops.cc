@@ -154,6 +154,10 @@ class ProcIrqOps : public IrqOps {
     if (!text.ok()) return ErrnoOf(text.status());
     auto parsed = ParseCpuList(*text);
     if (!parsed.ok()) return EIO;
+    // Empty while a move is completing: the kernel shows the pending mask
+    // without a lock, and the mover clears it after the flag (seen under
+    // load, just after Locus's own write). Read again later.
+    if (parsed->empty()) return EAGAIN;
     *cpus = *std::move(parsed);
     return 0;
   }

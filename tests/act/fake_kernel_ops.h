@@ -63,11 +63,15 @@ class FakeIrqOps : public IrqOps {
  public:
   std::map<int, std::vector<int>> affinity;
   std::map<int, int> write_error;  // irq -> errno on write (EIO: managed)
+  std::map<int, int> read_error;   // irq -> errno on read (EAGAIN: moving)
   int write_calls = 0;
 
   int ReadAffinity(int irq, std::vector<int>* cpus) override {
     auto it = affinity.find(irq);
     if (it == affinity.end()) return ENOENT;
+    if (auto err = read_error.find(irq); err != read_error.end()) {
+      return err->second;
+    }
     *cpus = it->second;
     return 0;
   }

@@ -1,5 +1,7 @@
 #include "agent/act/irq_setter.h"
 
+#include <cerrno>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/act/fake_kernel_ops.h"
@@ -89,6 +91,21 @@ TEST_F(IrqSetterTest, BacksOffAfterExternalChange) {
   EXPECT_THAT(ops_.affinity[38], ElementsAre(0));
 }
 
+// The lab's no_fighting run: the read just after Locus's own write came
+// back unreadable (the kernel's pending mask, cleared mid-read), and Locus
+// took its own move for someone else's and backed off.
+TEST_F(IrqSetterTest, AnUnreadableAffinityIsNoExternalChange) {
+  IrqSetter setter(&ops_, journal_.get(), false);
+  ASSERT_EQ(setter.Apply({38, {1}}).outcome, Outcome::kApplied);
+  ops_.read_error[38] = EAGAIN;
+  EXPECT_THAT(setter.CheckExternalChanges(), IsEmpty());
+  EXPECT_TRUE(journal_->HasIrq(38));
+  ops_.read_error.erase(38);
+  EXPECT_THAT(setter.CheckExternalChanges(), IsEmpty());
+  ops_.affinity[38] = {0};  // then someone moves it: still seen
+  EXPECT_EQ(setter.CheckExternalChanges().size(), 1u);
+}
+
 // The real /proc writer, pointed at a fixture tree instead of /proc.
 TEST(ProcIrqOpsTest, ReadsAndWritesThroughRoot) {
   TempTree tree;
@@ -102,6 +119,9 @@ TEST(ProcIrqOpsTest, ReadsAndWritesThroughRoot) {
   EXPECT_THAT(cpus, ElementsAre(1, 2, 3));
   EXPECT_EQ(ops->ReadAffinity(40, &cpus), ENOENT);
   EXPECT_EQ(ops->WriteAffinity(40, {0}), ENOENT);
+  // An empty list (a move completing as it was read): read again later.
+  tree.Write("irq/39/smp_affinity_list", "\n");
+  EXPECT_EQ(ops->ReadAffinity(39, &cpus), EAGAIN);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "absl/time/clock.h"
 #include "agent/act/actuators.h"
+#include "agent/act/neighbours/neighbours.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/act/fake_kernel_ops.h"
