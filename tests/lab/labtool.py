@@ -13,6 +13,8 @@
                               the least time between two changes of its
                               spill, and page moves of it while widened
   labtool.py irqbalance_bans PID  the IRQs on irqbalance PID's ban list (setup)
+  labtool.py irqbalance_ban PID IRQ...
+                              replaces that list, as an admin does at run time
   labtool.py pintick          the first tick of an applied pin in the
                               `locusctl explain TID --json` on stdin
   labtool.py conns PORT N CPUS ACCESS_LOG
@@ -581,20 +583,20 @@ def noise(report_path):
           "time_sd=%.4f" % (len(units), k, interval_sd, spread, worker_sd, time_sd))
 
 
-def irqbalance_bans(pid):
-    """The IRQs on irqbalance's ban list, as its control socket's `setup`
-    reply lists them (root only: the request carries our credentials).
-    irqbalance answers between its scans (every 10 s by default, longer
-    under TCG), and one started from a shell dies of SIGPIPE if the client
-    hangs up first: the wait covers three scans rather than give up early,
-    and a timeout is one line on stderr and exit status 2, never a hang."""
+def irqbalance_ask(pid, command):
+    """irqbalance's answer to COMMAND on its control socket (root only: the
+    request carries our credentials). irqbalance answers between its scans
+    (every 10 s by default, longer under TCG), and one started from a shell
+    dies of SIGPIPE if the client hangs up first: the wait covers three scans
+    rather than give up early, and a timeout is one line on stderr and exit
+    status 2, never a hang."""
     import socket
     import struct
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(30)
     sock.connect(f"/run/irqbalance/irqbalance{pid}.sock")
     creds = struct.pack("iII", os.getpid(), os.geteuid(), os.getegid())
-    sock.sendmsg([b"setup"],
+    sock.sendmsg([command.encode()],
                  [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, creds)])
     reply = b""
     try:
@@ -604,7 +606,12 @@ def irqbalance_bans(pid):
         print(f"irqbalance (pid {pid}) did not answer within 30 s",
               file=sys.stderr)
         sys.exit(2)
-    words = reply.decode().split()
+    return reply.decode()
+
+
+def irqbalance_bans(pid):
+    """The IRQs on irqbalance's ban list, as its `setup` reply lists them."""
+    words = irqbalance_ask(pid, "setup").split()
     irqs = [words[i + 1] for i, w in enumerate(words[:-1]) if w == "IRQ"]
     print(" ".join(sorted(irqs, key=int)) or "-")
 
@@ -632,6 +639,8 @@ def main(argv):
         truth(argv[1], argv[2], argv[3])
     elif len(argv) == 2 and argv[0] == "irqbalance_bans":
         irqbalance_bans(int(argv[1]))
+    elif len(argv) >= 3 and argv[0] == "irqbalance_ban":
+        irqbalance_ask(int(argv[1]), "settings ban irqs " + " ".join(argv[2:]))
     elif len(argv) == 3 and argv[0] == "softhome":
         softhome(argv[1], argv[2])
     elif len(argv) >= 2 and argv[0] == "adoption":

@@ -113,11 +113,12 @@ irqbalance_alive() {
   fail "irqbalance (pid $irqbalance_pid) died (exit status $?): $(tail -n 3 "$WORK/irqbalance.log")"
 }
 
-# own_bans_only WHEN: irqbalance's list is its own ban alone again.
+# own_bans_only WHEN: irqbalance's list is its own bans alone again
+# ($own_bans: its --banirq one, and the admin's runtime one once set).
 own_bans_only() {
   # irqbalance answers between scans: asked again until it does.
-  wait_until 30 test "$(tool irqbalance_bans "$irqbalance_pid" 2>/dev/null)" = "$own_ban" ||
-    fail "$1, irqbalance bans '$(tool irqbalance_bans "$irqbalance_pid")', not its own '$own_ban'"
+  wait_until 30 test "$(tool irqbalance_bans "$irqbalance_pid" 2>/dev/null)" = "$own_bans" ||
+    fail "$1, irqbalance bans '$(tool irqbalance_bans "$irqbalance_pid")', not its own '$own_bans'"
 }
 
 # numad_logged PATTERN: lines of this guest's numad log that match.
@@ -162,13 +163,16 @@ kill9_restore() {
   wait_until 15 numad_logged_at_least "Removing PID .* from explicit PID lists" $((removed + $(wc -w <<<"$workers"))) ||
     fail "numad did not log the workers taken off after --restore: $(tail -n 5 /var/log/numad.log)" || return 1
   irqbalance_alive || return 1
-  log "ok: after kill -9 and locusd --restore irqbalance bans only its own IRQ $own_ban, numad took worker(s) $workers off, and irqbalance runs"
+  log "ok: after kill -9 and locusd --restore irqbalance bans only its own IRQ(s) $own_bans, numad took worker(s) $workers off, and irqbalance runs"
 }
 
 no_fighting() {
   sysctl -qw kernel.numa_balancing=1
   own_ban=$(awk '$1 ~ /^[0-9]+:$/ { sub(":", "", $1); print $1 }' /proc/interrupts |
     grep -vxF -f <(nic_irqs | awk '{ print $1 }') | awk '$1 > 0 { print; exit }')
+  own_bans=$own_ban
+  # An IRQ number no device has: an admin's runtime ban that moves nothing.
+  hand_ban=1998
   irqbalance_start
   # numad appends to /var/log/numad.log, which this machine's own runs of
   # numad may have written: only the lines after this guest's start count.
@@ -223,6 +227,14 @@ no_fighting() {
   wait_until 30 test "$(irq_cpus "$unmanaged")" != "$across" ||
     fail "irqbalance left IRQ $unmanaged (not Locus's) on CPUs $across" || return 1
   log "ok: it still balances the IRQs Locus leaves alone: IRQ $unmanaged from CPUs $across to $(irq_cpus "$unmanaged")"
+  # An admin's ban set at run time through irqbalance's socket (the whole
+  # list: its own, Locus's and a new one), as issue #39 reproduced: it is
+  # kept, and irqbalance outlives Locus's exit.
+  tool irqbalance_ban "$irqbalance_pid" "$own_ban" $steered "$hand_ban" ||
+    fail "irqbalance refused a runtime ban" || return 1
+  own_bans="$own_ban $hand_ban"
+  wait_until 30 lists_all "$hand_ban $steered" ||
+    fail "the runtime ban: irqbalance bans $(tool irqbalance_bans "$irqbalance_pid")" || return 1
   wait "$watch_pid"
   kill "$sampler_pid" 2>/dev/null
   wait "$sampler_pid" 2>/dev/null
@@ -235,10 +247,15 @@ no_fighting() {
     fail "numad's log: $(tail -n 5 /var/log/numad.log)" || return 1
   locusd_stop || fail "locusd exited non-zero on SIGTERM" || return 1
   own_bans_only "after Locus stopped" || return 1
+  # Through the rescan the give-back started and a scan after it (10 s
+  # each): irqbalance died ~2 s after Locus's exit in issue #39.
+  sleep 25
+  irqbalance_alive || return 1
+  own_bans_only "25 s after Locus stopped" || return 1
   wait_until 15 numad_logged_at_least "Removing PID .* from explicit PID lists" "$(wc -w <<<"$workers")" ||
     fail "numad did not log the workers taken off: $(tail -n 5 /var/log/numad.log)" || return 1
   irqbalance_alive || return 1
-  log "ok: after Locus stopped irqbalance bans only its own IRQ $own_ban and numad took the workers off its list"
+  log "ok: after Locus stopped irqbalance bans only its own IRQ(s) $own_bans and numad took the workers off its list"
   kill9_restore || return 1
   kill "$irqbalance_pid"
   kill "$(cat /run/numad.pid)" 2>/dev/null

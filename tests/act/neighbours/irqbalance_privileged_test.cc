@@ -40,6 +40,8 @@ constexpr char kRunDir[] = "/run/irqbalance";
 // A ban of the admin's own, given on irqbalance's command line: an IRQ
 // number no device has, so the test moves nothing through it.
 constexpr int kAdminBan = 1999;
+// Its sleep interval (--interval): a rescan holds its loop this long.
+constexpr int kInterval = 1;
 
 bool Alive(pid_t pid) {
   return access(absl::StrCat("/proc/", pid).c_str(), F_OK) == 0;
@@ -103,12 +105,13 @@ class IrqbalancePrivilegedTest : public ::testing::Test {
     if (made_dir_) std::filesystem::remove_all(kRunDir);
   }
 
-  // In the foreground with a 1 s interval: it answers between scans, and
-  // holds its loop for the interval after each change of its list.
+  // In the foreground with a kInterval s interval: it answers between scans,
+  // and holds its loop for the interval after each change of its list.
   void StartIrqbalance() {
-    pid_ = Spawn({kIrqbalance, "--foreground", "--interval=1",
-                  absl::StrCat("--banirq=", kAdminBan)},
-                 tree_.root() + "/irqbalance.log");
+    pid_ = Spawn(
+        {kIrqbalance, "--foreground", absl::StrCat("--interval=", kInterval),
+         absl::StrCat("--banirq=", kAdminBan)},
+        tree_.root() + "/irqbalance.log");
     ASSERT_GT(pid_, 0);
     const std::string socket =
         absl::StrCat(kRunDir, "/irqbalance", pid_, ".sock");
@@ -204,6 +207,39 @@ TEST_F(IrqbalancePrivilegedTest, RestoreTakesOffOnlyWhatTheJournalSays) {
                         absl::Seconds(15), &messages, &errors);
   EXPECT_THAT(errors, IsEmpty());
   EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
+}
+
+// Issue #39: started from a shell (SIGPIPE not ignored) with a ban set at
+// run time through its socket, irqbalance outlives Locus's clean exit (the
+// in-flight request finished, the journal's bans given back), and keeps the
+// hand ban through the rescans the exchange started.
+TEST_F(IrqbalancePrivilegedTest, ARuntimeBanAndItsDaemonOutliveLocussExit) {
+  constexpr int kHandBan = 1998;
+  auto found = ops_->Find();
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
+  ASSERT_TRUE(IrqbalanceRequestBlocking(*ops_, **found,
+                                        *FormatBanIrqs({kHandBan, kAdminBan}),
+                                        absl::Seconds(15))
+                  .ok());
+  std::unique_ptr<Journal> journal = OpenJournal();
+  ASSERT_NE(journal, nullptr);
+  {
+    IrqbalanceBans bans(*ops_, *journal);
+    ASSERT_TRUE(TickUntil(bans, {irq_}, [&] { return bans.Banned(irq_); }))
+        << bans.state().problem;
+    EXPECT_EQ(Listed(), (std::set<int>{irq_, kHandBan, kAdminBan}));
+    // As the executor's RestoreAll: the loop's request, then the journal.
+    bans.Tick({irq_}, absl::Now());
+    bans.Finish(absl::Seconds(25));
+  }
+  std::vector<std::string> messages, errors;
+  RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *ops_,
+                        absl::Seconds(25), &messages, &errors);
+  EXPECT_THAT(errors, IsEmpty());
+  // Past the rescan the give-back started, and the scan after it.
+  absl::SleepFor(absl::Seconds(3 * kInterval + 1));
+  ASSERT_TRUE(Alive(pid_)) << ReadAll(tree_.root() + "/irqbalance.log");
+  EXPECT_EQ(Listed(), (std::set<int>{kHandBan, kAdminBan}));
 }
 
 TEST_F(IrqbalancePrivilegedTest, TheLongestListAndAnEmptyOneLeaveItRunning) {
