@@ -94,7 +94,8 @@ absl::StatusOr<RestoreReport> Actuators::RestoreAll(
     const SteeringRestoreOps* steering, const NeighbourRestoreOps* neighbours) {
   RestoreReport report = RestoreEntries(journal_->contents(), *ops_.threads,
                                         *ops_.irqs, steering, neighbours);
-  absl::Status status = journal_->Clear();
+  report.journal = journal_->path();
+  absl::Status status = ClearRestored(*journal_, report);
   // Forget placements (and back-offs: after a restore Locus starts afresh),
   // keeping what is known about managed IRQs.
   std::set<int> unmanageable = irqs_->unmanageable();

@@ -147,12 +147,42 @@ void RestoreNeighbours(const JournalContents& contents,
     ops.numad = own.numad.get();
   }
   RestoreIrqbalanceBans(contents.irqbalance_bans, *ops.irqbalance, ops.timeout,
-                        &report->messages, &report->errors);
+                        &report->messages, &report->errors, &report->kept_bans);
   RestoreNumadExclusions(contents.numad_exclusions, *ops.numad,
-                         &report->messages, &report->errors);
+                         &report->messages, &report->errors,
+                         &report->kept_exclusions);
 }
 
 }  // namespace
+
+std::string KeptRecordsLine(const RestoreReport& report) {
+  if (report.kept() == 0) return "";
+  return absl::StrCat(
+      "partial restore: ", report.kept_bans.size(), " irqbalance ban(s) and ",
+      report.kept_exclusions.size(), " numad exclusion(s) kept in ",
+      report.journal.empty() ? "the journal" : report.journal,
+      " for later: given back by the running agent, the next start or "
+      "`locusd --restore` once irqbalance and numad answer");
+}
+
+absl::Status ClearRestored(Journal& journal, const RestoreReport& report) {
+  if (report.kept() == 0) return journal.Clear();
+  // A copy: each forget record edits the contents.
+  const JournalContents contents = journal.contents();
+  for (const auto& [tid, entry] : contents.threads) {
+    RETURN_IF_ERROR(journal.ForgetThread(tid));
+  }
+  for (const auto& [irq, entry] : contents.irqs) {
+    RETURN_IF_ERROR(journal.ForgetIrq(irq));
+  }
+  for (const ListenKey& group : contents.steered) {
+    RETURN_IF_ERROR(journal.ForgetSteered(group));
+  }
+  RETURN_IF_ERROR(journal.ForgetIrqbalanceBansWhere(
+      [&](int32_t irq, int32_t) { return !report.kept_bans.count(irq); }));
+  return journal.ForgetNumadExclusionsWhere(
+      [&](int32_t pid, int32_t) { return !report.kept_exclusions.count(pid); });
+}
 
 RestoreReport RestoreEntries(const JournalContents& contents,
                              ThreadOps& threads, IrqOps& irqs,
@@ -189,9 +219,10 @@ absl::StatusOr<RestoreReport> RestoreJournal(
   RestoreReport report =
       RestoreEntries(journal->contents(), threads, irqs, steering, neighbours);
   report.journal = journal->path();
-  // Cleared even when some entries failed: they would fail again on every
-  // start, and the report names them for the operator.
-  RETURN_IF_ERROR(journal->Clear());
+  // Cleared even when some entries failed (they would fail again on every
+  // start, and the report names them for the operator), but for the
+  // neighbours' records whose undo can still come.
+  RETURN_IF_ERROR(ClearRestored(*journal, report));
   report.kept_copy = journal->kept_copy();
   return report;
 }

@@ -4,6 +4,9 @@
 #ifndef LOCUS_AGENT_ACT_RESTORE_H_
 #define LOCUS_AGENT_ACT_RESTORE_H_
 
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,8 +30,24 @@ struct RestoreReport {
   std::string kept_copy;  // where a journal with damaged records was kept
   std::vector<std::string> messages;  // one per entry: what was done
   std::vector<std::string> errors;    // entries that could not be restored
+  // Records whose undo failed for a reason that can pass (irqbalance or
+  // numad did not answer, or could not be told apart): the journal is the
+  // only trace of what is Locus's there, so they stay in it, for the
+  // running agent, the next start or the next `locusd --restore`.
+  std::map<int, int32_t> kept_bans;            // irq -> irqbalance pid
+  std::map<int32_t, int32_t> kept_exclusions;  // worker pid -> numad pid
+  size_t kept() const { return kept_bans.size() + kept_exclusions.size(); }
   bool ok() const { return errors.empty(); }
 };
+
+// "partial restore: ..." naming the records kept and where; empty when
+// none was.
+std::string KeptRecordsLine(const RestoreReport& report);
+
+// Once RestoreEntries has run: deletes the journal (Journal::Clear), or,
+// when records were kept, forgets every other entry (forget records, as
+// any undo is written) so that the file holds those alone.
+absl::Status ClearRestored(Journal& journal, const RestoreReport& report);
 
 // Restores every entry (best effort: one failure does not stop the rest).
 // Steering entries are detached through `steering`: each group is looked
@@ -47,7 +66,8 @@ RestoreReport RestoreEntries(const JournalContents& contents,
 
 // Reads the journal at options.path, restores every complete entry (a torn
 // last record is reported and ignored) and deletes the file (or sets it
-// aside, when it had damaged records). Fails when the journal cannot be read
+// aside, when it had damaged records), keeping what the report says it
+// kept (ClearRestored). Fails when the journal cannot be read
 // or deleted, and, before restoring anything, when it could not be deleted
 // afterwards (a read-only mount): the same restore would otherwise run again
 // at every start, over whatever the admin changed since. Per-entry failures

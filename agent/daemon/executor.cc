@@ -176,6 +176,9 @@ absl::StatusOr<RestoreReport> ActuatorExecutor::RestoreAllWithReport() {
     }
     for (const std::string& line : report->errors)
       Log(RestoreEntry(true, line));
+    if (const std::string kept = KeptRecordsLine(*report); !kept.empty()) {
+      LogWarning(kept);
+    }
   }
   return report;
 }
@@ -184,7 +187,7 @@ absl::Status ActuatorExecutor::RestoreAll() {
   {
     absl::MutexLock lock(&mu_);
     if (neighbours_ != nullptr) {
-      neighbours_->Finish(NeighbourRestoreOps().timeout);
+      neighbours_->Finish(neighbours_->restore_ops().timeout);
     }
   }
   ASSIGN_OR_RETURN(RestoreReport report, RestoreAllWithReport());

@@ -22,6 +22,9 @@ void LogRestore(const RestoreReport& report) {
           report.groups_detached, " steered group(s); ", report.dropped,
           " no longer exist",
           report.truncated_tail ? "; the journal's last record was torn" : "");
+  if (const std::string kept = KeptRecordsLine(report); !kept.empty()) {
+    LogWarning(kept);
+  }
   if (report.corrupt_records > 0 || report.truncated_tail) {
     LogWarning(report.journal, " had ", report.corrupt_records,
                " damaged record(s)",

@@ -20,6 +20,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
 
 class RestoreTest : public ::testing::Test {
  protected:
@@ -83,6 +85,58 @@ TEST_F(RestoreTest, HandsBackWhatIrqbalanceAndNumadWereGiven) {
   EXPECT_THAT(irqbalance.list, ElementsAre(40));
   EXPECT_THAT(numad.excluded, testing::IsEmpty());
   EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));
+  EXPECT_NE(access(options_.path.c_str(), F_OK), 0);
+}
+
+// Issue #39: a ban irqbalance did not take back (it hangs) and an exclusion
+// numad did not (its queue is full) stay in the journal, alone, with a
+// "partial restore" line; a later restore, once they answer, gives them
+// back and deletes the file.
+TEST_F(RestoreTest, KeepsWhatANeighbourDidNotTakeBackForLater) {
+  WriteJournal();
+  {
+    auto journal = Journal::Open(options_);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE((*journal)->RecordIrqbalanceBan(100, 38).ok());
+    ASSERT_TRUE((*journal)->RecordNumadExclusion(200, 10).ok());
+  }
+  FakeIrqbalance irqbalance;
+  irqbalance.list = {38, 40};
+  irqbalance.hang = true;  // under systemd: it outlives the request dropped
+  irqbalance.ignores_sigpipe = true;
+  FakeNumad numad;
+  numad.excluded = {10};
+  numad.alive = {10};
+  numad.send_error = absl::UnavailableError("queue is full");
+  NeighbourRestoreOps ops{&irqbalance, &numad, absl::Milliseconds(100)};
+  auto report = RestoreJournal(options_, threads_, irqs_, nullptr, &ops);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->ok());
+  EXPECT_THAT(report->kept_bans, ElementsAre(Pair(38, 100)));
+  EXPECT_THAT(report->kept_exclusions, ElementsAre(Pair(10, 200)));
+  EXPECT_THAT(KeptRecordsLine(*report),
+              HasSubstr("partial restore: 1 irqbalance ban(s) and 1 numad "
+                        "exclusion(s) kept in " +
+                        options_.path));
+  EXPECT_THAT(irqs_.affinity[38], ElementsAre(0, 1));  // the rest is done
+  {
+    auto journal = Journal::Open(options_);
+    ASSERT_TRUE(journal.ok());
+    const JournalContents& kept = (*journal)->contents();
+    EXPECT_THAT(kept.irqbalance_bans, ElementsAre(Pair(38, 100)));
+    EXPECT_THAT(kept.numad_exclusions, ElementsAre(Pair(10, 200)));
+    EXPECT_THAT(kept.threads, IsEmpty());
+    EXPECT_THAT(kept.irqs, IsEmpty());
+  }
+
+  irqbalance.hang = false;
+  numad.send_error = absl::OkStatus();
+  report = RestoreJournal(options_, threads_, irqs_, nullptr, &ops);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << testing::PrintToString(report->errors);
+  EXPECT_EQ(report->kept(), 0u);
+  EXPECT_THAT(irqbalance.list, ElementsAre(40));
+  EXPECT_THAT(numad.excluded, IsEmpty());
   EXPECT_NE(access(options_.path.c_str(), F_OK), 0);
 }
 

@@ -26,6 +26,7 @@
 #ifndef LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_BANS_H_
 #define LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_BANS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -50,6 +51,12 @@ inline constexpr absl::Duration kIrqbalanceSlowAnswer = absl::Seconds(30);
 inline constexpr absl::Duration kIrqbalanceRetry = absl::Seconds(5);
 // irqbalance's default sleep interval, until a "setup" has said its own.
 inline constexpr int kIrqbalanceDefaultSleepSeconds = 10;
+// How long an exchange may take with an irqbalance of that sleep interval:
+// a read held by a rescan, then a send and a read back across the rescan
+// the send starts.
+inline absl::Duration IrqbalanceExchangeWait(int sleep_seconds) {
+  return absl::Seconds(2 * std::max(sleep_seconds, 1) + 5);
+}
 // How old a read of the list may be when a change to it is sent.
 inline constexpr absl::Duration kIrqbalanceSendFreshness = absl::Seconds(2);
 // While none runs, how often /proc is scanned for a new one.
@@ -86,6 +93,10 @@ class IrqbalanceBans {
   // At exit: waits up to `timeout` for the request in flight to be
   // answered before it is closed (see above).
   void Finish(absl::Duration timeout);
+
+  // irqbalance's sleep interval as its last "setup" said (its default
+  // until then): how long a rescan holds it.
+  int sleep_seconds() const { return sleep_seconds_; }
 
   const IrqbalanceState& state() const { return state_; }
 
@@ -140,13 +151,17 @@ class IrqbalanceBans {
 // Exit, `locusd --restore`, and start after a crash: for every journaled
 // ban (irq -> irqbalance pid) whose irqbalance still runs (the same pid),
 // takes those IRQs off its current list, keeping everything else, waiting
-// up to `timeout` in all; one whose irqbalance is gone needs nothing (a
-// restarted irqbalance forgot runtime bans), which is said. One message per
-// IRQ in `messages`, or in `errors` when it could not be given back.
+// up to `timeout` in all, or longer when its "setup" says a sleep interval
+// that needs it (the read back can wait out the rescan the change starts);
+// one whose irqbalance is gone needs nothing (a restarted irqbalance forgot
+// runtime bans), which is said. One message per IRQ in `messages`, or in
+// `errors` when it could not be given back, and then in `kept` too: the
+// journal's record is all that says the ban is Locus's.
 void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
                            IrqbalanceOps& ops, absl::Duration timeout,
                            std::vector<std::string>* messages,
-                           std::vector<std::string>* errors);
+                           std::vector<std::string>* errors,
+                           std::map<int, int32_t>* kept);
 
 }  // namespace locus
 

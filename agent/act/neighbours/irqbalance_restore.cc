@@ -1,5 +1,6 @@
 // RestoreIrqbalanceBans (irqbalance_bans.h): at exit, `locusd --restore`
 // and a start after a crash, the journaled bans given back.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -21,7 +22,10 @@ void EachIrq(const std::set<int>& irqs, const std::string& text,
   for (int irq : irqs) out->push_back(absl::StrCat("irq ", irq, ": ", text));
 }
 
-// Reads `pid`'s list, takes `ours` off it, and reads it back.
+// Reads `pid`'s list, takes `ours` off it, and reads it back. The wait is
+// stretched to what its sleep interval needs once "setup" says it: the send
+// may start a rescan that holds it that long (`irqbalance --interval=40`
+// is legal, and outlasts a fixed wait).
 absl::Status GiveBack(IrqbalanceOps& ops, const IrqbalanceInstance& instance,
                       const std::set<int>& ours, absl::Time deadline,
                       std::set<int>* given) {
@@ -31,6 +35,8 @@ absl::Status GiveBack(IrqbalanceOps& ops, const IrqbalanceInstance& instance,
     if (!reply.ok()) return reply.status();
     absl::StatusOr<IrqbalanceSetup> setup = ParseIrqbalanceSetup(*reply);
     if (!setup.ok()) return setup.status();
+    deadline = std::max(
+        deadline, absl::Now() + IrqbalanceExchangeWait(setup->sleep_seconds));
     return std::move(setup->banned_irqs);
   };
   absl::StatusOr<std::set<int>> list = read();
@@ -65,7 +71,8 @@ absl::Status GiveBack(IrqbalanceOps& ops, const IrqbalanceInstance& instance,
 void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
                            IrqbalanceOps& ops, absl::Duration timeout,
                            std::vector<std::string>* messages,
-                           std::vector<std::string>* errors) {
+                           std::vector<std::string>* errors,
+                           std::map<int, int32_t>* kept) {
   if (bans.empty()) return;
   const absl::Time deadline = absl::Now() + timeout;
   absl::StatusOr<std::optional<IrqbalanceInstance>> found = ops.Find();
@@ -83,6 +90,7 @@ void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
       errors->push_back(absl::StrCat("irq ", irq, ": not given back to ",
                                      IrqbalanceName(pid), ": ",
                                      found.status().message()));
+      (*kept)[irq] = pid;
     }
   }
   if (ours.empty()) return;
@@ -94,6 +102,7 @@ void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
     EachIrq(ours,
             absl::StrCat("not given back to ", who, ": ", status.message()),
             errors);
+    for (int irq : ours) (*kept)[irq] = instance.pid;
     return;
   }
   std::set<int> absent;

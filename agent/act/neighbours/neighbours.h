@@ -5,6 +5,7 @@
 #ifndef LOCUS_AGENT_ACT_NEIGHBOURS_NEIGHBOURS_H_
 #define LOCUS_AGENT_ACT_NEIGHBOURS_NEIGHBOURS_H_
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -74,8 +75,13 @@ class Neighbours {
   const IrqbalanceState& irqbalance() const { return bans_.state(); }
   const NumadState& numad() const { return exclusions_.state(); }
   const HostTuners& tuners() const { return tuners_; }
+  // The running agent knows irqbalance's sleep interval: its restore waits
+  // as long as an exchange there can take.
   NeighbourRestoreOps restore_ops() const {
-    return NeighbourRestoreOps{ops_.irqbalance.get(), ops_.numad.get()};
+    NeighbourRestoreOps ops{ops_.irqbalance.get(), ops_.numad.get()};
+    ops.timeout =
+        std::max(ops.timeout, IrqbalanceExchangeWait(bans_.sleep_seconds()));
+    return ops;
   }
 
  private:

@@ -103,7 +103,8 @@ void NumadExclusions::Problem(const std::string& problem) {
 
 void RestoreNumadExclusions(const std::map<int32_t, int32_t>& exclusions,
                             NumadOps& ops, std::vector<std::string>* messages,
-                            std::vector<std::string>* errors) {
+                            std::vector<std::string>* errors,
+                            std::map<int32_t, int32_t>* kept) {
   if (exclusions.empty()) return;
   const absl::StatusOr<std::optional<NumadInstance>> found = ops.Find();
   for (const auto& [pid, owner] : exclusions) {
@@ -112,6 +113,7 @@ void RestoreNumadExclusions(const std::map<int32_t, int32_t>& exclusions,
     if (!found.ok()) {
       errors->push_back(
           absl::StrCat(what, " not lifted: ", found.status().message()));
+      (*kept)[pid] = owner;
     } else if (!found->has_value() || (*found)->pid != owner) {
       messages->push_back(absl::StrCat(
           what, ": that numad no longer runs; nothing to hand back"));
@@ -121,6 +123,7 @@ void RestoreNumadExclusions(const std::map<int32_t, int32_t>& exclusions,
     } else if (absl::Status status = ops.Send(**found, kNumadRemove, pid);
                !status.ok()) {
       errors->push_back(absl::StrCat(what, " not lifted: ", status.message()));
+      (*kept)[pid] = owner;
     } else {
       messages->push_back(absl::StrCat(what, " lifted: numad may move it"));
     }

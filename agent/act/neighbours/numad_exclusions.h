@@ -62,10 +62,12 @@ class NumadExclusions {
 // exclusion (pid -> numad pid) whose numad still runs (the same pid) and
 // whose worker still runs is removed from numad's lists; the others need
 // nothing, which is said. One message per pid in `messages`, or in
-// `errors` when it could not be sent.
+// `errors` when it could not be sent, and then in `kept` too (the journal's
+// record is all that says the exclusion is Locus's).
 void RestoreNumadExclusions(const std::map<int32_t, int32_t>& exclusions,
                             NumadOps& ops, std::vector<std::string>* messages,
-                            std::vector<std::string>* errors);
+                            std::vector<std::string>* errors,
+                            std::map<int32_t, int32_t>* kept);
 
 }  // namespace locus
 

@@ -47,8 +47,11 @@ class FakeIrqbalance : public IrqbalanceOps {
   std::set<int> list;  // cl_banned_irqs
   absl::Status find_error;
   absl::Status start_error;
-  int answer_after_polls = 0;              // polls answered "not yet" first
-  bool hang = false;                       // never answers
+  int answer_after_polls = 0;  // polls answered "not yet" first
+  bool hang = false;           // never answers
+  // As under systemd (SIGPIPE ignored): a client gone before its answer
+  // does not end it.
+  bool ignores_sigpipe = false;
   std::optional<std::string> setup_reply;  // instead of the real format
   int sleep_seconds = 1;                   // its interval, as setup says
   const Journal* journal = nullptr;        // looked at when a request starts
@@ -120,7 +123,7 @@ class FakeIrqbalance : public IrqbalanceOps {
     ~Request() override {
       --fake_->open;
       if (!answer_.has_value() && command_ == "setup" && fake_->running &&
-          fake_->pid == pid_) {
+          fake_->pid == pid_ && !fake_->ignores_sigpipe) {
         fake_->died_of_sigpipe = true;
         fake_->running = false;
       }

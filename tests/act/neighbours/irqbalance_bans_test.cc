@@ -378,13 +378,28 @@ TEST_F(IrqbalanceBansTest, WantedIrqZeroIsSaidOthersBanned) {
   EXPECT_THAT(bans.state().problem, HasSubstr("IRQ 0 cannot be banned"));
 }
 
+// A ban a restore could not give back stays journaled (issue #39): the
+// running agent, which does not want that IRQ, takes it off the list and
+// forgets the record.
+TEST_F(IrqbalanceBansTest, AKeptBanIsGivenBackByTheRunningAgent) {
+  ASSERT_TRUE(journal_->RecordIrqbalanceBan(100, 38).ok());
+  fake_.list = {38, 40};
+  IrqbalanceBans bans(fake_, *journal_);
+  Run(bans, {}, kTicksToBan);
+  EXPECT_THAT(fake_.list, ElementsAre(40));
+  EXPECT_THAT(Journaled(), IsEmpty());
+}
+
 TEST_F(IrqbalanceBansTest, RestoreTakesOutExactlyLocusBans) {
   fake_.list = {38, 40, 41, 42};
   const std::map<int, int32_t> bans = {
       {38, 100}, {41, 100}, {43, 100}, {50, 99}};
   std::vector<std::string> messages, errors;
-  RestoreIrqbalanceBans(bans, fake_, absl::Seconds(5), &messages, &errors);
+  std::map<int, int32_t> kept;
+  RestoreIrqbalanceBans(bans, fake_, absl::Seconds(5), &messages, &errors,
+                        &kept);
   EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(kept, IsEmpty());
   EXPECT_THAT(fake_.list, ElementsAre(40, 42));
   EXPECT_THAT(fake_.SentSettings(), ElementsAre("settings ban irqs 40 42"));
   EXPECT_THAT(
@@ -404,17 +419,19 @@ TEST_F(IrqbalanceBansTest, RestoreTakesOutExactlyLocusBans) {
 TEST_F(IrqbalanceBansTest, RestoreWithoutIrqbalanceOrAnswer) {
   fake_.running = false;
   std::vector<std::string> messages, errors;
+  std::map<int, int32_t> kept;
   RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Seconds(1), &messages,
-                        &errors);
+                        &errors, &kept);
   EXPECT_THAT(errors, IsEmpty());
   EXPECT_THAT(messages, ElementsAre(HasSubstr("nothing to give back")));
+  EXPECT_THAT(kept, IsEmpty());
 
   fake_.running = true;
   fake_.hang = true;
   messages.clear();
   const absl::Time before = absl::Now();
   RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Milliseconds(100), &messages,
-                        &errors);
+                        &errors, &kept);
   EXPECT_LT(absl::Now() - before, absl::Seconds(2));
   EXPECT_THAT(messages, IsEmpty());
   EXPECT_THAT(errors, ElementsAre(AllOf(
@@ -422,13 +439,17 @@ TEST_F(IrqbalanceBansTest, RestoreWithoutIrqbalanceOrAnswer) {
                                     "(pid 100)"),
                           HasSubstr("did not answer 'setup' within"))));
   EXPECT_EQ(fake_.open, 0);
+  // Kept: the journal's record is all that says the ban is Locus's.
+  EXPECT_THAT(kept, ElementsAre(Pair(38, 100)));
 
   fake_.hang = false;
   fake_.find_error = absl::FailedPreconditionError("2 irqbalance processes");
   errors.clear();
+  kept.clear();
   RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Seconds(1), &messages,
-                        &errors);
+                        &errors, &kept);
   EXPECT_THAT(errors, ElementsAre(HasSubstr("2 irqbalance processes")));
+  EXPECT_THAT(kept, ElementsAre(Pair(38, 100)));
 }
 
 }  // namespace

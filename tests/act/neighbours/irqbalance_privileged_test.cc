@@ -203,9 +203,11 @@ TEST_F(IrqbalancePrivilegedTest, RestoreTakesOffOnlyWhatTheJournalSays) {
     ASSERT_TRUE(TickUntil(bans, {irq_}, [&] { return bans.Banned(irq_); }));
   }  // Locus stops here without giving back: a crash
   std::vector<std::string> messages, errors;
+  std::map<int, int32_t> kept;
   RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *ops_,
-                        absl::Seconds(15), &messages, &errors);
+                        absl::Seconds(15), &messages, &errors, &kept);
   EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(kept, IsEmpty());
   EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
 }
 
@@ -233,8 +235,9 @@ TEST_F(IrqbalancePrivilegedTest, ARuntimeBanAndItsDaemonOutliveLocussExit) {
     bans.Finish(absl::Seconds(25));
   }
   std::vector<std::string> messages, errors;
+  std::map<int, int32_t> kept;
   RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *ops_,
-                        absl::Seconds(25), &messages, &errors);
+                        absl::Seconds(25), &messages, &errors, &kept);
   EXPECT_THAT(errors, IsEmpty());
   // Past the rescan the give-back started, and the scan after it.
   absl::SleepFor(absl::Seconds(3 * kInterval + 1));

@@ -158,10 +158,12 @@ TEST_F(NumadExclusionsTest, RestoreLiftsOnlyWhatTheSameNumadStillHolds) {
   std::vector<std::string> messages, errors;
   // 41: this numad, alive; 42: ended; 43: given to an earlier numad.
   fake_.alive = {41, 43};
+  std::map<int32_t, int32_t> kept;
   RestoreNumadExclusions({{41, 200}, {42, 200}, {43, 150}}, fake_, &messages,
-                         &errors);
+                         &errors, &kept);
   EXPECT_THAT(Commands(), ElementsAre("r 41"));
   EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(kept, IsEmpty());
   EXPECT_THAT(messages,
               ElementsAre(HasSubstr("pid 41: exclusion from numad (pid 200) "
                                     "lifted"),
@@ -175,14 +177,19 @@ TEST_F(NumadExclusionsTest, RestoreLiftsOnlyWhatTheSameNumadStillHolds) {
 TEST_F(NumadExclusionsTest, RestoreSaysWhatItCouldNotLift) {
   fake_.send_error = absl::UnavailableError("queue is full");
   std::vector<std::string> messages, errors;
-  RestoreNumadExclusions({{41, 200}}, fake_, &messages, &errors);
+  std::map<int32_t, int32_t> kept;
+  RestoreNumadExclusions({{41, 200}}, fake_, &messages, &errors, &kept);
   EXPECT_THAT(errors, ElementsAre(HasSubstr("pid 41: exclusion from numad "
                                             "(pid 200) not lifted: queue is "
                                             "full")));
+  // The journal's record is kept for a later restore.
+  EXPECT_THAT(kept, ElementsAre(Pair(41, 200)));
   fake_.find_error = absl::PermissionDeniedError("msgget: EACCES");
   errors.clear();
-  RestoreNumadExclusions({{41, 200}}, fake_, &messages, &errors);
+  kept.clear();
+  RestoreNumadExclusions({{41, 200}}, fake_, &messages, &errors, &kept);
   EXPECT_THAT(errors, ElementsAre(HasSubstr("EACCES")));
+  EXPECT_THAT(kept, ElementsAre(Pair(41, 200)));
 }
 
 }  // namespace

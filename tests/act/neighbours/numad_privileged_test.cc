@@ -8,6 +8,7 @@
 #include <sys/msg.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,8 +125,11 @@ TEST_F(NumadPrivilegedTest, RestoreHandsBackWhatACrashedLocusLeft) {
   ASSERT_TRUE(
       ops->Send(NumadInstance{numad_}, kNumadExclude, worker.pid()).ok());
   std::vector<std::string> messages, errors;
-  RestoreNumadExclusions({{worker.pid(), numad_}}, *ops, &messages, &errors);
+  std::map<int32_t, int32_t> kept;
+  RestoreNumadExclusions({{worker.pid(), numad_}}, *ops, &messages, &errors,
+                         &kept);
   EXPECT_TRUE(errors.empty()) << errors[0];
+  EXPECT_TRUE(kept.empty());
   EXPECT_TRUE(Logged(
       absl::StrCat("Removing PID ", worker.pid(), " from explicit PID lists")));
 }
