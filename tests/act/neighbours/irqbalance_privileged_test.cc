@@ -33,6 +33,7 @@ namespace locus {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr char kIrqbalance[] = "/usr/sbin/irqbalance";
@@ -243,6 +244,39 @@ TEST_F(IrqbalancePrivilegedTest, ARuntimeBanAndItsDaemonOutliveLocussExit) {
   absl::SleepFor(absl::Seconds(3 * kInterval + 1));
   ASSERT_TRUE(Alive(pid_)) << ReadAll(tree_.root() + "/irqbalance.log");
   EXPECT_EQ(Listed(), (std::set<int>{kHandBan, kAdminBan}));
+}
+
+// Issue #39 item 2: an irqbalance that does not answer (stopped) keeps
+// Locus's ban in the report's kept records, and a later restore gives it
+// back once it answers. Started as systemd starts it (SIGPIPE ignored): the
+// request dropped at the timeout is answered into a closed socket.
+TEST_F(IrqbalancePrivilegedTest, AHungIrqbalancesBanIsKeptUntilItAnswers) {
+  Stop(pid_, SIGTERM);
+  signal(SIGPIPE, SIG_IGN);  // inherited through exec
+  StartIrqbalance();
+  signal(SIGPIPE, SIG_DFL);
+  std::unique_ptr<Journal> journal = OpenJournal();
+  ASSERT_NE(journal, nullptr);
+  {
+    IrqbalanceBans bans(*ops_, *journal);
+    ASSERT_TRUE(TickUntil(bans, {irq_}, [&] { return bans.Banned(irq_); }));
+  }  // a crash
+  ASSERT_EQ(kill(pid_, SIGSTOP), 0);
+  std::vector<std::string> messages, errors;
+  std::map<int, int32_t> kept;
+  RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *ops_,
+                        absl::Seconds(2), &messages, &errors, &kept);
+  EXPECT_THAT(errors, ElementsAre(HasSubstr("did not answer")));
+  EXPECT_EQ(kept, (std::map<int, int32_t>{{irq_, pid_}}));
+  ASSERT_EQ(kill(pid_, SIGCONT), 0);
+  errors.clear();
+  std::map<int, int32_t> again;
+  RestoreIrqbalanceBans(kept, *ops_, absl::Seconds(15), &messages, &errors,
+                        &again);
+  EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(again, IsEmpty());
+  EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
+  EXPECT_TRUE(Alive(pid_));
 }
 
 TEST_F(IrqbalancePrivilegedTest, TheLongestListAndAnEmptyOneLeaveItRunning) {
