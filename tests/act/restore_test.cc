@@ -42,6 +42,14 @@ class RestoreTest : public ::testing::Test {
     ASSERT_TRUE((*journal)->RecordIrq({38, {0, 1}}).ok());
     ASSERT_TRUE((*journal)->RecordIrq({39, {0}}).ok());  // device removed
   }
+  // And IRQ 38 banned in irqbalance 100, worker 10 excluded from numad 200.
+  void WriteJournalWithNeighbours() {
+    WriteJournal();
+    auto journal = Journal::Open(options_);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE((*journal)->RecordIrqbalanceBan(100, 38).ok());
+    ASSERT_TRUE((*journal)->RecordNumadExclusion(200, 10).ok());
+  }
   TempTree tree_;
   JournalOptions options_;
   FakeThreadOps threads_;
@@ -66,13 +74,7 @@ TEST_F(RestoreTest, RestoresEverythingAndClears) {
 // After the IRQ's affinity is back, irqbalance gets the IRQ back (its own
 // --banirq one stays), and numad the worker.
 TEST_F(RestoreTest, HandsBackWhatIrqbalanceAndNumadWereGiven) {
-  WriteJournal();
-  {
-    auto journal = Journal::Open(options_);
-    ASSERT_TRUE(journal.ok());
-    ASSERT_TRUE((*journal)->RecordIrqbalanceBan(100, 38).ok());
-    ASSERT_TRUE((*journal)->RecordNumadExclusion(200, 10).ok());
-  }
+  WriteJournalWithNeighbours();
   FakeIrqbalance irqbalance;
   irqbalance.list = {38, 40};
   FakeNumad numad;
@@ -93,13 +95,7 @@ TEST_F(RestoreTest, HandsBackWhatIrqbalanceAndNumadWereGiven) {
 // "partial restore" line; a later restore, once they answer, gives them
 // back and deletes the file.
 TEST_F(RestoreTest, KeepsWhatANeighbourDidNotTakeBackForLater) {
-  WriteJournal();
-  {
-    auto journal = Journal::Open(options_);
-    ASSERT_TRUE(journal.ok());
-    ASSERT_TRUE((*journal)->RecordIrqbalanceBan(100, 38).ok());
-    ASSERT_TRUE((*journal)->RecordNumadExclusion(200, 10).ok());
-  }
+  WriteJournalWithNeighbours();
   FakeIrqbalance irqbalance;
   irqbalance.list = {38, 40};
   irqbalance.hang = true;  // under systemd: it outlives the request dropped
