@@ -121,6 +121,13 @@ every_worker_placed() {
     [[ "$held" == *" $w "* ]] || return 1
   done
 }
+# arms_set TREATED CONTROL: each treated worker confined to a node, each
+# control worker with every CPU.
+arms_set() {
+  local w
+  for w in $1; do [ "$(confined_node "$w")" -ge 0 ] 2>/dev/null || return 1; done
+  for w in $2; do [ "$(affinity "$w")" = "$ONLINE" ] || return 1; done
+}
 state() { ctl experiment status --json 2>/dev/null | tool get state; }
 not_running() { [ "$(state)" != EXPERIMENT_STATE_RUNNING ]; }
 has_units() { [ -n "$(ctl experiment status --json 2>/dev/null | tool get units)" ]; }
@@ -162,10 +169,16 @@ ab() {
     ctl watch --json --count=10 >"$WORK/during.jsonl"
     log "tick_cpu_ms before=$(tick_cpu_ms "$WORK/before.jsonl") during=$(tick_cpu_ms "$WORK/during.jsonl")"
   fi
-  local w treated control bad=0
+  local w treated control bad=0 start
   treated=$(units_of TREATED)
   control=$(units_of CONTROL)
   log "treated: $(echo $treated); control: $(echo $control)"
+  # The control arm is put back on the tick that draws the arms; a guest
+  # beside a busy host has been seen to show it some ticks later.
+  start=$(now)
+  if wait_until 10 arms_set "$treated" "$control"; then
+    log "arms as drawn $(since "$start") s after the units were listed"
+  fi
   for w in $treated; do
     [ "$(confined_node "$w")" -ge 0 ] 2>/dev/null ||
       { log "treated worker $w not confined: $(affinity "$w")"; bad=1; }
@@ -218,6 +231,7 @@ aa() {
     fail "A/A did not start" || return 1
   ctl watch --count=3 >/dev/null
   local w
+  wait_until 10 arms_set "" "$(nginx_workers)"
   for w in $(nginx_workers); do
     [ "$(affinity "$w")" = "$ONLINE" ] ||
       fail "A/A: worker $w treated: $(affinity "$w")" || return 1
