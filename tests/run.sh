@@ -93,7 +93,8 @@ run_label() {
     failed=1
     # From this run's own output: the lab's ctest runs beside another in the
     # same tree, and both would write Testing/Temporary/LastTestsFailed.log.
-    summary+=("${dir} ${label}: $(sed -nE 's/^\s*[0-9]+ - (.*) \([^)]*\)$/\1/p' "$log" | paste -sd' ')")
+    # Skipped tests are listed the same way, under "did not run": not failures.
+    summary+=("${dir} ${label}: $(sed -nE '/\((Skipped|Disabled)\)$/d; s/^\s*[0-9]+ - (.*) \([^)]*\)$/\1/p' "$log" | paste -sd' ')")
   fi
   [ "$label" = lab ] && mapfile -t -O "${#timings[@]}" timings < <(lab_lines "$log")
   return 0
