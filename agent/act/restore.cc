@@ -11,6 +11,7 @@
 #include "agent/act/neighbours/numad_queue.h"
 #include "agent/host/cpu_mask.h"
 #include "common/os_error.h"
+#include "common/printable.h"
 #include "common/status_macros.h"
 
 namespace locus {
@@ -160,13 +161,25 @@ std::string KeptRecordsLine(const RestoreReport& report) {
   return absl::StrCat(
       "partial restore: ", report.kept_bans.size(), " irqbalance ban(s) and ",
       report.kept_exclusions.size(), " numad exclusion(s) kept in ",
-      report.journal.empty() ? "the journal" : report.journal,
+      report.journal.empty() ? "the journal" : Printable(report.journal),
       " for later: given back by the running agent, the next start or "
       "`locusd --restore` once irqbalance and numad answer");
 }
 
 absl::Status ClearRestored(Journal& journal, const RestoreReport& report) {
   if (report.kept() == 0) return journal.Clear();
+  if (journal.contents().dropped_content()) {
+    // Nothing goes after a damaged tail (a record would be glued to it and
+    // lost): the file is set aside whole, and the kept records written anew.
+    RETURN_IF_ERROR(journal.Clear());
+    for (const auto& [irq, irqbalance] : report.kept_bans) {
+      RETURN_IF_ERROR(journal.RecordIrqbalanceBan(irqbalance, irq));
+    }
+    for (const auto& [pid, numad] : report.kept_exclusions) {
+      RETURN_IF_ERROR(journal.RecordNumadExclusion(numad, pid));
+    }
+    return absl::OkStatus();
+  }
   // A copy: each forget record edits the contents.
   const JournalContents contents = journal.contents();
   for (const auto& [tid, entry] : contents.threads) {

@@ -46,7 +46,9 @@ std::string KeptRecordsLine(const RestoreReport& report);
 
 // Once RestoreEntries has run: deletes the journal (Journal::Clear), or,
 // when records were kept, forgets every other entry (forget records, as
-// any undo is written) so that the file holds those alone.
+// any undo is written) so that the file holds those alone; a journal whose
+// reading dropped something is set aside (Clear) and the kept records
+// written to a new one.
 absl::Status ClearRestored(Journal& journal, const RestoreReport& report);
 
 // Restores every entry (best effort: one failure does not stop the rest).

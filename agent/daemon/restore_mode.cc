@@ -7,6 +7,7 @@
 #include "agent/act/restore.h"
 #include "agent/core/event_log.h"
 #include "common/log.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace {
@@ -17,21 +18,22 @@ void LogRestore(const RestoreReport& report) {
     Log(RestoreEntry(false, line));
   }
   for (const std::string& line : report.errors) Log(RestoreEntry(true, line));
-  LogInfo("restored from ", report.journal, ": ", report.threads_restored,
-          " thread(s), ", report.irqs_restored, " IRQ(s) and ",
-          report.groups_detached, " steered group(s); ", report.dropped,
-          " no longer exist",
+  LogInfo("restored from ", Printable(report.journal), ": ",
+          report.threads_restored, " thread(s), ", report.irqs_restored,
+          " IRQ(s) and ", report.groups_detached, " steered group(s); ",
+          report.dropped, " no longer exist",
           report.truncated_tail ? "; the journal's last record was torn" : "");
   if (const std::string kept = KeptRecordsLine(report); !kept.empty()) {
     LogWarning(kept);
   }
   if (report.corrupt_records > 0 || report.truncated_tail) {
-    LogWarning(report.journal, " had ", report.corrupt_records,
-               " damaged record(s)",
-               report.truncated_tail ? " and a torn last record" : "",
-               ", not restored; the journal is kept as ",
-               report.kept_copy.empty() ? "(gone)" : report.kept_copy,
-               " to recover them by hand");
+    LogWarning(
+        Printable(report.journal), " had ", report.corrupt_records,
+        " damaged record(s)",
+        report.truncated_tail ? " and a torn last record" : "",
+        ", not restored; the journal is kept as ",
+        report.kept_copy.empty() ? "(gone)" : Printable(report.kept_copy),
+        " to recover them by hand");
   }
 }
 

@@ -136,6 +136,33 @@ TEST_F(RestoreTest, KeepsWhatANeighbourDidNotTakeBackForLater) {
   EXPECT_NE(access(options_.path.c_str(), F_OK), 0);
 }
 
+// A torn tail and a record kept: nothing is appended after the tear (it
+// would be glued to it); the file is set aside and the kept ban alone is in
+// a new one.
+TEST_F(RestoreTest, KeptRecordsOfATornJournalGoToANewOne) {
+  WriteJournalWithNeighbours();
+  std::filesystem::resize_file(options_.path,
+                               std::filesystem::file_size(options_.path) - 3);
+  FakeIrqbalance irqbalance;
+  irqbalance.list = {38};
+  irqbalance.hang = true;
+  irqbalance.ignores_sigpipe = true;
+  FakeNumad numad;
+  NeighbourRestoreOps ops{&irqbalance, &numad, absl::Milliseconds(100)};
+  auto report = RestoreJournal(options_, threads_, irqs_, nullptr, &ops);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->truncated_tail);  // the numad record was torn
+  EXPECT_THAT(report->kept_bans, ElementsAre(Pair(38, 100)));
+  EXPECT_THAT(report->kept_copy, HasSubstr(options_.path + ".bad."));
+  auto journal = Journal::Open(options_);
+  ASSERT_TRUE(journal.ok());
+  const JournalContents& kept = (*journal)->contents();
+  EXPECT_FALSE(kept.dropped_content());
+  EXPECT_THAT(kept.irqbalance_bans, ElementsAre(Pair(38, 100)));
+  EXPECT_THAT(kept.threads, IsEmpty());
+  EXPECT_THAT(kept.irqs, IsEmpty());
+}
+
 TEST_F(RestoreTest, HalfWrittenJournalRestoresCompleteRecords) {
   WriteJournal();
   // Crash mid-append: the last record (irq 39) loses its end.
