@@ -136,7 +136,7 @@ arms_set() {
   for w in $2; do [ "$(affinity "$w")" = "$ONLINE" ] || return 1; done
 }
 NODE_CPUS=()
-for n in /sys/devices/system/node/node[0-9]*; do NODE_CPUS+=("$(<"$n/cpulist")"); done
+for n in $(seq 0 $(($(nodes) - 1))); do NODE_CPUS+=("$(node_cpus "$n")"); done
 state() { ctl experiment status --json 2>/dev/null | tool get state; }
 not_running() { [ "$(state)" != EXPERIMENT_STATE_RUNNING ]; }
 has_units() { ctl experiment status --json 2>/dev/null | grep -q '"units"'; }
@@ -149,14 +149,6 @@ def arm(name):
     return " ".join(str(u["pid"]) for u in units
                     if u["arm"] == "EXPERIMENT_ARM_" + name and u.get("active"))
 print(arm("TREATED") + "|" + arm("CONTROL"))'
-}
-# Units of one arm (TREATED or CONTROL) in the running experiment.
-units_of() {
-  ctl experiment status --json | "$PY" -c '
-import json, sys
-for u in json.load(sys.stdin).get("units", []):
-    if u["arm"] == "EXPERIMENT_ARM_" + sys.argv[1] and u.get("active"):
-        print(u["pid"])' "$1"
 }
 
 # nginx, the agent and the load, workers placed by the policy.
@@ -273,7 +265,9 @@ sigterm() {
   ctl experiment start --duration=10m --interval=10s --seed=3 ||
     fail "experiment did not start" || return 1
   ctl watch --count=3 >/dev/null
-  [ -n "$(units_of TREATED)" ] || fail "no treated units" || return 1
+  local arms
+  arms=$(arms_of)
+  [ -n "${arms%|*}" ] || fail "no treated units" || return 1
   locusd_stop
   local w bad=0
   for w in $(nginx_workers); do

@@ -240,6 +240,7 @@ TEST_F(IrqbalancePrivilegedTest, ARuntimeBanAndItsDaemonOutliveLocussExit) {
   RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *ops_,
                         absl::Seconds(25), &messages, &errors, &kept);
   EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(kept, IsEmpty());
   // Past the rescan the give-back started, and the scan after it.
   absl::SleepFor(absl::Seconds(3 * kInterval + 1));
   ASSERT_TRUE(Alive(pid_)) << ReadAll(tree_.root() + "/irqbalance.log");
