@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/host/topology.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace locus {
@@ -88,20 +89,14 @@ namespace {
 
 // How many nodes the target's threads may run on, all of them together.
 int NodesAllowed(const Target& target, const Topology& topology) {
-  int count = 0;
-  for (const auto& node : topology.nodes) {
-    const auto on_node = [&](int cpu) {
-      return std::find(node.cpus.begin(), node.cpus.end(), cpu) !=
-             node.cpus.end();
-    };
-    count +=
-        std::any_of(target.threads.begin(), target.threads.end(),
-                    [&](const ThreadSample& thread) {
-                      return std::any_of(thread.allowed_cpus.begin(),
-                                         thread.allowed_cpus.end(), on_node);
-                    });
+  absl::flat_hash_set<int> nodes;
+  for (const ThreadSample& thread : target.threads) {
+    for (int cpu : thread.allowed_cpus) {
+      const int node = NodeOfCpu(topology, cpu);
+      if (node >= 0) nodes.insert(node);
+    }
   }
-  return count;
+  return static_cast<int>(nodes.size());
 }
 
 }  // namespace
