@@ -175,6 +175,8 @@ build_and_test() {
   for label in "${run_labels[@]}"; do
     if [ "$label" = lab ] && [ "$(nproc)" -gt 1 ]; then
       lab_start "$dir"
+    elif [ "$label" = privileged ] && [ -n "${privileged_only:-}" ]; then
+      run_label "$dir" "$label" -R "$privileged_only"
     else
       run_label "$dir" "$label"
     fi
@@ -188,8 +190,12 @@ build_and_test() {
   fi
 }
 
+# The privileged tests of Locus's own code run once, under the sanitizers
+# (below: every one of them is built there); this tree runs those only it
+# builds, the package's and the README's (deploy.*: its binaries are what
+# ships), and the lab runs its binaries on real kernels.
 run_labels=("${labels[@]}")
-build_and_test "$build" Ninja
+privileged_only='^deploy\.' build_and_test "$build" Ninja
 timed "check_shape (tests/check_shape.sh)" ./tests/check_shape.sh "$build" ||
   { failed=1; summary+=("check_shape"); }
 
