@@ -10,6 +10,8 @@
 #   tests/bench/experiment_cost.sh [BUILD_DIR] [WORKERS] [SECONDS] [ROUNDS]
 #                                  (build, 4, 40, 3)
 set -euo pipefail
+# shellcheck source=tests/bench/nginx_loopback.sh
+. "$(dirname "$0")/nginx_loopback.sh"
 build=$(cd "${1:-build}" && pwd)
 workers=${2:-4}
 window=${3:-40}
@@ -29,20 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$dir/nginx.conf" <<CONF
-worker_processes $workers;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server {
-    listen 127.0.0.1:$port reuseport;
-    location / { return 200 "locus experiment cost\n"; }
-  }
-}
-CONF
+port=$(free_port)
+nginx_conf "$dir" "$workers" "$port" "locus experiment cost"
 nginx -c "$dir/nginx.conf" -p "$dir"
 cat >"$dir/policy.yaml" <<YAML
 version: 1

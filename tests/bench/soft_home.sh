@@ -14,6 +14,8 @@
 #   tests/bench/soft_home.sh [BUILD_DIR] [WORKERS] [ROUNDS] [SECONDS]
 #                            (build, 2, 5, 32)
 set -euo pipefail
+# shellcheck source=tests/bench/nginx_loopback.sh
+. "$(dirname "$0")/nginx_loopback.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-build}" && pwd)
 workers=${2:-2}
@@ -41,21 +43,8 @@ stop_all() {
 # KEEP=1 keeps the directory (logs, wrk outputs) and says where it is.
 trap 'stop_all; if [ -n "${KEEP:-}" ]; then echo "kept $dir"; else rm -rf "$dir"; fi' EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$dir/nginx.conf" <<CONF
-worker_processes $workers;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  server {
-    listen 127.0.0.1:$port reuseport;
-    location / { return 200 "locus soft home\n"; }
-  }
-}
-CONF
+port=$(free_port)
+nginx_conf "$dir" "$workers" "$port" "locus soft home" "keepalive_requests 100000000;"
 # policy SPILL: memory and IRQs off (the fixture's nodes share one memory).
 # stability.dwell_s 2: on a host the agent has run on for a while, the pin
 # that brought a worker home is long past when a hog arrives; the default
