@@ -44,4 +44,20 @@ Plan Decide(const Snapshot& snapshot, const v1::Policy& policy,
   return plan;
 }
 
+absl::flat_hash_map<int32_t, int> HomesOf(const Snapshot& snapshot,
+                                          const v1::Policy& policy,
+                                          const History& history) {
+  namespace engine = decide_internal;
+  absl::flat_hash_map<int32_t, int> homes;
+  const engine::Context ctx(snapshot, policy, history);
+  if (ctx.NodesWithCpus() < 2) return homes;
+  std::vector<engine::Worker> workers = engine::CollectWorkers(ctx);
+  Plan scratch;  // its notes and pins are Decide()'s to give
+  engine::AssignHomes(ctx, workers, scratch);
+  for (const engine::Worker& w : workers) {
+    if (w.home >= 0) homes[w.pid] = ctx.Id(w.home);
+  }
+  return homes;
+}
+
 }  // namespace locus

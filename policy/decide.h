@@ -23,6 +23,9 @@
 #ifndef LOCUS_POLICY_DECIDE_H_
 #define LOCUS_POLICY_DECIDE_H_
 
+#include <cstdint>
+
+#include "absl/container/flat_hash_map.h"
 #include "locus/v1/policy.pb.h"
 #include "policy/history.h"
 #include "policy/plan.h"
@@ -32,6 +35,15 @@ namespace locus {
 
 Plan Decide(const Snapshot& snapshot, const v1::Policy& policy,
             const History& history);
+
+// The home node id Decide() gives each worker this tick, by the worker's pid
+// (thread workers by tid); a worker without one is absent, and so is every
+// worker of a host with fewer than two nodes with CPUs. What the experiment
+// stratifies on: the node the design puts a treated worker on, not the one
+// an unpinned worker happens to run on.
+absl::flat_hash_map<int32_t, int> HomesOf(const Snapshot& snapshot,
+                                          const v1::Policy& policy,
+                                          const History& history);
 
 }  // namespace locus
 

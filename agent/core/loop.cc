@@ -156,7 +156,7 @@ void Loop::RevertWhatGotWorse(const Snapshot& snap, TickReport& report) {
 
 ArmsThisTick Loop::Arms(const Snapshot& snap, TickReport& report) {
   if (experiment_ == nullptr) return {};
-  ArmsThisTick arms = experiment_->OnTick(snap, report.mode, report.policy);
+  auto arms = experiment_->OnTick(snap, report.mode, report.policy, history_);
   report.experiment = arms.report;
   for (int32_t pid : arms.release) {
     // Back as the server left it: each journaled pin restored (a thread

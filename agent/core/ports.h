@@ -114,9 +114,12 @@ struct ArmsThisTick {
 class ExperimentPort {
  public:
   virtual ~ExperimentPort() = default;
-  // Called each tick after the snapshot, before planning.
+  // Called each tick after the snapshot, before planning; `history` is the
+  // loop's, as the plan will read it (the arms are drawn within the homes
+  // placement gives).
   virtual ArmsThisTick OnTick(const Snapshot& snapshot, v1::Policy::Mode mode,
-                              const PolicyState& policy) = 0;
+                              const PolicyState& policy,
+                              const History& history) = 0;
 };
 
 }  // namespace locus

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -14,6 +15,7 @@
 #include "agent/experiment/report.h"
 #include "common/log.h"
 #include "google/protobuf/util/time_util.h"
+#include "policy/decide.h"
 #include "policy/experiment_sequential.h"
 
 namespace locus {
@@ -25,14 +27,15 @@ using google::protobuf::util::TimeUtil;
 }  // namespace
 
 ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
-                                      const PolicyState& policy) {
+                                      const PolicyState& policy,
+                                      const History& history) {
   absl::MutexLock lock(&mu_);
   ++ticks_;
   workers_seen_ = CountWorkers(snapshot);
   if (pending_.has_value() && run_ == nullptr) {
     Pending pending = std::move(*pending_);
     pending_.reset();
-    Begin(snapshot, pending, policy);
+    Begin(snapshot, pending, policy, history);
   }
   if (run_ != nullptr) {
     if (mode == v1::Policy::MODE_DRY_RUN) {
@@ -88,8 +91,20 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
 }
 
 void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
-                             const PolicyState& policy) {
+                             const PolicyState& policy,
+                             const History& history) {
   std::vector<Unit> units = WorkersOf(snapshot);
+  // The strata are the homes placement gives (what the design controls):
+  // where an unpinned worker runs at the draw is the scheduler's choice of
+  // the moment, and a stratum drawn from it can hold one arm only.
+  if (policy.policy != nullptr) {
+    const absl::flat_hash_map<int32_t, int> homes =
+        HomesOf(snapshot, *policy.policy, history);
+    for (Unit& unit : units) {
+      if (auto it = homes.find(unit.pid); it != homes.end())
+        unit.node = it->second;
+    }
+  }
   const int64_t now = wall_ns_();
   const std::string id = absl::StrCat(
       "exp-", absl::FormatTime("%Y%m%d-%H%M%S", absl::FromUnixNanos(now),

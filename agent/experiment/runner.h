@@ -91,7 +91,8 @@ class ExperimentRunner : public ExperimentPort {
   }
 
   ArmsThisTick OnTick(const Snapshot& snapshot, Mode mode,
-                      const PolicyState& policy) override;
+                      const PolicyState& policy,
+                      const History& history) override;
 
  private:
   struct Pending {
@@ -112,7 +113,8 @@ class ExperimentRunner : public ExperimentPort {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Begin(const Snapshot& snapshot, const Pending& pending,
-             const PolicyState& policy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+             const PolicyState& policy, const History& history)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Begin's steps: a start with too few workers ends at once, recorded.
   void AbortTooFew(const std::string& id, size_t found)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

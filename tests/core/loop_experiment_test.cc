@@ -18,7 +18,8 @@ using ::testing::Not;
 
 class FakeExperiment : public ExperimentPort {
  public:
-  ArmsThisTick OnTick(const Snapshot&, Mode, const PolicyState&) override {
+  ArmsThisTick OnTick(const Snapshot&, Mode, const PolicyState&,
+                      const History&) override {
     ++ticks;
     ArmsThisTick arms = next;
     next.release.clear();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_join.h"
@@ -15,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "policy/default_policy.h"
 #include "policy/experiment_plan.h"
 #include "tests/common/snapshot_builder.h"
 
@@ -106,7 +108,7 @@ struct Harness {
   ArmsThisTick Tick(int workers = 8, uint64_t policy_version = 1) {
     now += kSecond;
     return runner.OnTick(Host(now, workers), v1::Policy::MODE_ENFORCE,
-                         Policy(policy_version));
+                         Policy(policy_version), History());
   }
   FakeWorkCounter counter;
   ExperimentRunner runner;
@@ -206,6 +208,43 @@ TEST(ExperimentRunnerTest, SplitsTheWorkersAndPutsTheControlArmBack) {
   EXPECT_THAT(h.Tick().release, IsEmpty());
 }
 
+// The strata are the homes placement would give, not the node each
+// unpinned worker happens to run on when the arms are drawn: with all eight
+// running (and their memory) on node 0, spread gives each node four homes,
+// and each node's four hold two of each arm.
+TEST(ExperimentRunnerTest, TheStrataAreTheHomesPlacementGives) {
+  Harness h;
+  PolicyState policy = Policy();
+  policy.policy = std::make_shared<const v1::Policy>(DefaultPolicy());
+  auto tick = [&] {
+    h.now += kSecond;
+    Snapshot s = MakeHost(2, 2);
+    s.now_ns = h.now;
+    for (int i = 0; i < 8; ++i) {
+      Target t = MakeWorker(s, 101 + i, 0, -1, 0);
+      t.instance = 100;
+      s.targets.push_back(t);
+    }
+    h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, policy, History());
+  };
+  tick();
+  ASSERT_TRUE(h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+  tick();
+  const v1::ExperimentReport report = *h.runner.Get();
+  int units_on[2] = {0, 0}, treated_on[2] = {0, 0};
+  for (const v1::ExperimentUnit& unit : report.units()) {
+    ASSERT_GE(unit.stratum_node(), 0);
+    ASSERT_LT(unit.stratum_node(), 2);
+    ++units_on[unit.stratum_node()];
+    if (unit.arm() == v1::EXPERIMENT_ARM_TREATED)
+      ++treated_on[unit.stratum_node()];
+  }
+  EXPECT_EQ(units_on[0], 4);
+  EXPECT_EQ(units_on[1], 4);
+  EXPECT_EQ(treated_on[0], 2);
+  EXPECT_EQ(treated_on[1], 2);
+}
+
 // The treated arm on the soft home: its ticks confined to the home node,
 // then widened beyond it; a worker not yet pinned (all CPUs) is neither,
 // and the control arm is never counted.
@@ -225,7 +264,7 @@ TEST(ExperimentRunnerTest, CountsTheTreatedArmsTicksWidenedBeyondHome) {
       t.threads[0].allowed_cpus =
           widened && treated.contains(t.pid) ? AllCpus(s) : NodeCpus(s, home);
     }
-    h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, Policy());
+    h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, Policy(), History());
   };
   for (int i = 0; i < 3; ++i) tick(false);
   tick(true);
@@ -320,7 +359,8 @@ TEST(ExperimentRunnerTest, AWorkerThatExitsIsLostAndANewOneJoins) {
   Target fresh = MakeWorker(s, 109, 1, -1, 1);
   fresh.instance = 100;
   s.targets.push_back(fresh);
-  ArmsThisTick arms = h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, Policy());
+  ArmsThisTick arms =
+      h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, Policy(), History());
   absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
   bool lost = false, joined = false;
   for (const v1::ExperimentUnit& unit : report->units()) {
@@ -360,7 +400,7 @@ TEST(ExperimentRunnerTest, StopDryRunAndPolicyReloadEndOrNoteIt) {
   ASSERT_TRUE(h.runner.Start(Request(600, 10), v1::Policy::MODE_ENFORCE).ok());
   h.Tick();
   h.now += kSecond;
-  h.runner.OnTick(Host(h.now), v1::Policy::MODE_DRY_RUN, Policy());
+  h.runner.OnTick(Host(h.now), v1::Policy::MODE_DRY_RUN, Policy(), History());
   EXPECT_EQ(h.runner.Get()->state(), v1::EXPERIMENT_STATE_ABORTED);
   EXPECT_THAT(h.runner.Get()->reason(), HasSubstr("dry run"));
 }
