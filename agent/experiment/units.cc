@@ -102,6 +102,9 @@ int NodesAllowed(const Target& target, const Topology& topology) {
 }  // namespace
 
 void CountWidened(RunningExperiment& run, const Snapshot& snapshot) {
+  // An A/A treats no arm: a worker someone else confined says nothing of
+  // the soft home.
+  if (run.header.aa()) return;
   absl::flat_hash_map<int32_t, const Target*> by_pid;
   for (const Target& target : snapshot.targets) by_pid[target.pid] = &target;
   for (Unit& unit : run.units) {

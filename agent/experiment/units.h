@@ -121,7 +121,8 @@ std::vector<int32_t> TrackUnits(RunningExperiment& run,
                                 const Snapshot& snapshot);
 
 // Counts this tick's treated units confined to one node and those widened
-// beyond it once confined (a worker not yet pinned is neither).
+// beyond it once confined (a worker not yet pinned is neither); none in an
+// A/A.
 void CountWidened(RunningExperiment& run, const Snapshot& snapshot);
 
 // One interval's reads (cumulative counts per pid) into the units and the

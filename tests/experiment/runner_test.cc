@@ -338,9 +338,21 @@ TEST(ExperimentRunnerTest, AnAaExperimentTreatsNobody) {
   ArmsThisTick arms = h.Tick();
   EXPECT_THAT(arms.untreated, SizeIs(8));
   EXPECT_THAT(arms.release, SizeIs(8));
-  for (int i = 0; i < 70; ++i) h.Tick();
+  // Workers confined by someone else, then widened: with no arm treated the
+  // soft home's count has nothing to say.
+  for (int i = 0; i < 70; ++i) {
+    h.now += kSecond;
+    Snapshot s = Host(h.now);
+    for (Target& t : s.targets) {
+      t.threads[0].allowed_cpus =
+          i < 10 ? NodeCpus(s, (t.pid - 101) % 2) : AllCpus(s);
+    }
+    h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, Policy(), History());
+  }
   absl::StatusOr<v1::ExperimentReport> report = h.runner.Get();
   EXPECT_EQ(report->state(), v1::EXPERIMENT_STATE_DONE);
+  EXPECT_EQ(report->treated_confined_ticks(), 0u);
+  EXPECT_EQ(report->treated_widened_ticks(), 0u);
   EXPECT_TRUE(report->aa());
   EXPECT_THAT(report->verdict(), HasSubstr("A/A"));
   EXPECT_TRUE(h.harm.empty());
