@@ -244,6 +244,9 @@ std::string FormatExperiment(const v1::ExperimentReport& r) {
       Timing(r));
   absl::StrAppend(&out, "  ", IntervalsDone(r), "; workers ", r.treated(),
                   " treated, ", r.control(), " control\n");
+  // Before the figures it qualifies.
+  if (!r.clock().empty())
+    absl::StrAppend(&out, "  TIMING: ", Printable(r.clock()), "\n");
   const bool live = Live(r);
   absl::StrAppend(&out, "  work per CPU-second         ",
                   EstimateDetail(r.work(), live), "\n");

@@ -211,6 +211,7 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_method(kExperimentMethod);
   report.set_work_source(run.work_source);
   report.set_pmu(run.pmu);
+  report.set_clock(run.clock);
   report.set_guardrail_p(run.guardrail_p);
   report.set_guardrail_bound(run.guardrail_bound);
   for (const std::string& note : run.notes) report.add_notes(note);

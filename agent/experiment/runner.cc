@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "agent/api/prometheus_labels.h"
 #include "agent/core/event_log.h"
+#include "agent/experiment/cpu_clock.h"
 #include "agent/experiment/pmu.h"
 #include "agent/experiment/record.h"
 #include "agent/experiment/report.h"
@@ -180,6 +181,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   run->policy_version = policy.version;
   run->work_source = counter_->source();
   run->pmu = PmuAvailability();
+  run->clock = EmulatedClockNote(HypervisorVendor(HostCpuid));
   run->now_ns = snapshot.now_ns;
   v1::ExperimentReport& header = run->header;
   header.set_id(id);

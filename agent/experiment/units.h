@@ -103,6 +103,7 @@ struct RunningExperiment {
   std::string stop_reason;
   std::string work_source;
   std::string pmu;
+  std::string clock;  // EmulatedClockNote of this host
   // Put back at the next tick (the control arm at start).
   std::vector<int32_t> release;
 };

@@ -222,6 +222,18 @@ TEST(FormatExperiment, VerdictFirstThenEstimatesArmsAndWorkers) {
 
 // A worker may call itself anything: its comm cannot clear the screen or
 // start a line of its own.
+// An emulated CPU's clock is said before the figures it qualifies; on
+// hardware nothing is said.
+TEST(FormatExperiment, AnEmulatedClockIsSaidBeforeTheFigures) {
+  v1::ExperimentReport r = SampleExperimentReport();
+  EXPECT_THAT(ctl::FormatExperiment(r), Not(HasSubstr("TIMING")));
+  r.set_clock("emulated CPU (QEMU's TCG): compares within this run only");
+  const std::string text = ctl::FormatExperiment(r);
+  const size_t timing = text.find("  TIMING: emulated CPU");
+  ASSERT_NE(timing, std::string::npos) << text;
+  EXPECT_LT(timing, text.find("\n  work per CPU-second ")) << text;
+}
+
 TEST(FormatExperiment, HostileStringsAreShownEscaped) {
   v1::ExperimentReport r = SampleExperimentReport();
   r.set_verdict("ok\x1b]0;owned\x07");
