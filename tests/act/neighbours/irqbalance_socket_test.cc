@@ -4,9 +4,11 @@
 #include "agent/act/neighbours/irqbalance_socket.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -221,6 +223,42 @@ TEST_F(IrqbalanceSocketTest, StartChecksThePeer) {
   EXPECT_THAT(started.status().message(),
               AllOf(HasSubstr(absl::StrCat("is held by pid ", getpid())),
                     HasSubstr("not by irqbalance (pid 77) as root")));
+}
+
+// The socket's listener is irqbalance's pid but runs as nobody (a process
+// that dropped root, or a pid reused by a user's): nothing is sent.
+TEST_F(IrqbalanceSocketTest, StartRefusesAPeerThatIsNotRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "setuid to nobody needs root";
+  const std::string dir = tree_.root() + "/open";
+  std::filesystem::create_directories(dir);
+  chmod(tree_.root().c_str(), 0755);
+  chmod(dir.c_str(), 0777);
+  const std::string path = dir + "/irqbalance.sock";
+  const pid_t child = fork();
+  if (child == 0) {
+    // Its credentials at listen() are what SO_PEERCRED reports.
+    if (setresgid(65534, 65534, 65534) != 0 ||
+        setresuid(65534, 65534, 65534) != 0) {
+      _exit(1);
+    }
+    UniqueFd fd = Listen(path);
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 200 && access(path.c_str(), F_OK) != 0; ++i) {
+    usleep(10000);
+  }
+  auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
+  auto started = ops->Start(IrqbalanceInstance{child, path}, "setup");
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(
+      started.status().message(),
+      AllOf(HasSubstr(absl::StrCat("is held by pid ", child, " uid 65534")),
+            HasSubstr("nothing sent")));
 }
 
 }  // namespace
