@@ -37,6 +37,9 @@ struct NeighbourFound {
   int pid = 0;              // 0: none runs
   std::string reach;        // how Locus reaches it, when it can
   std::string unreachable;  // why it cannot, when it cannot
+  // Processes of its name that are not root's (and pid files that are not):
+  // refused, one printable sentence each (NeighbourOps' LookAlikes).
+  std::vector<std::string> look_alikes = {};
   // Its SIGPIPE is not ignored (/proc/PID/status SigIgn): irqbalance 1.9
   // then dies when it answers a client that has gone.
   bool sigpipe_kills = false;

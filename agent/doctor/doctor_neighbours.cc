@@ -12,9 +12,23 @@ std::string Who(const char* name, int pid) {
   return absl::StrCat(name, " (pid ", pid, ")");
 }
 
-}  // namespace
+// The look-alikes refused, one line each after what was found: a warning
+// (someone started them), whatever else holds.
+DoctorCheck WithLookAlikes(DoctorCheck check, const NeighbourFound& found) {
+  if (found.look_alikes.empty()) return check;
+  for (const std::string& line : found.look_alikes) {
+    absl::StrAppend(&check.detail, "\n", line);
+  }
+  if (check.verdict == Verdict::kOk) {
+    check.verdict = Verdict::kWarn;
+    check.fix = absl::StrCat(
+        "find who started the process(es) named ", check.name,
+        " (ps -o user,pid,args -p PID) and stop them; Locus ignores them");
+  }
+  return check;
+}
 
-DoctorCheck IrqbalanceCheck(const DoctorInputs& in) {
+DoctorCheck IrqbalanceShares(const DoctorInputs& in) {
   const char* name = "irqbalance";
   const NeighbourFound& found = in.irqbalance;
   if (found.pid == 0) {
@@ -57,7 +71,7 @@ DoctorCheck IrqbalanceCheck(const DoctorInputs& in) {
   return {name, Verdict::kOk, shares, ""};
 }
 
-DoctorCheck NumadCheck(const DoctorInputs& in) {
+DoctorCheck NumadShares(const DoctorInputs& in) {
   const char* name = "numad";
   const NeighbourFound& found = in.numad;
   if (found.pid == 0) {
@@ -89,6 +103,16 @@ DoctorCheck NumadCheck(const DoctorInputs& in) {
                        found.reach.empty() ? "its message queue" : found.reach,
                        " and takes them off when it stops"),
           ""};
+}
+
+}  // namespace
+
+DoctorCheck IrqbalanceCheck(const DoctorInputs& in) {
+  return WithLookAlikes(IrqbalanceShares(in), in.irqbalance);
+}
+
+DoctorCheck NumadCheck(const DoctorInputs& in) {
+  return WithLookAlikes(NumadShares(in), in.numad);
 }
 
 DoctorCheck TunedCheck(const DoctorInputs& in) {

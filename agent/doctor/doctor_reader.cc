@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/act/neighbours/irqbalance_socket.h"
 #include "agent/act/neighbours/numad_queue.h"
+#include "agent/act/neighbours/process_finder.h"
 #include "agent/host/cgroup_cpuset.h"
 #include "agent/host/file_util.h"
 #include "agent/host/listeners.h"
@@ -109,15 +110,29 @@ std::optional<RunningProcess> FindNamed(
   return std::nullopt;
 }
 
-// Found the way the actuators find it: how Locus reaches it, or why not.
+// The first process named `comm` that is root's (process_finder.h): a
+// user's look-alike is not the neighbour, whatever its name.
+std::optional<RunningProcess> FindDaemon(
+    const std::vector<RunningProcess>& processes,
+    const std::string& procfs_root, absl::string_view comm) {
+  for (const RunningProcess& p : processes) {
+    if (p.comm == comm && IsDaemon(procfs_root, p.pid, comm)) return p;
+  }
+  return std::nullopt;
+}
+
+// Found the way the actuators find it: how Locus reaches it, or why not,
+// and what of its name was refused.
 template <typename Ops>
 NeighbourFound ReadNeighbour(const std::vector<RunningProcess>& processes,
+                             const std::string& procfs_root,
                              absl::string_view comm, Ops& ops) {
   NeighbourFound found;
-  std::optional<RunningProcess> seen = FindNamed(processes, comm);
+  auto instance = ops.Find();
+  found.look_alikes = ops.LookAlikes();
+  std::optional<RunningProcess> seen = FindDaemon(processes, procfs_root, comm);
   if (!seen.has_value()) return found;
   found.pid = seen->pid;
-  auto instance = ops.Find();
   if (!instance.ok()) {
     found.unreachable = std::string(instance.status().message());
   } else if (instance->has_value()) {
@@ -313,7 +328,7 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   const std::vector<RunningProcess> processes =
       ListProcesses(paths.procfs_root);
   in.irqbalance = ReadNeighbour(
-      processes, "irqbalance",
+      processes, paths.procfs_root, "irqbalance",
       *MakeIrqbalanceSocketOps(paths.procfs_root, paths.irqbalance_run_dir));
   if (in.irqbalance.pid > 0) {
     const std::optional<bool> ignored =
@@ -321,7 +336,7 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
     in.irqbalance.sigpipe_kills = ignored.has_value() && !*ignored;
   }
   in.numad = ReadNeighbour(
-      processes, "numad",
+      processes, paths.procfs_root, "numad",
       *MakeNumadQueueOps(paths.procfs_root, paths.numad_pid_file));
   in.tuned = FindNamed(processes, "tuned");
   if (in.tuned.has_value()) {

@@ -96,14 +96,21 @@ absl::StatusOr<uint64_t> ParseStatusMask(absl::string_view text,
   return mask;
 }
 
-absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text) {
+absl::StatusOr<StatusUids> ParseStatusUids(absl::string_view text) {
   std::vector<absl::string_view> ids = ParseStatusValues(text, "Uid");
-  uint32_t uid = 0;
+  StatusUids uids;
   if (ids.empty()) return absl::DataLossError("no Uid line (truncated?)");
-  if (!absl::SimpleAtoi(ids[0], &uid)) {
+  if (ids.size() < 2 || !absl::SimpleAtoi(ids[0], &uids.real) ||
+      !absl::SimpleAtoi(ids[1], &uids.effective)) {
     return absl::DataLossError("bad Uid line");
   }
-  return uid;
+  return uids;
+}
+
+absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text) {
+  absl::StatusOr<StatusUids> uids = ParseStatusUids(text);
+  if (!uids.ok()) return uids.status();
+  return uids->real;
 }
 
 std::string ParseCmdline(absl::string_view text) {

@@ -49,8 +49,16 @@ std::vector<absl::string_view> ParseStatusValues(absl::string_view text,
 absl::StatusOr<uint64_t> ParseStatusMask(absl::string_view text,
                                          absl::string_view key);
 
-// The real uid from /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs"):
-// who started the process, which setuid() in it cannot fake upwards.
+// The real and effective uids of /proc/PID/status's
+// "Uid:\treal\teffective\tsaved\tfs" line.
+struct StatusUids {
+  uint32_t real = 0;
+  uint32_t effective = 0;
+};
+absl::StatusOr<StatusUids> ParseStatusUids(absl::string_view text);
+
+// The real uid (of ParseStatusUids): who started the process, which
+// setuid() in it cannot fake upwards.
 absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text);
 
 // /proc/PID/cmdline: NUL-separated arguments joined with spaces, trailing

@@ -16,10 +16,20 @@
 #include "common/printable.h"
 
 namespace locus {
-namespace {
 
-// Why the executable of the process in `dir` is not one only root controls,
-// or "".
+std::string ExecutablePath(const std::string& proc_dir) {
+  char buf[4096];
+  ssize_t n = readlink(JoinPath(proc_dir, "exe").c_str(), buf, sizeof(buf) - 1);
+  if (n <= 0) return "";
+  std::string target(buf, static_cast<size_t>(n));
+  // An upgraded binary still running shows as "/usr/sbin/nginx (deleted)".
+  const std::string deleted = " (deleted)";
+  if (absl::EndsWith(target, deleted)) {
+    target.resize(target.size() - deleted.size());
+  }
+  return target;
+}
+
 std::string ExecutableProblem(const std::string& dir) {
   const std::string link = JoinPath(dir, "exe");
   struct stat st;  // of the file the link names, even once deleted
@@ -38,19 +48,14 @@ std::string ExecutableProblem(const std::string& dir) {
   return "";
 }
 
-}  // namespace
-
-std::string ExecutablePath(const std::string& proc_dir) {
-  char buf[4096];
-  ssize_t n = readlink(JoinPath(proc_dir, "exe").c_str(), buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  std::string target(buf, static_cast<size_t>(n));
-  // An upgraded binary still running shows as "/usr/sbin/nginx (deleted)".
-  const std::string deleted = " (deleted)";
-  if (absl::EndsWith(target, deleted)) {
-    target.resize(target.size() - deleted.size());
+std::string NotRootProblem(absl::string_view status) {
+  absl::StatusOr<StatusUids> uids = ParseStatusUids(status);
+  if (!uids.ok()) return absl::StrCat("its status: ", uids.status().message());
+  if (uids->real != 0 || uids->effective != 0) {
+    return absl::StrCat("it runs as uid ", uids->real, " (effective ",
+                        uids->effective, "), not root");
   }
-  return target;
+  return "";
 }
 
 std::string TrustCheck::NotInUnit(const std::string& dir) const {

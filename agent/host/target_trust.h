@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/string_view.h"
 #include "policy/snapshot.h"
 
 namespace locus {
@@ -32,6 +33,16 @@ using RefusedTarget = RefusedProcess;  // as the snapshot carries it
 // readlink <proc_dir>/exe, without the " (deleted)" of an upgraded binary;
 // empty when unreadable.
 std::string ExecutablePath(const std::string& proc_dir);
+
+// Why the executable of the process in `proc_dir` (stat of its exe link,
+// which follows to the binary, even once deleted) is not one only root
+// controls: owned by root, written by no group or other; "" when it is.
+std::string ExecutableProblem(const std::string& proc_dir);
+
+// Why the process whose /proc/PID/status is `status` does not run as root:
+// its real and effective uids both 0 (a setuid-root binary started by a
+// user has only the effective one); "" when it does. Pure.
+std::string NotRootProblem(absl::string_view status);
 
 // The checks for one scan: each master's uid is read once.
 class TrustCheck {

@@ -14,11 +14,14 @@
 #include "agent/doctor/doctor_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/neighbours/fixture_process.h"
 #include "tests/common/test_paths.h"
 
 namespace locus {
 namespace {
 
+using testing::AllOf;
+using testing::ElementsAre;
 using testing::HasSubstr;
 using testing::IsEmpty;
 using testing::Not;
@@ -276,6 +279,23 @@ TEST(DoctorChecks, AutoNumaIrqbalanceNumadPtraceKubelet) {
   EXPECT_THAT(c.fix, HasSubstr("coexist.irqbalance: off"));
   in.irqbalance = {};
 
+  // A refused look-alike warns whatever else holds, and is named.
+  in.irqbalance.look_alikes = {
+      "a process named irqbalance (pid 13, uid 65534) is not root's: ..."};
+  c = Find(in, "irqbalance");
+  EXPECT_EQ(c.verdict, Verdict::kWarn);
+  EXPECT_THAT(c.detail, HasSubstr("not running"));
+  EXPECT_THAT(c.detail, HasSubstr("(pid 13, uid 65534) is not root's"));
+  EXPECT_THAT(c.fix, HasSubstr("ps -o user,pid,args"));
+  in.irqbalance.pid = 12;
+  in.irqbalance.unreachable = "no control socket";
+  EXPECT_EQ(Find(in, "irqbalance").verdict, Verdict::kFail);
+  in.irqbalance = {};
+  in.numad.look_alikes = {"the pid file /run/numad.pid is not ..."};
+  EXPECT_EQ(Find(in, "numad").verdict, Verdict::kWarn);
+  EXPECT_THAT(Find(in, "numad").detail, HasSubstr("/run/numad.pid"));
+  in.numad = {};
+
   in.numad = {34, "its message queue (key 0xdeadbeef)", ""};
   c = Find(in, "numad");
   EXPECT_EQ(c.verdict, Verdict::kOk);
@@ -408,9 +428,13 @@ class DoctorReaderTest : public testing::Test {
 TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
   Write("/proc/sys/kernel/numa_balancing", "1\n");
   Write("/proc/sys/kernel/yama/ptrace_scope", "2\n");
+  // As root runs them (Uid, exe), for the neighbours' own lookup.
+  WriteFixtureProcess(paths_.procfs_root, {.pid = 41, .comm = "irqbalance"});
+  WriteFixtureProcess(paths_.procfs_root, {.pid = 43, .comm = "numad"});
   Write("/proc/41/comm", "irqbalance\n");
   Write("/proc/42/comm", "nginx\n");
-  Write("/proc/41/status", "Name:\tirqbalance\nSigIgn:\t0000000000000000\n");
+  Write("/proc/41/status",
+        "Name:\tirqbalance\nUid:\t0\t0\t0\t0\nSigIgn:\t0000000000000000\n");
   Write("/proc/43/comm", "numad\n");
   Write("/proc/44/comm", "tuned\n");
   Write("/tuned/active_profile", "balanced\n");
@@ -447,6 +471,32 @@ TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
   std::vector<DoctorCheck> checks = RunDoctorChecks(in);
   EXPECT_EQ(DoctorExitCode(checks), 1);  // the policy fails
   EXPECT_THAT(FormatDoctor(checks), HasSubstr("FAIL  policy: "));
+}
+
+// Issue #39: a user's process named irqbalance or numad is not taken for
+// it, and is named as refused.
+TEST_F(DoctorReaderTest, ALookAlikeIsNotTheNeighbourAndIsNamed) {
+  for (int pid : {45, 46}) {
+    const std::string comm = pid == 45 ? "irqbalance" : "numad";
+    WriteFixtureProcess(
+        paths_.procfs_root,
+        {.pid = pid, .comm = comm, .uid = 65534, .euid = 65534});
+    Write(absl::StrCat("/proc/", pid, "/comm"), comm + "\n");
+  }
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  EXPECT_EQ(in.irqbalance.pid, 0);
+  EXPECT_EQ(in.numad.pid, 0);
+  EXPECT_THAT(in.irqbalance.look_alikes,
+              ElementsAre(HasSubstr("a process named irqbalance (pid 45, uid "
+                                    "65534) is not root's")));
+  EXPECT_THAT(in.numad.look_alikes,
+              ElementsAre(HasSubstr("a process named numad (pid 46, uid "
+                                    "65534)")));
+  std::vector<DoctorCheck> checks = RunDoctorChecks(in);
+  EXPECT_THAT(FormatDoctor(checks),
+              AllOf(HasSubstr("WARN  irqbalance: not running"),
+                    HasSubstr("(pid 45, uid 65534) is not root's"),
+                    HasSubstr("WARN  numad: not running")));
 }
 
 TEST_F(DoctorReaderTest, AbsentFilesAreOkAndNoCapabilitiesSkipTheProbe) {

@@ -214,5 +214,26 @@ TEST(ProcParseUidTest, RealUid) {
   EXPECT_FALSE(ParseStatusRealUid("Uid:\t-1\t0\t0\t0\n").ok());
 }
 
+TEST(ProcParseUidTest, RealAndEffective) {
+  auto uids = ParseStatusUids("Name:\tx\nUid:\t1000\t0\t1000\t0\n");
+  ASSERT_TRUE(uids.ok()) << uids.status();
+  EXPECT_EQ(uids->real, 1000u);
+  EXPECT_EQ(uids->effective, 0u);
+  EXPECT_FALSE(ParseStatusUids("Uid:\t0\n").ok()) << "cut short";
+  EXPECT_FALSE(ParseStatusUids("Uid:\t0\tx\t0\t0\n").ok());
+}
+
+// Who runs a neighbour daemon (issue #39): root, really and effectively.
+TEST(NotRootProblemTest, BothUidsMustBeRoots) {
+  EXPECT_EQ(NotRootProblem("Uid:\t0\t0\t0\t0\n"), "");
+  EXPECT_THAT(NotRootProblem("Uid:\t65534\t65534\t65534\t65534\n"),
+              HasSubstr("runs as uid 65534 (effective 65534), not root"));
+  EXPECT_THAT(NotRootProblem("Uid:\t1000\t0\t1000\t0\n"),
+              HasSubstr("uid 1000 (effective 0)"));
+  EXPECT_THAT(NotRootProblem("Uid:\t0\t1000\t0\t1000\n"),
+              HasSubstr("uid 0 (effective 1000)"));
+  EXPECT_THAT(NotRootProblem("Name:\tirqbalance\n"), HasSubstr("no Uid line"));
+}
+
 }  // namespace
 }  // namespace locus

@@ -154,6 +154,7 @@ bool IrqbalanceBans::Look(absl::Time now) {
   looked_ = true;
   last_look_ = now;
   absl::StatusOr<std::optional<IrqbalanceInstance>> found = ops_.Find();
+  state_.look_alikes = ops_.LookAlikes();
   if (!found.ok()) {
     Lost();
     unusable_ = true;

@@ -71,6 +71,8 @@ struct IrqbalanceState {
   std::set<int> pending;           // wanted, not yet confirmed in its list
   std::string problem;             // why it cannot share now (empty: fine)
   uint64_t restarts = 0;  // new irqbalance instances seen (bans given again)
+  // Processes named irqbalance that are not root's: refused, not counted.
+  std::vector<std::string> look_alikes;
 };
 
 class IrqbalanceBans {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -53,6 +54,10 @@ class IrqbalanceOps {
   // when one runs but has no socket Locus can use (the text says why and
   // what to do).
   virtual absl::StatusOr<std::optional<IrqbalanceInstance>> Find() = 0;
+  // The processes named irqbalance the last scan of Find refused, one
+  // printable sentence each (process_finder.h): none is counted or spoken
+  // to, whether or not the real one runs.
+  virtual std::vector<std::string> LookAlikes() const { return {}; }
   // Starts one request (connect, send with credentials); never blocks.
   // InvalidArgument for an empty command or one over
   // kMaxIrqbalanceCommandBytes (irqbalance_protocol.h), before connecting.

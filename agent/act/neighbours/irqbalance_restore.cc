@@ -76,6 +76,10 @@ void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
   if (bans.empty()) return;
   const absl::Time deadline = absl::Now() + timeout;
   absl::StatusOr<std::optional<IrqbalanceInstance>> found = ops.Find();
+  // Neither counted nor spoken to: the bans go back to the root one.
+  for (const std::string& refused : ops.LookAlikes()) {
+    messages->push_back(refused);
+  }
   std::set<int> ours;
   for (const auto& [irq, pid] : bans) {
     const bool same = found.ok() && found->has_value() && (*found)->pid == pid;

@@ -163,6 +163,8 @@ class SocketOps : public IrqbalanceOps {
         IrqbalanceInstance{*pid, std::move(socket)});
   }
 
+  std::vector<std::string> LookAlikes() const override { return look_alikes_; }
+
   absl::StatusOr<std::unique_ptr<IrqbalanceRequest>> Start(
       const IrqbalanceInstance& instance, absl::string_view command) override {
     if (command.empty() || command.size() > kMaxIrqbalanceCommandBytes) {
@@ -195,23 +197,26 @@ class SocketOps : public IrqbalanceOps {
   // The irqbalance last seen on the abstract socket: /proc/PID/net/unix,
   // which lists every socket of its network namespace, is read once.
   int32_t abstract_pid_ = 0;
+  std::vector<std::string> look_alikes_;  // as the last scan found them
 };
 
+// Only a root irqbalance counts (process_finder.h): a user's look-alike
+// beside it neither makes two nor stands in for it.
 absl::StatusOr<std::optional<int32_t>> SocketOps::FindPid() {
-  if (last_pid_ > 0 && RunsAs(procfs_root_, last_pid_, "irqbalance")) {
+  if (last_pid_ > 0 && IsDaemon(procfs_root_, last_pid_, "irqbalance")) {
     return std::optional<int32_t>(last_pid_);
   }
   last_pid_ = 0;
-  ASSIGN_OR_RETURN(std::vector<int32_t> found,
-                   FindProcessesNamed(procfs_root_, "irqbalance"));
-  if (found.empty()) return std::optional<int32_t>();
-  if (found.size() > 1) {
+  ASSIGN_OR_RETURN(DaemonSearch found, FindDaemons(procfs_root_, "irqbalance"));
+  look_alikes_ = std::move(found.refused);
+  if (found.genuine.empty()) return std::optional<int32_t>();
+  if (found.genuine.size() > 1) {
     return absl::FailedPreconditionError(absl::StrCat(
-        found.size(), " irqbalance processes run (pids ",
-        absl::StrJoin(found, ", "),
+        found.genuine.size(), " irqbalance processes run as root (pids ",
+        absl::StrJoin(found.genuine, ", "),
         "); Locus cannot tell which one moves the IRQs: stop all but one"));
   }
-  last_pid_ = found[0];
+  last_pid_ = found.genuine[0];
   return std::optional<int32_t>(last_pid_);
 }
 

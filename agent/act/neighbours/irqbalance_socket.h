@@ -26,10 +26,11 @@
 
 namespace locus {
 
-// Find() first checks the last irqbalance it found (one read of its
-// /proc/PID/stat) and scans /proc only when that one is gone; while one
-// runs, a second started beside it is not noticed. Two found by a scan is
-// an error: Locus cannot tell which one moves the IRQs.
+// Find() first checks the last irqbalance it found (its /proc/PID/stat,
+// status and exe) and scans /proc only when that one is gone; while one
+// runs, a second started beside it is not noticed. Only an irqbalance run
+// by root counts (process_finder.h): two found by a scan is an error (Locus
+// cannot tell which one moves the IRQs); a look-alike is only listed.
 std::unique_ptr<IrqbalanceOps> MakeIrqbalanceSocketOps(
     std::string procfs_root = "/proc", std::string run_dir = "/run/irqbalance");
 

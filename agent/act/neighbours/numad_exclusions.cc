@@ -13,6 +13,11 @@ std::string Who(int32_t pid) { return absl::StrCat("numad (pid ", pid, ")"); }
 }  // namespace
 
 void NumadExclusions::Tick(const std::set<int32_t>& wanted) {
+  Reconcile(wanted);
+  state_.look_alikes = ops_.LookAlikes();
+}
+
+void NumadExclusions::Reconcile(const std::set<int32_t>& wanted) {
   problems_.clear();
   absl::StatusOr<std::optional<NumadInstance>> found = ops_.Find();
   if (!found.ok()) {
@@ -107,6 +112,9 @@ void RestoreNumadExclusions(const std::map<int32_t, int32_t>& exclusions,
                             std::map<int32_t, int32_t>* kept) {
   if (exclusions.empty()) return;
   const absl::StatusOr<std::optional<NumadInstance>> found = ops.Find();
+  for (const std::string& refused : ops.LookAlikes()) {
+    messages->push_back(refused);
+  }
   for (const auto& [pid, owner] : exclusions) {
     const std::string what =
         absl::StrCat("pid ", pid, ": exclusion from ", Who(owner));

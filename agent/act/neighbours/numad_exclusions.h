@@ -33,6 +33,8 @@ struct NumadState {
   std::set<int32_t> excluded;  // sent 'x' and journaled as Locus's
   std::string problem;         // why it cannot share now (empty: fine)
   uint64_t restarts = 0;       // new numad instances seen
+  // What was refused for numad (NumadOps::LookAlikes), not counted.
+  std::vector<std::string> look_alikes;
 };
 
 class NumadExclusions {
@@ -47,6 +49,7 @@ class NumadExclusions {
   const NumadState& state() const { return state_; }
 
  private:
+  void Reconcile(const std::set<int32_t>& wanted);
   void Exclude(const NumadInstance& numad, int32_t pid);
   void Release(const NumadInstance& numad, int32_t pid);
   void Problem(const std::string& problem);

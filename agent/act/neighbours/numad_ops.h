@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -32,6 +34,9 @@ class NumadOps {
   // The running numad; nullopt when none runs; an error when one runs but
   // Locus cannot reach it safely (the text says why and what to do).
   virtual absl::StatusOr<std::optional<NumadInstance>> Find() = 0;
+  // What the last Find refused to take for numad, one printable sentence
+  // each: processes named numad that are not root's, a pid file not root's.
+  virtual std::vector<std::string> LookAlikes() const { return {}; }
   // Sends one command about `pid`; never blocks.
   virtual absl::Status Send(const NumadInstance& numad, char command,
                             int32_t pid) = 0;

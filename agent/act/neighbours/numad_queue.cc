@@ -2,6 +2,7 @@
 
 #include <sys/ipc.h>
 #include <sys/msg.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,7 @@
 #include "agent/act/neighbours/process_finder.h"
 #include "agent/host/file_util.h"
 #include "common/os_error.h"
+#include "common/printable.h"
 #include "common/status_macros.h"
 
 namespace locus {
@@ -84,45 +86,76 @@ class QueueOps : public NumadOps {
     return access(path.c_str(), F_OK) == 0;
   }
 
+  std::vector<std::string> LookAlikes() const override {
+    std::vector<std::string> all = scan_refused_;
+    if (!file_refused_.empty()) all.insert(all.begin(), file_refused_);
+    return all;
+  }
+
  private:
   absl::StatusOr<std::optional<int32_t>> FindPid();
+  std::optional<int32_t> PidFromFile();
   absl::StatusOr<int> CheckQueue(int32_t numad_pid) const;
 
   std::string procfs_root_;
   std::string pid_file_;
   int32_t scanned_pid_ = 0;  // found by a scan, without a pid file
   absl::Time next_scan_ = absl::InfinitePast();
+  std::string file_refused_;               // this Find's
+  std::vector<std::string> scan_refused_;  // the last scan's
 };
 
 // The pid file names the daemon (a `numad -x` client runs under the same
-// name for a moment); without one, the single numad in /proc, looked for
-// every kNumadScanInterval only: a scan reads every process's stat.
+// name for a moment) when root wrote it and no one else may; without one,
+// the single root numad in /proc (process_finder.h), looked for every
+// kNumadScanInterval only: a scan reads every process's stat.
 absl::StatusOr<std::optional<int32_t>> QueueOps::FindPid() {
-  absl::StatusOr<std::string> text = ReadTextFile(pid_file_, 64);
-  int32_t pid = 0;
-  if (text.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &pid) &&
-      pid > 0 && RunsAs(procfs_root_, pid, "numad")) {
-    return std::optional<int32_t>(pid);
+  std::optional<int32_t> named = PidFromFile();
+  if (named.has_value() && IsDaemon(procfs_root_, *named, "numad")) {
+    return named;
   }
-  if (scanned_pid_ > 0 && RunsAs(procfs_root_, scanned_pid_, "numad")) {
+  if (scanned_pid_ > 0 && IsDaemon(procfs_root_, scanned_pid_, "numad")) {
     return std::optional<int32_t>(scanned_pid_);
   }
   scanned_pid_ = 0;
   const absl::Time now = absl::Now();
   if (now < next_scan_) return std::optional<int32_t>();
   next_scan_ = now + kNumadScanInterval;
-  ASSIGN_OR_RETURN(std::vector<int32_t> found,
-                   FindProcessesNamed(procfs_root_, "numad"));
-  if (found.empty()) return std::optional<int32_t>();
-  if (found.size() > 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(found.size(), " numad processes run (pids ",
-                     absl::StrJoin(found, ", "), ") and ", pid_file_,
-                     " names none of them; Locus cannot tell which "
-                     "one moves processes: stop all but one"));
+  ASSIGN_OR_RETURN(DaemonSearch found, FindDaemons(procfs_root_, "numad"));
+  scan_refused_ = std::move(found.refused);
+  if (found.genuine.empty()) return std::optional<int32_t>();
+  if (found.genuine.size() > 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        found.genuine.size(), " numad processes run as root (pids ",
+        absl::StrJoin(found.genuine, ", "), ") and ", pid_file_,
+        " names none of them; Locus cannot tell which one moves processes: "
+        "stop all but one"));
   }
-  scanned_pid_ = found[0];
+  scanned_pid_ = found.genuine[0];
   return std::optional<int32_t>(scanned_pid_);
+}
+
+// The pid in the pid file, when it is a regular file of root's that no
+// group or other may write: a user could otherwise name their own numad.
+std::optional<int32_t> QueueOps::PidFromFile() {
+  file_refused_.clear();
+  struct stat st;
+  if (lstat(pid_file_.c_str(), &st) != 0) return std::nullopt;
+  if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    file_refused_ = Printable(absl::StrCat(
+        "the pid file ", pid_file_, " is not a file only root may write (uid ",
+        st.st_uid, ", mode ", absl::StrFormat("%04o", st.st_mode & 07777),
+        "); refused: the pid it names is not taken for numad's"));
+    return std::nullopt;
+  }
+  absl::StatusOr<std::string> text = ReadTextFile(pid_file_, 64);
+  int32_t pid = 0;
+  if (!text.ok() ||
+      !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &pid) || pid <= 0) {
+    return std::nullopt;
+  }
+  return pid;
 }
 
 absl::StatusOr<int> QueueOps::CheckQueue(int32_t numad_pid) const {

@@ -1,4 +1,6 @@
-// The real NumadOps: numad found through its pid file (or /proc, by name),
+// The real NumadOps: numad found through its pid file (root's alone) or
+// /proc (a root process named numad running a root binary, as
+// process_finder.h identifies it; a user's look-alike is only listed),
 // spoken to through the message queue it creates at key 0xdeadbeef, as
 // `numad -x PID` does: a message whose type is numad's pid, carrying the
 // command and the pid.

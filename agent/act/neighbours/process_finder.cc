@@ -4,11 +4,24 @@
 #include "absl/strings/str_cat.h"
 #include "agent/host/file_util.h"
 #include "agent/host/proc_parse.h"
+#include "agent/host/target_trust.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace {
 
 constexpr size_t kMaxStatBytes = 64 << 10;
+
+absl::StatusOr<std::vector<std::string>> ListProc(
+    const std::string& procfs_root, absl::string_view comm) {
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(procfs_root);
+  if (!names.ok()) {
+    return absl::Status(
+        names.status().code(),
+        absl::StrCat("looking for ", comm, ": ", names.status().message()));
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -22,14 +35,60 @@ bool RunsAs(const std::string& procfs_root, int32_t pid,
          stat->state != 'X';
 }
 
+Identity Identify(const std::string& procfs_root, int32_t pid,
+                  absl::string_view comm) {
+  Identity identity;
+  identity.named = RunsAs(procfs_root, pid, comm);
+  if (!identity.named) return identity;
+  const std::string dir = JoinPath(procfs_root, absl::StrCat("/", pid));
+  absl::StatusOr<std::string> status =
+      ReadTextFile(JoinPath(dir, "/status"), kMaxStatBytes);
+  // Gone since its stat was read, or unreadable: not shown to be root's.
+  std::string why = status.ok() ? NotRootProblem(*status)
+                                : std::string(status.status().message());
+  // The uid first: the binary of a user's look-alike is often root's own
+  // (a link to /usr/bin/sleep named irqbalance).
+  if (why.empty()) why = ExecutableProblem(dir);
+  if (why.empty()) {
+    identity.genuine = true;
+    return identity;
+  }
+  absl::StatusOr<uint32_t> uid =
+      status.ok() ? ParseStatusRealUid(*status) : status.status();
+  identity.refused = Printable(absl::StrCat(
+      "a process named ", comm, " (pid ", pid, ", uid ",
+      uid.ok() ? absl::StrCat(*uid) : "unknown", ") is not root's: ", why,
+      "; refused: Locus neither counts it nor speaks to it"));
+  return identity;
+}
+
+bool IsDaemon(const std::string& procfs_root, int32_t pid,
+              absl::string_view comm) {
+  return Identify(procfs_root, pid, comm).genuine;
+}
+
+absl::StatusOr<DaemonSearch> FindDaemons(const std::string& procfs_root,
+                                         absl::string_view comm) {
+  absl::StatusOr<std::vector<std::string>> names = ListProc(procfs_root, comm);
+  if (!names.ok()) return names.status();
+  DaemonSearch found;
+  for (const std::string& name : *names) {
+    int32_t pid = 0;
+    if (!absl::SimpleAtoi(name, &pid) || pid <= 0) continue;
+    Identity identity = Identify(procfs_root, pid, comm);
+    if (identity.genuine) {
+      found.genuine.push_back(pid);
+    } else if (identity.named) {
+      found.refused.push_back(std::move(identity.refused));
+    }
+  }
+  return found;
+}
+
 absl::StatusOr<std::vector<int32_t>> FindProcessesNamed(
     const std::string& procfs_root, absl::string_view comm) {
-  absl::StatusOr<std::vector<std::string>> names = ListDirectory(procfs_root);
-  if (!names.ok()) {
-    return absl::Status(
-        names.status().code(),
-        absl::StrCat("looking for ", comm, ": ", names.status().message()));
-  }
+  absl::StatusOr<std::vector<std::string>> names = ListProc(procfs_root, comm);
+  if (!names.ok()) return names.status();
   std::vector<int32_t> found;
   for (const std::string& name : *names) {
     int32_t pid = 0;

@@ -1,5 +1,11 @@
-// Finding a neighbour daemon by its name in /proc: irqbalance and numad
-// both run as one process named after themselves.
+// Finding a neighbour daemon in /proc: irqbalance and numad both run as
+// one process named after themselves. A name is no proof (any user can
+// start a process called irqbalance), so a daemon is a process of that
+// name that only root could have started: real and effective uid 0,
+// running a root-owned binary no group or other may write. Any other
+// process of that name is a look-alike: never counted, never messaged,
+// never journaled under; only named, so that the doctor and the status can
+// say it was refused.
 #ifndef LOCUS_AGENT_ACT_NEIGHBOURS_PROCESS_FINDER_H_
 #define LOCUS_AGENT_ACT_NEIGHBOURS_PROCESS_FINDER_H_
 
@@ -13,12 +19,37 @@
 namespace locus {
 
 // Whether `pid` runs with command name `comm` and is not a zombie (whose
-// sockets and queues are gone already).
+// sockets and queues are gone already). Says nothing of who runs it.
 bool RunsAs(const std::string& procfs_root, int32_t pid,
             absl::string_view comm);
 
-// Every pid that RunsAs `comm`, in /proc's order; an error when /proc
-// cannot be listed.
+// What process `pid` is to a search for the daemon `comm`.
+struct Identity {
+  bool named = false;    // RunsAs `comm`
+  bool genuine = false;  // and is root's, as above
+  // When named but not genuine: "a process named irqbalance (pid 9, uid
+  // 65534) is not root's: ...; refused", printable.
+  std::string refused;
+};
+Identity Identify(const std::string& procfs_root, int32_t pid,
+                  absl::string_view comm);
+
+// Whether `pid` is the daemon `comm` (Identify's genuine).
+bool IsDaemon(const std::string& procfs_root, int32_t pid,
+              absl::string_view comm);
+
+// Every process named `comm`, by what it is.
+struct DaemonSearch {
+  std::vector<int32_t> genuine;      // in /proc's order
+  std::vector<std::string> refused;  // Identity::refused, one a look-alike
+};
+// An error when /proc cannot be listed.
+absl::StatusOr<DaemonSearch> FindDaemons(const std::string& procfs_root,
+                                         absl::string_view comm);
+
+// Every pid that RunsAs `comm`, whoever runs it, in /proc's order: for a
+// tuner only watched (tuned), never spoken to; an error when /proc cannot
+// be listed.
 absl::StatusOr<std::vector<int32_t>> FindProcessesNamed(
     const std::string& procfs_root, absl::string_view comm);
 

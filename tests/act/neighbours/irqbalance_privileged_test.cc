@@ -26,12 +26,14 @@
 #include "agent/act/neighbours/irqbalance_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/neighbours/look_alike.h"
 #include "tests/common/process_util.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -278,6 +280,39 @@ TEST_F(IrqbalancePrivilegedTest, AHungIrqbalancesBanIsKeptUntilItAnswers) {
   EXPECT_THAT(again, IsEmpty());
   EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
   EXPECT_TRUE(Alive(pid_));
+}
+
+// Issue #39 item 1: a user's process named irqbalance beside the real one
+// is neither counted nor spoken to: Locus's ban reaches the real one, and
+// after a crash (Locus gone without giving back) a restore, by a new
+// process as `locusd --restore` is, gives its list back exactly.
+TEST_F(IrqbalancePrivilegedTest, AUsersLookAlikeChangesNothing) {
+  LookAlike look_alike("irqbalance");
+  ASSERT_GT(look_alike.pid(), 0) << "setpriv could not start it as nobody";
+  const std::string refused = absl::StrCat("a process named irqbalance (pid ",
+                                           look_alike.pid(), ", uid 65534)");
+  std::unique_ptr<Journal> journal = OpenJournal();
+  ASSERT_NE(journal, nullptr);
+  {
+    IrqbalanceBans bans(*ops_, *journal);
+    ASSERT_TRUE(TickUntil(bans, {irq_}, [&] { return bans.Banned(irq_); }))
+        << bans.state().problem;
+    EXPECT_EQ(bans.state().pid, pid_);
+    EXPECT_THAT(bans.state().look_alikes, ElementsAre(HasSubstr(refused)));
+    EXPECT_EQ(Listed(), (std::set<int>{irq_, kAdminBan}));
+  }  // a crash: nothing given back
+  EXPECT_EQ(journal->contents().irqbalance_bans.at(irq_), pid_);
+  std::unique_ptr<IrqbalanceOps> restore = MakeIrqbalanceSocketOps();
+  std::vector<std::string> messages, errors;
+  std::map<int, int32_t> kept;
+  RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *restore,
+                        absl::Seconds(15), &messages, &errors, &kept);
+  EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(kept, IsEmpty());
+  EXPECT_THAT(messages, Contains(HasSubstr(refused)));
+  EXPECT_THAT(messages, Contains(HasSubstr("given back to irqbalance (pid")));
+  EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
+  EXPECT_TRUE(Alive(look_alike.pid())) << "nothing was sent to it";
 }
 
 TEST_F(IrqbalancePrivilegedTest, TheLongestListAndAnEmptyOneLeaveItRunning) {

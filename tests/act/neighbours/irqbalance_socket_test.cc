@@ -4,9 +4,11 @@
 #include "agent/act/neighbours/irqbalance_socket.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -18,22 +20,15 @@
 #include "common/unique_fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/neighbours/fixture_process.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// A /proc/PID/stat line as the kernel writes it (52 fields).
-std::string StatLine(int pid, const std::string& comm, char state) {
-  return absl::StrCat(
-      pid, " (", comm, ") ", std::string(1, state),
-      " 1 77 77 0 -1 4194560 101 0 0 0 5 7 0 0 20 0 1 0 8649819 3133440 390 "
-      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 1 1 1 1 "
-      "1 1 1 0\n");
-}
 
 // A listening socket bound at `path`, held by this process.
 UniqueFd Listen(const std::string& path) {
@@ -50,9 +45,9 @@ UniqueFd Listen(const std::string& path) {
 class IrqbalanceSocketTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    tree_.Write("proc/1/stat", StatLine(1, "init", 'S'));
-    tree_.Write("proc/77/stat", StatLine(77, "irqbalance", 'S'));
-    tree_.Write("proc/self/stat", StatLine(5, "locusd", 'R'));
+    WriteFixtureProcess(proc(), {.pid = 1, .comm = "init"});
+    WriteFixtureProcess(proc(), {.pid = 77, .comm = "irqbalance"});
+    tree_.Write("proc/self/stat", FixtureStatLine(5, "locusd", 'R'));
     std::filesystem::create_directories(run_dir());
     chmod(run_dir().c_str(), 0755);
   }
@@ -71,18 +66,62 @@ TEST_F(IrqbalanceSocketTest, NoneRunning) {
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_FALSE(found->has_value());
   // A zombie is not running either: its socket is closed.
-  tree_.Write("proc/77/stat", StatLine(77, "irqbalance", 'Z'));
+  tree_.Write("proc/77/stat", FixtureStatLine(77, "irqbalance", 'Z'));
   found = Find();
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_FALSE(found->has_value());
 }
 
 TEST_F(IrqbalanceSocketTest, TwoRunningIsAnError) {
-  tree_.Write("proc/78/stat", StatLine(78, "irqbalance", 'S'));
+  WriteFixtureProcess(proc(), {.pid = 78, .comm = "irqbalance"});
   auto found = Find();
   ASSERT_FALSE(found.ok());
   EXPECT_THAT(found.status().message(),
-              HasSubstr("2 irqbalance processes run (pids 77, 78)"));
+              HasSubstr("2 irqbalance processes run as root (pids 77, 78)"));
+}
+
+// Issue #39: a user's process named irqbalance beside the real one is not a
+// second irqbalance, and alone it is none; either way it is named.
+TEST_F(IrqbalanceSocketTest, AUsersLookAlikeIsNotCountedButNamed) {
+  WriteFixtureProcess(
+      proc(), {.pid = 78, .comm = "irqbalance", .uid = 65534, .euid = 65534});
+  tree_.Write("proc/77/net/unix",
+              absl::StrCat("0000000000000000: 00000002 00000000 00010000 0001 "
+                           "01 14598815 ",
+                           std::string(108, '@'), "\n"));
+  auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
+  auto found = ops->Find();
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ(**found, (IrqbalanceInstance{77, "@"}));
+  EXPECT_THAT(ops->LookAlikes(),
+              ElementsAre(HasSubstr("a process named irqbalance (pid 78, uid "
+                                    "65534) is not root's")));
+
+  tree_.Remove("proc/77/stat");
+  ops = MakeIrqbalanceSocketOps(proc(), run_dir());
+  found = ops->Find();
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_FALSE(found->has_value()) << "only the look-alike: none runs";
+  EXPECT_THAT(ops->LookAlikes(), ElementsAre(HasSubstr("pid 78")));
+}
+
+// The irqbalance found last is checked again each Find, as root's too: a
+// user's process that took its pid is not it.
+TEST_F(IrqbalanceSocketTest, ThePidFoundLastMustStillBeRoots) {
+  tree_.Write("proc/77/net/unix",
+              absl::StrCat("0000000000000000: 00000002 00000000 00010000 0001 "
+                           "01 14598815 ",
+                           std::string(108, '@'), "\n"));
+  auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
+  auto found = ops->Find();
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
+  WriteFixtureProcess(
+      proc(), {.pid = 77, .comm = "irqbalance", .uid = 1000, .euid = 1000});
+  found = ops->Find();
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_FALSE(found->has_value());
+  EXPECT_THAT(ops->LookAlikes(), ElementsAre(HasSubstr("pid 77, uid 1000")));
 }
 
 TEST_F(IrqbalanceSocketTest, NoSocketSaysWhatToDo) {
@@ -184,6 +223,42 @@ TEST_F(IrqbalanceSocketTest, StartChecksThePeer) {
   EXPECT_THAT(started.status().message(),
               AllOf(HasSubstr(absl::StrCat("is held by pid ", getpid())),
                     HasSubstr("not by irqbalance (pid 77) as root")));
+}
+
+// The socket's listener is irqbalance's pid but runs as nobody (a process
+// that dropped root, or a pid reused by a user's): nothing is sent.
+TEST_F(IrqbalanceSocketTest, StartRefusesAPeerThatIsNotRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "setuid to nobody needs root";
+  const std::string dir = tree_.root() + "/open";
+  std::filesystem::create_directories(dir);
+  chmod(tree_.root().c_str(), 0755);
+  chmod(dir.c_str(), 0777);
+  const std::string path = dir + "/irqbalance.sock";
+  const pid_t child = fork();
+  if (child == 0) {
+    // Its credentials at listen() are what SO_PEERCRED reports.
+    if (setresgid(65534, 65534, 65534) != 0 ||
+        setresuid(65534, 65534, 65534) != 0) {
+      _exit(1);
+    }
+    UniqueFd fd = Listen(path);
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 200 && access(path.c_str(), F_OK) != 0; ++i) {
+    usleep(10000);
+  }
+  auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
+  auto started = ops->Start(IrqbalanceInstance{child, path}, "setup");
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(
+      started.status().message(),
+      AllOf(HasSubstr(absl::StrCat("is held by pid ", child, " uid 65534")),
+            HasSubstr("nothing sent")));
 }
 
 }  // namespace

@@ -18,14 +18,17 @@
 #include "absl/strings/strip.h"
 #include "agent/act/neighbours/numad_exclusions.h"
 #include "agent/act/neighbours/numad_queue.h"
+#include "agent/act/neighbours/process_finder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/act/neighbours/look_alike.h"
 #include "tests/common/process_util.h"
 #include "tests/host/temp_tree.h"
 
 namespace locus {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr char kNumad[] = "/usr/bin/numad";
@@ -162,6 +165,47 @@ TEST_F(NumadPrivilegedTest, AStoppedNumadIsNoLongerFound) {
   auto found = ops->Find();
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_FALSE(found->has_value());
+}
+
+// Issue #39 item 1: numad's root-owned queue left behind, no pid file, and
+// a user's process named numad: it is not numad. Nothing is journaled under
+// its pid, nothing is queued, and it is named as refused. Needs root, not
+// numad (the queue is made when none was left).
+TEST(NumadLookAlikeTest, AUsersNumadBesideItsQueueIsNotNumad) {
+  if (geteuid() != 0) GTEST_SKIP() << "numad's queue is root's: run as root";
+  auto running = FindDaemons("/proc", "numad");
+  if (!running.ok() || !running->genuine.empty()) {
+    GTEST_SKIP() << "a numad runs here";
+  }
+  int queue = msgget(kNumadQueueKey, 0);
+  const bool made = queue < 0;
+  if (made) queue = msgget(kNumadQueueKey, IPC_CREAT | IPC_EXCL | 0660);
+  ASSERT_GE(queue, 0);
+  msqid_ds before{};
+  ASSERT_EQ(msgctl(queue, IPC_STAT, &before), 0);
+  if (before.msg_perm.uid != 0 || before.msg_perm.cuid != 0) {
+    GTEST_SKIP() << "the queue at 0xdeadbeef is not root's";
+  }
+  LookAlike look_alike("numad");
+  ASSERT_GT(look_alike.pid(), 0) << "setpriv could not start it as nobody";
+  IdleChild worker;
+  TempTree tree;
+  auto journal = Journal::Open({tree.root() + "/journal"});
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  std::unique_ptr<NumadOps> ops =
+      MakeNumadQueueOps("/proc", tree.root() + "/numad.pid");
+  NumadExclusions exclusions(*ops, **journal);
+  exclusions.Tick({worker.pid()});
+  msqid_ds after{};
+  ASSERT_EQ(msgctl(queue, IPC_STAT, &after), 0);
+  if (made) msgctl(queue, IPC_RMID, nullptr);
+  EXPECT_FALSE(exclusions.state().running);
+  EXPECT_TRUE((*journal)->contents().numad_exclusions.empty());
+  EXPECT_EQ(after.msg_qnum, before.msg_qnum) << "nothing queued";
+  EXPECT_THAT(
+      exclusions.state().look_alikes,
+      ElementsAre(HasSubstr(absl::StrCat("a process named numad (pid ",
+                                         look_alike.pid(), ", uid 65534)"))));
 }
 
 }  // namespace
