@@ -1,5 +1,5 @@
-// The /metrics endpoint's HTTP server: libmicrohttpd's event loop on one
-// thread of its own, answering GET and HEAD of exactly /metrics with the
+// The /metrics endpoint's HTTP server: libmicrohttpd's event loop (poll) on
+// one thread of its own, answering GET and HEAD of exactly /metrics with the
 // registry in the text exposition format, and 404 to anything else.
 //
 // One loop serves every connection, so a client that sends nothing, or a
@@ -24,7 +24,9 @@ namespace locus {
 
 // Whether a request is one the endpoint answers with the metrics: GET or
 // HEAD of the path "/metrics" exactly as sent (not percent-decoded: a
-// decoded "/metrics%00" was "/metrics"). The query is not part of `path`.
+// decoded "/metrics%00" was "/metrics"). The query is not part of `path`,
+// nor is anything after a raw NUL byte (libmicrohttpd 0.9.75 passes the
+// path as a C string): such a request still gets only the metrics.
 bool IsMetricsRequest(std::string_view method, std::string_view path);
 
 class MetricsHttp {
