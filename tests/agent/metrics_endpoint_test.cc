@@ -138,16 +138,22 @@ std::string TimedScrape(int port, absl::Duration* took) {
 
 // Clients that each send one header byte per `period`, never a whole
 // request, until stopped; a connection the server closed is left alone.
+// All from kSlowPeer, or each from a peer of its own (127.0.1.N).
 class Drippers {
  public:
-  Drippers(int port, int count, absl::Duration period) {
+  Drippers(int port, int count, absl::Duration period, bool one_peer = true) {
     for (int i = 0; i < count; ++i) {
-      fds_.push_back(Connect(port, absl::Seconds(1), AF_INET, kSlowPeer));
+      std::string from = one_peer ? kSlowPeer : absl::StrCat("127.0.1.", i + 1);
+      fds_.push_back(Connect(port, absl::Seconds(1), AF_INET, from.c_str()));
     }
+    alive_ = count;
     thread_ = std::thread([this, period] {
       while (!stop_) {
         for (UniqueFd& fd : fds_) {
-          if (fd && !SendAll(fd.get(), "G")) fd.reset();
+          if (fd && !SendAll(fd.get(), "G")) {
+            fd.reset();
+            --alive_;
+          }
         }
         absl::SleepFor(period);
       }
@@ -157,9 +163,12 @@ class Drippers {
     stop_ = true;
     thread_.join();
   }
+  // How many the server has not closed (as far as a send can tell).
+  int alive() const { return alive_; }
 
  private:
   std::vector<UniqueFd> fds_;
+  std::atomic<int> alive_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -229,6 +238,23 @@ TEST(MetricsEndpointTest, HundredsOfSlowConnectionsFromOnePeer) {
               << "\n";
     absl::SleepFor(absl::Seconds(1));
   }
+}
+
+// Drippers from many peers, each within its share, are all kept while they
+// drip, past the idle timeout, and the one loop still answers a scrape at
+// once: a slow connection costs a slot, not a thread.
+TEST(MetricsEndpointTest, DrippersFromManyPeersDoNotDelayAScrape) {
+  auto out = Serve("127.0.0.1:0");
+  ASSERT_NE(out, nullptr);
+  Drippers drip(out->port(), 100, absl::Milliseconds(200), /*one_peer=*/false);
+  for (int scrape = 0; scrape < 4; ++scrape) {
+    absl::Duration took;
+    std::string response = TimedScrape(out->port(), &took);
+    EXPECT_EQ(StatusLine(response), "HTTP/1.1 200 OK") << scrape;
+    EXPECT_LT(took, absl::Seconds(2)) << scrape;
+    absl::SleepFor(absl::Seconds(1));
+  }
+  EXPECT_EQ(drip.alive(), 100);
 }
 
 TEST(MetricsEndpointTest, ServesExactlyMetrics) {
