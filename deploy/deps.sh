@@ -24,8 +24,9 @@ build=(
   libyaml-cpp-dev libsystemd-dev libnuma-dev
   # Student's t and normal quantiles for the experiment's estimate (headers)
   libboost-dev
-  # Prometheus client library: registry and the /metrics exposer
-  prometheus-cpp-dev
+  # Prometheus client library (registry, text format) and the HTTP server of
+  # /metrics (IPv6, per-peer connection limits, timeouts)
+  prometheus-cpp-dev libmicrohttpd-dev
   # man pages (built with the binaries, shown by `man locusd`)
   scdoc
 )

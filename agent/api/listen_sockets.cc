@@ -135,11 +135,16 @@ absl::StatusOr<TcpListener> ListenTcp(const std::string& address) {
   listener.fd.reset(
       socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   const int one = 1;
+  // [::] is every address, IPv4's too, whatever net.ipv6.bindv6only says.
+  const int v6only = 0;
   absl::Status status;
   if (!listener.fd) {
     status = LastErrnoStatus("socket");
   } else if (setsockopt(listener.fd.get(), SOL_SOCKET, SO_REUSEADDR, &one,
                         sizeof(one)) != 0 ||
+             (found->ai_family == AF_INET6 &&
+              setsockopt(listener.fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+                         sizeof(v6only)) != 0) ||
              bind(listener.fd.get(), found->ai_addr, found->ai_addrlen) != 0 ||
              listen(listener.fd.get(), kBacklog) != 0) {
     status = LastErrnoStatus(absl::StrCat("cannot listen on TCP ", address));

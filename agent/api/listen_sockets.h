@@ -2,6 +2,7 @@
 // (mode, group, a stale file from a crashed daemon replaced, a live one left
 // alone) and the optional TCP socket. Accepting both itself lets the server
 // know every connection's peer and count them (see connection_table.h).
+// The /metrics endpoint listens on the TCP one too (metrics_http.h).
 #ifndef LOCUS_AGENT_API_LISTEN_SOCKETS_H_
 #define LOCUS_AGENT_API_LISTEN_SOCKETS_H_
 
@@ -30,7 +31,8 @@ struct TcpListener {
 };
 
 // `address` as NormalizeTcpAddress returns it: "HOST:PORT", an IPv6 HOST in
-// brackets ("[::1]:7070"); a name is bound at its first address.
+// brackets ("[::1]:7070"); a name is bound at its first address. "[::]"
+// takes IPv4 connections too (as ::ffff:a.b.c.d), on any host's setting.
 absl::StatusOr<TcpListener> ListenTcp(const std::string& address);
 
 // "7070" -> "127.0.0.1:7070"; "HOST:PORT" unchanged; INVALID_ARGUMENT else.

@@ -1,6 +1,6 @@
-// Where the Prometheus registry goes: a /metrics endpoint (prometheus-cpp's
-// pull exposer) and/or a textfile for node_exporter, both optional and off
-// by default. Fed once per tick by the daemon's tick publisher.
+// Where the Prometheus registry goes: a /metrics endpoint (metrics_http.h)
+// and/or a textfile for node_exporter, both optional and off by default.
+// Fed once per tick by the daemon's tick publisher.
 #ifndef LOCUS_AGENT_API_METRICS_EXPORT_H_
 #define LOCUS_AGENT_API_METRICS_EXPORT_H_
 
@@ -13,15 +13,13 @@
 #include "agent/api/prometheus_textfile.h"
 #include "locus/v1/agent.pb.h"
 
-namespace prometheus {
-class Exposer;
-}
-
 namespace locus {
+
+class MetricsHttp;
 
 struct MetricsExportOptions {
   // ADDR:PORT to serve /metrics on: an IPv4 address or a bracketed IPv6
-  // one (where civetweb has IPv6), and a port (0: any free one, for tests).
+  // one ("[::]" takes IPv4 too), and a port (0: any free one, for tests).
   // Empty: no endpoint.
   std::string listen;
   // File rewritten after every tick; no directory of its path may be a
@@ -33,12 +31,8 @@ struct MetricsExportOptions {
 
 // Checks an ADDR:PORT for `listen`; the error says what is wrong with it.
 // Strict: decimal digits for the port and nothing around the address, so
-// that what is served is what was written. A bracketed IPv6 address is
-// refused where civetweb was built without IPv6 (Debian 12's is).
+// that what is served is what was written: no names, no zone ("%lo").
 absl::Status CheckListenAddress(const std::string& address);
-
-// Whether the civetweb this binary runs with can listen on IPv6.
-bool MetricsEndpointHasIpv6();
 
 class MetricsExport {
  public:
@@ -65,7 +59,7 @@ class MetricsExport {
 
   const MetricsExportOptions options_;
   PrometheusExporter exporter_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsHttp> http_;
   std::optional<AtomicTextfile> textfile_;  // held open from Start
   int port_ = 0;
   bool textfile_failing_ = false;

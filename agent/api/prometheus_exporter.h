@@ -52,7 +52,7 @@ class PrometheusExporter {
   // registry at the same time (prometheus-cpp's metrics are atomic).
   void Observe(const v1::Metrics& metrics, const v1::AgentStatus& status);
 
-  // What the exposer serves.
+  // What /metrics serves (metrics_http.h).
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
   // The registry in the text exposition format (what a scrape returns).
   std::string Text() const;

@@ -46,9 +46,9 @@ ABSL_FLAG(std::string, listen_tcp, "",
           "HOST:PORT. Empty: Unix socket only.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "Serve Prometheus metrics on http://ADDR:PORT/metrics: an IPv4 "
-          "address and a port, e.g. 127.0.0.1:9477. A bracketed IPv6 address "
-          "([::1]:9477) needs a civetweb built with IPv6; Debian 12's is not, "
-          "and locusd refuses one at start. Empty: no endpoint.");
+          "address or a bracketed IPv6 one, and a port, e.g. 127.0.0.1:9477, "
+          "[::1]:9477, or [::]:9477 (every address, IPv4's too). Empty: no "
+          "endpoint.");
 ABSL_FLAG(std::string, metrics_textfile, "",
           "Rewrite this file with the Prometheus metrics after every tick, "
           "atomically, for node_exporter's textfile collector (e.g. "

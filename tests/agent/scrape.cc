@@ -10,15 +10,25 @@
 
 namespace locus {
 
-std::string Scrape(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+std::string Scrape(int port, bool ipv6) {
+  sockaddr_storage storage{};
+  socklen_t len = sizeof(sockaddr_in);
+  if (ipv6) {
+    auto* addr = reinterpret_cast<sockaddr_in6*>(&storage);
+    addr->sin6_family = AF_INET6;
+    addr->sin6_port = htons(static_cast<uint16_t>(port));
+    addr->sin6_addr = in6addr_loopback;
+    len = sizeof(*addr);
+  } else {
+    auto* addr = reinterpret_cast<sockaddr_in*>(&storage);
+    addr->sin_family = AF_INET;
+    addr->sin_port = htons(static_cast<uint16_t>(port));
+    addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  }
+  int fd = socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+  if (connect(fd, reinterpret_cast<sockaddr*>(&storage), len) != 0 ||
       write(fd, request.data(), request.size()) !=
           static_cast<ssize_t>(request.size())) {
     close(fd);

@@ -1,4 +1,5 @@
-// GET /metrics from 127.0.0.1:PORT over a plain socket, as a scraper does.
+// GET /metrics from 127.0.0.1:PORT (or [::1]:PORT) over a plain socket, as
+// a scraper does.
 #ifndef LOCUS_TESTS_AGENT_SCRAPE_H_
 #define LOCUS_TESTS_AGENT_SCRAPE_H_
 
@@ -8,7 +9,7 @@
 namespace locus {
 
 // The response's body; empty when nothing answers.
-std::string Scrape(int port);
+std::string Scrape(int port, bool ipv6 = false);
 
 // Every sample of an exposition text: "name{labels}" -> value.
 std::map<std::string, double> Samples(const std::string& text);

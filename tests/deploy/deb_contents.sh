@@ -52,8 +52,9 @@ conffiles=$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles 2>/dev/null)
 info=$(dpkg-deb -I "$deb")
 echo "$info"
 depends=$(dpkg-deb -f "$deb" Depends)
-# dpkg-shlibdeps ran: the C++ runtime and gRPC are in Depends.
-for lib in libc6 libstdc++6 'libgrpc++'; do
+# dpkg-shlibdeps ran: the C++ runtime, gRPC and /metrics's libmicrohttpd are
+# in Depends.
+for lib in libc6 libstdc++6 'libgrpc++' libmicrohttpd; do
   grep -q "$lib" <<<"$depends" || problem "Depends lacks $lib: '$depends'"
 done
 grep -qw passwd <<<"$depends" || problem "Depends lacks passwd (groupadd)"
