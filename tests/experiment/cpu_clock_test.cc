@@ -43,8 +43,7 @@ TEST(CpuClockTest, HardwareAndHardwareHypervisorsAreNotMarked) {
       HypervisorVendor(FixtureCpuid(true, "KVMKVMKVM\0\0\0"));
   EXPECT_EQ(kvm, "KVMKVMKVM");
   EXPECT_THAT(EmulatedClockNote(kvm), IsEmpty());
-  EXPECT_THAT(HypervisorVendor(FixtureCpuid(false, "TCGTCGTCGTCG")),
-              IsEmpty());
+  EXPECT_THAT(HypervisorVendor(FixtureCpuid(false, "TCGTCGTCGTCG")), IsEmpty());
   EXPECT_THAT(EmulatedClockNote(""), IsEmpty());
 }
 
