@@ -23,6 +23,7 @@
 #include "agent/api/metrics_export.h"
 #include "common/unique_fd.h"
 #include "gtest/gtest.h"
+#include "tests/agent/scrape.h"
 
 namespace locus {
 namespace {
@@ -42,21 +43,8 @@ UniqueFd Connect(int port, absl::Duration timeout, int family = AF_INET,
   UniqueFd fd(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   timeval tv = absl::ToTimeval(timeout);
   setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_storage storage{};
-  socklen_t len = 0;
-  if (family == AF_INET6) {
-    auto* addr = reinterpret_cast<sockaddr_in6*>(&storage);
-    addr->sin6_family = AF_INET6;
-    addr->sin6_port = htons(static_cast<uint16_t>(port));
-    addr->sin6_addr = in6addr_loopback;
-    len = sizeof(*addr);
-  } else {
-    auto* addr = reinterpret_cast<sockaddr_in*>(&storage);
-    addr->sin_family = AF_INET;
-    addr->sin_port = htons(static_cast<uint16_t>(port));
-    addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    len = sizeof(*addr);
-  }
+  sockaddr_storage storage;
+  const socklen_t len = LoopbackAddress(family, port, storage);
   if (from != nullptr) {
     sockaddr_in local{};
     local.sin_family = AF_INET;

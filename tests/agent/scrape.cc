@@ -10,21 +10,26 @@
 
 namespace locus {
 
-std::string Scrape(int port, bool ipv6) {
-  sockaddr_storage storage{};
-  socklen_t len = sizeof(sockaddr_in);
-  if (ipv6) {
+socklen_t LoopbackAddress(int family, int port, sockaddr_storage& storage) {
+  storage = {};
+  if (family == AF_INET6) {
     auto* addr = reinterpret_cast<sockaddr_in6*>(&storage);
     addr->sin6_family = AF_INET6;
     addr->sin6_port = htons(static_cast<uint16_t>(port));
     addr->sin6_addr = in6addr_loopback;
-    len = sizeof(*addr);
-  } else {
-    auto* addr = reinterpret_cast<sockaddr_in*>(&storage);
-    addr->sin_family = AF_INET;
-    addr->sin_port = htons(static_cast<uint16_t>(port));
-    addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return sizeof(*addr);
   }
+  auto* addr = reinterpret_cast<sockaddr_in*>(&storage);
+  addr->sin_family = AF_INET;
+  addr->sin_port = htons(static_cast<uint16_t>(port));
+  addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return sizeof(*addr);
+}
+
+std::string Scrape(int port, bool ipv6) {
+  sockaddr_storage storage;
+  const socklen_t len =
+      LoopbackAddress(ipv6 ? AF_INET6 : AF_INET, port, storage);
   int fd = socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return "";
   std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";

@@ -3,10 +3,16 @@
 #ifndef LOCUS_TESTS_AGENT_SCRAPE_H_
 #define LOCUS_TESTS_AGENT_SCRAPE_H_
 
+#include <sys/socket.h>
+
 #include <map>
 #include <string>
 
 namespace locus {
+
+// The loopback address of `family` (AF_INET: 127.0.0.1, AF_INET6: ::1) at
+// `port` in `storage`; its length.
+socklen_t LoopbackAddress(int family, int port, sockaddr_storage& storage);
 
 // The response's body; empty when nothing answers.
 std::string Scrape(int port, bool ipv6 = false);
