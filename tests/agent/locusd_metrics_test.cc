@@ -88,6 +88,8 @@ TEST(LocusdMetricsTest, ServesOnIpv6Loopback) {
   ASSERT_TRUE(locusd.WaitReady()) << locusd.log();
   int port = ServedPort(locusd.log(), "\\[::1\\]");
   ASSERT_GT(port, 0) << locusd.log();
+  // The gauges are set by the first ticks, as in ScrapesARunningAgent.
+  ASSERT_TRUE(locusd.Watch(2, absl::Seconds(10)).ok());
   EXPECT_EQ(Types(Scrape(port, /*ipv6=*/true))["locus_acting"], "gauge");
   EXPECT_EQ(locusd.Stop(SIGTERM), 0) << locusd.log();
 }
