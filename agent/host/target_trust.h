@@ -12,6 +12,8 @@
 #ifndef LOCUS_AGENT_HOST_TARGET_TRUST_H_
 #define LOCUS_AGENT_HOST_TARGET_TRUST_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,6 +35,13 @@ using RefusedTarget = RefusedProcess;  // as the snapshot carries it
 // readlink <proc_dir>/exe, without the " (deleted)" of an upgraded binary;
 // empty when unreadable.
 std::string ExecutablePath(const std::string& proc_dir);
+
+// Whether only root may change the file `st` describes: root's, written by
+// no group or other. What a binary, pid file or socket directory Locus
+// trusts must be.
+inline bool OnlyRootMayWrite(const struct stat& st) {
+  return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
 
 // Why the executable of the process in `proc_dir` (stat of its exe link,
 // which follows to the binary, even once deleted) is not one only root

@@ -20,6 +20,7 @@
 #include "agent/act/neighbours/irqbalance_protocol.h"
 #include "agent/act/neighbours/process_finder.h"
 #include "agent/host/file_util.h"
+#include "agent/host/target_trust.h"
 #include "common/os_error.h"
 #include "common/printable.h"
 #include "common/status_macros.h"
@@ -262,8 +263,7 @@ absl::Status SocketOps::CheckSocketFile(const std::string& path,
   if (lstat(run_dir_.c_str(), &dir) != 0) {
     return LastErrnoStatus(absl::StrCat("irqbalance's directory ", run_dir_));
   }
-  const bool others_write = (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-  if (!S_ISDIR(dir.st_mode) || dir.st_uid != 0 || others_write) {
+  if (!S_ISDIR(dir.st_mode) || !OnlyRootMayWrite(dir)) {
     return absl::FailedPreconditionError(absl::StrCat(
         run_dir_, " is not a directory only root can write to (owner uid ",
         dir.st_uid, ", mode ", absl::StrFormat("%04o", dir.st_mode & 07777),

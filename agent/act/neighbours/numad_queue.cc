@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "agent/act/neighbours/process_finder.h"
 #include "agent/host/file_util.h"
+#include "agent/host/target_trust.h"
 #include "common/os_error.h"
 #include "common/printable.h"
 #include "common/status_macros.h"
@@ -141,8 +142,7 @@ std::optional<int32_t> QueueOps::PidFromFile() {
   file_refused_.clear();
   struct stat st;
   if (lstat(pid_file_.c_str(), &st) != 0) return std::nullopt;
-  if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
-      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+  if (!S_ISREG(st.st_mode) || !OnlyRootMayWrite(st)) {
     file_refused_ = Printable(absl::StrCat(
         "the pid file ", pid_file_, " is not a file only root may write (uid ",
         st.st_uid, ", mode ", absl::StrFormat("%04o", st.st_mode & 07777),
