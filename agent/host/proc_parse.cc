@@ -107,6 +107,20 @@ absl::StatusOr<StatusUids> ParseStatusUids(absl::string_view text) {
   return uids;
 }
 
+absl::StatusOr<StatusSwitches> ParseStatusSwitches(absl::string_view text) {
+  StatusSwitches out;
+  for (auto [key, value] : {std::pair<absl::string_view, uint64_t*>{
+                                "voluntary_ctxt_switches", &out.voluntary},
+                            {"nonvoluntary_ctxt_switches", &out.involuntary}}) {
+    std::vector<absl::string_view> values = ParseStatusValues(text, key);
+    if (values.size() != 1 || !absl::SimpleAtoi(values[0], value)) {
+      return absl::DataLossError(
+          absl::StrCat(values.empty() ? "no " : "bad ", key, " line"));
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text) {
   absl::StatusOr<StatusUids> uids = ParseStatusUids(text);
   if (!uids.ok()) return uids.status();

@@ -57,6 +57,14 @@ struct StatusUids {
 };
 absl::StatusOr<StatusUids> ParseStatusUids(absl::string_view text);
 
+// The context switches of /proc/PID/task/TID/status: voluntary (the thread
+// blocked) and involuntary (the scheduler preempted it).
+struct StatusSwitches {
+  uint64_t voluntary = 0;
+  uint64_t involuntary = 0;
+};
+absl::StatusOr<StatusSwitches> ParseStatusSwitches(absl::string_view text);
+
 // The real uid (of ParseStatusUids): who started the process, which
 // setuid() in it cannot fake upwards.
 absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text);

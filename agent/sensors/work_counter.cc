@@ -78,7 +78,16 @@ absl::StatusOr<ProcessCpu> ReadProcessCpu(absl::string_view procfs_root,
     absl::StatusOr<Schedstat> stat = ParseSchedstat(*text);
     if (!stat.ok()) return Annotate(stat.status(), path);
     out.cpu_ns += stat->run_ns;
+    out.wait_ns += stat->wait_ns;
     ++read;
+    path = JoinPath(task_dir, absl::StrCat(tid, "/status"));
+    text = ReadTextFile(path);
+    if (absl::IsNotFound(text.status())) continue;  // exited meanwhile
+    if (!text.ok()) return text.status();
+    absl::StatusOr<StatusSwitches> switches = ParseStatusSwitches(*text);
+    if (!switches.ok()) return Annotate(switches.status(), path);
+    out.voluntary_switches += switches->voluntary;
+    out.involuntary_switches += switches->involuntary;
   }
   if (read > 0) return out;
   // No schedstat at all: the kernel's tick-sampled times, which also hold
@@ -118,15 +127,19 @@ absl::StatusOr<WatchedProcesses::Change> WatchedProcesses::Replace(
   return change;
 }
 
-absl::StatusOr<absl::flat_hash_map<int32_t, uint64_t>>
+absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>>
 WatchedProcesses::ReadCpu() const {
-  absl::flat_hash_map<int32_t, uint64_t> cpu;
+  absl::flat_hash_map<int32_t, WorkSample> cpu;
   for (const auto& [pid, start] : start_time_) {
     absl::StatusOr<ProcessCpu> now = ReadProcessCpu(procfs_root_, pid);
     if (absl::IsNotFound(now.status())) continue;  // exited
     if (!now.ok()) return now.status();
     if (now->start_time != start) continue;  // exited, pid reused
-    cpu[pid] = now->cpu_ns;
+    WorkSample& sample = cpu[pid];
+    sample.cpu_ns = now->cpu_ns;
+    sample.wait_ns = now->wait_ns;
+    sample.voluntary_switches = now->voluntary_switches;
+    sample.involuntary_switches = now->involuntary_switches;
   }
   return cpu;
 }
@@ -159,13 +172,14 @@ class ProcfsWorkCounter : public WorkCounter {
   absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> Read() override {
     ASSIGN_OR_RETURN(auto cpu, watched_.ReadCpu());
     absl::flat_hash_map<int32_t, WorkSample> out;
-    for (const auto& [pid, cpu_ns] : cpu) {
+    for (auto& [pid, sample] : cpu) {
       absl::StatusOr<uint64_t> wchar =
           ReadProcessWchar(watched_.procfs_root(), pid);
       if (absl::IsNotFound(wchar.status())) continue;
       if (!wchar.ok()) return wchar.status();
       uint64_t base = baseline_[pid];
-      out[pid] = {*wchar > base ? *wchar - base : 0, 0, cpu_ns};
+      sample.bytes_sent = *wchar > base ? *wchar - base : 0;
+      out[pid] = std::move(sample);
     }
     return out;
   }

@@ -29,11 +29,21 @@ struct WorkSample {
   uint64_t bytes_sent = 0;
   uint64_t accepted = 0;
   uint64_t cpu_ns = 0;
+  // Its threads' time runnable but waiting for a CPU (the second field of
+  // schedstat), and their context switches: voluntary (it blocked) and
+  // involuntary (the scheduler took the CPU away), from /proc by both
+  // counters.
+  uint64_t wait_ns = 0;
+  uint64_t voluntary_switches = 0;
+  uint64_t involuntary_switches = 0;
+  // Requests served, and their service times (from a request's first byte
+  // read to its response's last byte sent) as cumulative counts per bucket
+  // of locus_work_bucket (bpf/include/locus/work.h); the bpf counter only:
+  // `service_us` is empty where requests are not seen.
+  uint64_t requests = 0;
+  std::vector<uint64_t> service_us = {};
 
-  friend bool operator==(const WorkSample& a, const WorkSample& b) {
-    return a.bytes_sent == b.bytes_sent && a.accepted == b.accepted &&
-           a.cpu_ns == b.cpu_ns;
-  }
+  friend bool operator==(const WorkSample&, const WorkSample&) = default;
 };
 
 class WorkCounter {
@@ -44,9 +54,9 @@ class WorkCounter {
   // is left out. An empty set is Stop().
   virtual absl::Status Watch(const std::vector<int32_t>& pids) = 0;
   // Per watched pid still alive: bytes_sent and accepted since it was first
-  // watched, and cpu_ns = the CPU time of all its threads as the kernel
-  // counts it now. A pid that exited (or was reused by another process) is
-  // absent.
+  // watched (requests too, where seen), and its threads' CPU time, waits
+  // and context switches as the kernel counts them now. A pid that exited
+  // (or was reused by another process) is absent.
   virtual absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> Read() = 0;
   // Detaches and forgets (no cost while no experiment runs).
   virtual void Stop() = 0;
@@ -72,18 +82,23 @@ std::unique_ptr<WorkCounter> MakeProcfsWorkCounter(
 
 // --- /proc readers, shared by both counters (unit-tested over fixtures) ---
 
-// What identifies a process and what CPU time it used.
+// What identifies a process, what CPU time it used and how it waited.
 struct ProcessCpu {
   uint64_t start_time = 0;  // /proc/PID/stat field 22: tells a reused pid
   uint64_t cpu_ns = 0;
+  uint64_t wait_ns = 0;
+  uint64_t voluntary_switches = 0;
+  uint64_t involuntary_switches = 0;
 };
 
-// <procfs_root>/PID: start time from stat, CPU time as the sum of the first
-// field of task/*/schedstat (se.sum_exec_runtime, ns); where no thread has a
-// schedstat file (CONFIG_SCHED_INFO off), stat's utime + stime in clock
-// ticks. NotFound when the process is gone or a zombie; InvalidArgument or
-// DataLoss, naming the file, when a file does not parse. A thread that
-// exits between the listing and its read is left out of the sum.
+// <procfs_root>/PID: start time from stat, CPU time and run-queue wait as
+// the sums of the first two fields of task/*/schedstat (sum_exec_runtime and
+// run_delay, ns), context switches as the sums of task/*/status; where no
+// thread has a schedstat file (CONFIG_SCHED_INFO off), CPU time is stat's
+// utime + stime in clock ticks and the wait 0. NotFound when the process is
+// gone or a zombie; InvalidArgument or DataLoss, naming the file, when a
+// file does not parse. A thread that exits between the listing and its read
+// is left out of the sums.
 absl::StatusOr<ProcessCpu> ReadProcessCpu(absl::string_view procfs_root,
                                           int32_t pid);
 
@@ -110,8 +125,9 @@ class WatchedProcesses {
   void Clear() { start_time_.clear(); }
   bool empty() const { return start_time_.empty(); }
 
-  // CPU time of each watched pid still alive and still the same process.
-  absl::StatusOr<absl::flat_hash_map<int32_t, uint64_t>> ReadCpu() const;
+  // CPU time and waits of each watched pid still alive and still the same
+  // process, as a sample whose work the caller fills in.
+  absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> ReadCpu() const;
 
   const std::string& procfs_root() const { return procfs_root_; }
   // pid -> start time (/proc/PID/stat field 22) when first watched.

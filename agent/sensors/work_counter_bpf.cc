@@ -93,10 +93,12 @@ class BpfWorkCounter : public WorkCounter {
       }
     }
     ASSIGN_OR_RETURN(auto cpu, watched_.ReadCpu());
-    for (const auto& [pid, cpu_ns] : cpu) {
+    for (auto& [pid, sample] : cpu) {
       auto it = counts.find(pid);
       if (it == counts.end()) continue;
-      out[pid] = {it->second.bytes_sent, it->second.accepted, cpu_ns};
+      sample.bytes_sent = it->second.bytes_sent;
+      sample.accepted = it->second.accepted;
+      out[pid] = std::move(sample);
     }
     return out;
   }

@@ -90,6 +90,25 @@ TEST(SchedstatTest, TruncatedIsAnError) {
   EXPECT_FALSE(ParseSchedstat("-5 1 2\n").ok());
 }
 
+TEST(StatusSwitchesTest, ReadsBothCounters) {
+  auto switches = ParseStatusSwitches(
+      "Name:\tnginx\nvoluntary_ctxt_switches:\t4017\n"
+      "nonvoluntary_ctxt_switches:\t22\n");
+  ASSERT_TRUE(switches.ok()) << switches.status();
+  EXPECT_EQ(switches->voluntary, 4017u);
+  EXPECT_EQ(switches->involuntary, 22u);
+}
+
+TEST(StatusSwitchesTest, AMissingOrBadLineIsNamed) {
+  auto missing = ParseStatusSwitches("voluntary_ctxt_switches:\t1\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "no nonvoluntary_ctxt_switches line");
+  auto bad = ParseStatusSwitches(
+      "voluntary_ctxt_switches:\t-1\nnonvoluntary_ctxt_switches:\t2\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "bad voluntary_ctxt_switches line");
+}
+
 TEST(CmdlineTest, JoinsArguments) {
   EXPECT_EQ(ParseCmdline(std::string("nginx: worker process\0\0\0", 24)),
             "nginx: worker process");

@@ -64,6 +64,9 @@ class WorkProcTest : public testing::Test {
       fs::create_directories(root_ / dir);
       if (run_ns[i] >= 0) {
         Write(dir + "/schedstat", absl::StrCat(run_ns[i], " 2000 17\n"));
+        Write(dir + "/status",
+              absl::StrCat("Name:\tnginx\nvoluntary_ctxt_switches:\t", 10 + i,
+                           "\nnonvoluntary_ctxt_switches:\t", 3, "\n"));
       }
     }
   }
@@ -89,6 +92,9 @@ TEST_F(WorkProcTest, SumsSchedstatOverThreads) {
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   EXPECT_EQ(cpu->cpu_ns, 321000u);
   EXPECT_EQ(cpu->start_time, 500u);
+  EXPECT_EQ(cpu->wait_ns, 6000u);  // 2000 per thread
+  EXPECT_EQ(cpu->voluntary_switches, 10u + 11u + 12u);
+  EXPECT_EQ(cpu->involuntary_switches, 9u);
 }
 
 TEST_F(WorkProcTest, ThreadWithoutSchedstatIsLeftOut) {
@@ -120,6 +126,14 @@ TEST_F(WorkProcTest, MalformedFilesAreErrorsNamingTheFile) {
             absl::string_view::npos)
       << cpu.status();
 
+  Process(100, {100}, {1000});
+  Write("100/task/100/status", "Name:\tnginx\nvoluntary_ctxt_switches:\t1\n");
+  cpu = ReadProcessCpu(root(), 100);
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.status().message().find("100/task/100/status"),
+            absl::string_view::npos)
+      << cpu.status();
+
   Write("100/stat", "100 (nginx");  // truncated
   cpu = ReadProcessCpu(root(), 100);
   ASSERT_FALSE(cpu.ok());
@@ -143,7 +157,7 @@ TEST_F(WorkProcTest, WatchedSetLeavesOutDeadAndNoticesReuse) {
   auto cpu = watched.ReadCpu();
   ASSERT_TRUE(cpu.ok());
   EXPECT_EQ(cpu->size(), 2u);
-  EXPECT_EQ(cpu->at(200), 2000u);
+  EXPECT_EQ(cpu->at(200).cpu_ns, 2000u);
 
   // 200 exits and its pid goes to another process: absent, not the old one.
   Process(200, {200}, {5}, 900);
@@ -181,7 +195,8 @@ TEST_F(WorkProcTest, ProcfsCounterCountsWcharSinceWatched) {
   auto read = counter->Read();
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_EQ(read->size(), 1u);
-  EXPECT_EQ(read->at(100), (WorkSample{2500, 0, 3500}));
+  // Waits and switches: two threads' (2000 ns, 10 + 11 and 3 + 3).
+  EXPECT_EQ(read->at(100), (WorkSample{2500, 0, 3500, 4000, 21, 6}));
 
   // Kept in a new set: keeps its baseline.
   ASSERT_TRUE(counter->Watch({100}).ok());

@@ -20,6 +20,53 @@
 /* Processes one experiment may watch (entries of `watched` and `counters`). */
 #define LOCUS_WORK_MAX_PROCESSES 4096
 
+/* Requests' service times are counted in a log-linear histogram of
+ * microseconds: below LOCUS_WORK_SUB, one bucket per microsecond; above,
+ * LOCUS_WORK_SUB buckets per power of two, so a bucket is at most 1/16
+ * (6.25 %) wide relative to its lower bound. Times of 2^(LOCUS_WORK_MAX_MSB
+ * + 1) us (about 18 minutes) and more share the last bucket. The agent's
+ * quantiles (policy/experiment_latency.h) invert exactly this layout. */
+#define LOCUS_WORK_SUB_BITS 4
+#define LOCUS_WORK_SUB (1 << LOCUS_WORK_SUB_BITS)
+#define LOCUS_WORK_MAX_MSB 29
+#define LOCUS_WORK_BUCKETS \
+  ((LOCUS_WORK_MAX_MSB - LOCUS_WORK_SUB_BITS + 2) * LOCUS_WORK_SUB)
+
+/* The bucket of a service time of `us` microseconds. No loops and no
+ * builtins (BPF has no count-leading-zeros): the most significant bit by
+ * halving. */
+static inline __u32 locus_work_bucket(__u64 us) {
+  if (us < LOCUS_WORK_SUB) return (__u32)us;
+  __u64 v = us;
+  __u32 msb = 0;
+  if (v >> 32) {
+    v >>= 32;
+    msb += 32;
+  }
+  if (v >> 16) {
+    v >>= 16;
+    msb += 16;
+  }
+  if (v >> 8) {
+    v >>= 8;
+    msb += 8;
+  }
+  if (v >> 4) {
+    v >>= 4;
+    msb += 4;
+  }
+  if (v >> 2) {
+    v >>= 2;
+    msb += 2;
+  }
+  if (v >> 1) {
+    msb += 1;
+  }
+  if (msb > LOCUS_WORK_MAX_MSB) return LOCUS_WORK_BUCKETS - 1;
+  return (msb - LOCUS_WORK_SUB_BITS + 1) * LOCUS_WORK_SUB +
+         (__u32)((us >> (msb - LOCUS_WORK_SUB_BITS)) & (LOCUS_WORK_SUB - 1));
+}
+
 /* Value of `counters`: cumulative since the agent inserted the entry. */
 struct locus_work_counts {
   __u64 bytes_sent; /* sum of the return values of socket sends */
