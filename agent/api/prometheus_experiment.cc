@@ -9,6 +9,7 @@
 // recording rules to pool (deploy/prometheus/locus-experiment-pool.yml).
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "agent/api/prometheus_exporter.h"
 #include "agent/api/prometheus_labels.h"
@@ -20,6 +21,17 @@ constexpr v1::ExperimentState kEndStates[] = {
     v1::EXPERIMENT_STATE_DONE, v1::EXPERIMENT_STATE_STOPPED,
     v1::EXPERIMENT_STATE_GUARDRAIL, v1::EXPERIMENT_STATE_INTERRUPTED,
     v1::EXPERIMENT_STATE_ABORTED};
+
+// The report's treated/control estimates by their `metric` label: work and
+// connections per CPU-second, and what users feel.
+std::vector<std::pair<const char*, const v1::ExperimentEstimate*>> Estimates(
+    const v1::ExperimentReport& r) {
+  return {{"bytes_per_cpu_second", &r.work()},
+          {"connections_per_cpu_second", &r.connections()},
+          {"p50_service_time", &r.service_p50()},
+          {"p99_service_time", &r.service_p99()},
+          {"run_queue_wait_per_cpu_second", &r.run_queue_wait()}};
+}
 
 }  // namespace
 
@@ -78,10 +90,7 @@ void PrometheusExporter::ClearResult() {
 // The ended experiment's result replaces the last one's.
 void PrometheusExporter::ExportResult(const v1::ExperimentReport& r) {
   ClearResult();
-  for (const auto& [metric, e] :
-       {std::pair<const char*, const v1::ExperimentEstimate*>{
-            "bytes_per_cpu_second", &r.work()},
-        {"connections_per_cpu_second", &r.connections()}}) {
+  for (const auto& [metric, e] : Estimates(r)) {
     if (!e->valid() || !(e->se() > 0)) continue;
     for (const auto& [stat, value] :
          {std::pair<const char*, double>{"log_ratio", e->log_ratio()},
@@ -140,10 +149,7 @@ void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
     set(experiment_work_, {{"arm", "control"}},
         last.control_bytes_per_cpu_second());
   }
-  for (const auto& [metric, estimate] :
-       {std::pair<const char*, const v1::ExperimentEstimate*>{
-            "bytes_per_cpu_second", &r.work()},
-        {"connections_per_cpu_second", &r.connections()}}) {
+  for (const auto& [metric, estimate] : Estimates(r)) {
     if (!estimate->valid()) continue;
     set(experiment_estimate_, {{"metric", metric}, {"bound", "ratio"}},
         estimate->ratio());

@@ -41,6 +41,10 @@ const char kStartHelp[] =
     "                 is sized from this host's last experiment (or a\n"
     "                 --duration given is checked), or the start is\n"
     "                 refused with what it could detect\n"
+    "  --latency-margin=P%  the latency guardrail's margin (default 10%):\n"
+    "                 the run stops when the treated arm's p99 service\n"
+    "                 time or run-queue wait is significantly more than\n"
+    "                 (100 + P) % of the control's\n"
     "  --burn-in=N    intervals left out after each worker's arm is set\n"
     "                 (put back or moved, pages migrating; default 2);\n"
     "                 the report counts them\n"
@@ -53,9 +57,10 @@ const std::map<std::string, Subcommand>& Subcommands() {
   static const auto* subcommands = new std::map<std::string, Subcommand>{
       {"start",
        {{"--duration", "--interval", "--aa", "--seed", "--reason", "--burn-in",
-         "--pre", "--min-effect"},
+         "--pre", "--min-effect", "--latency-margin"},
         "experiment start [--duration=D] [--interval=D] [--pre=D] "
-        "[--min-effect=P%] [--aa] [--seed=N] [--burn-in=N] [--reason=TEXT] "
+        "[--min-effect=P%] [--latency-margin=P%] [--aa] [--seed=N] "
+        "[--burn-in=N] [--reason=TEXT] "
         "[--json]",
         kStartHelp}},
       {"status",
@@ -101,12 +106,27 @@ absl::StatusOr<absl::Duration> ParsePositiveDuration(const std::string& name,
   return d;
 }
 
+// "3%" or "3" as the fraction 0.03, where `fits` the percentage; else an
+// error that says what `option` wants.
+absl::StatusOr<double> FractionOf(const std::string& option,
+                                  const std::string& value,
+                                  bool (*fits)(double), const char* wants) {
+  std::string number = value;
+  if (!number.empty() && number.back() == '%') number.pop_back();
+  double percent = 0;
+  if (!absl::SimpleAtod(number, &percent) || !fits(percent)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(option, " wants ", wants, ", not '", value, "'"));
+  }
+  return percent / 100;
+}
+
 }  // namespace
 
 const char kExperimentSynopsis[] =
     "experiment start|status|stop|pool [--duration=D] [--interval=D] "
-    "[--pre=D] [--min-effect=P%] [--aa] [--seed=N] [--burn-in=N] "
-    "[--reason=TEXT] [--json] [FILE...]";
+    "[--pre=D] [--min-effect=P%] [--latency-margin=P%] [--aa] [--seed=N] "
+    "[--burn-in=N] [--reason=TEXT] [--json] [FILE...]";
 const char kExperimentHelp[] =
     "Measures whether Locus helps this host, on its live traffic: a\n"
     "randomised A/B test. The target workers are split at random into a\n"
@@ -137,7 +157,7 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
     return true;
   }
   for (const char* name : {"duration", "interval", "seed", "reason", "burn-in",
-                           "pre", "min-effect"}) {
+                           "pre", "min-effect", "latency-margin"}) {
     const std::string option = absl::StrCat("--", name);
     if (!TakeOptionValue(args, i, name, &value)) {
       if (arg == option) {
@@ -152,17 +172,17 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
     } else if (option == "--interval") {
       ASSIGN_OR_RETURN(out.interval, ParsePositiveDuration(option, value));
     } else if (option == "--min-effect") {
-      std::string number = value;
-      if (!number.empty() && number.back() == '%') number.pop_back();
-      double percent = 0;
-      if (!absl::SimpleAtod(number, &percent) || !(percent > 0) ||
-          !(percent < 100)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--min-effect wants a percentage between 0 and 100 such as 3%, "
-            "not '",
-            value, "'"));
-      }
-      out.min_effect = percent / 100;
+      ASSIGN_OR_RETURN(
+          out.min_effect,
+          FractionOf(
+              option, value, [](double p) { return p > 0 && p < 100; },
+              "a percentage between 0 and 100 such as 3%"));
+    } else if (option == "--latency-margin") {
+      ASSIGN_OR_RETURN(
+          out.latency_margin,
+          FractionOf(
+              option, value, [](double p) { return p >= 0 && p <= 1000; },
+              "a percentage from 0 to 1000 such as 10%"));
     } else if (option == "--pre") {
       ASSIGN_OR_RETURN(out.pre, ParsePositiveDuration(option, value));
     } else if (option == "--burn-in") {

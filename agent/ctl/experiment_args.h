@@ -5,6 +5,7 @@
 #define LOCUS_AGENT_CTL_EXPERIMENT_ARGS_H_
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct ExperimentArgs {
   int burn_in = -1;   // intervals; -1: the agent's default (2)
   absl::Duration pre = absl::ZeroDuration();  // none
   double min_effect = 0;  // a fraction; 0: not pre-registered
+  // A fraction; unset: the agent's default.
+  std::optional<double> latency_margin;
   std::string reason;
   std::set<std::string> given;  // "--duration", "--aa", ...: seen on the line
 };

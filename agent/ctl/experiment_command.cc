@@ -63,6 +63,7 @@ class ExperimentCommand : public CommandBase {
     if (a.burn_in >= 0) request.set_burn_in(static_cast<uint32_t>(a.burn_in));
     if (a.pre > absl::ZeroDuration()) ToProto(a.pre, request.mutable_pre());
     request.set_min_effect(a.min_effect);
+    if (a.latency_margin) request.set_latency_margin(*a.latency_margin);
     request.set_reason(a.reason.empty() ? "locusctl experiment start"
                                         : a.reason);
     v1::ExperimentReport report;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "agent/ctl/experiment_feel_format.h"
 #include "common/printable.h"
 
 namespace locus {
@@ -140,7 +141,15 @@ std::string Verdict(const v1::ExperimentReport& r) {
           ? absl::StrCat("VERDICT: none yet (", IntervalsDone(r), ")\n")
           : absl::StrCat("VERDICT", running ? " (so far)" : "", ": ",
                          Printable(r.verdict()), "\n");
-  if (r.state() == v1::EXPERIMENT_STATE_GUARDRAIL) {
+  if (r.state() == v1::EXPERIMENT_STATE_GUARDRAIL &&
+      r.guardrail() == "latency") {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("GUARDRAIL: treated requests waited significantly "
+                        "longer here (p %.2g): the experiment stopped early "
+                        "and the treated arm was put back\n",
+                        r.latency_guardrail_p()));
+  } else if (r.state() == v1::EXPERIMENT_STATE_GUARDRAIL) {
     absl::StrAppend(
         &out,
         absl::StrFormat("GUARDRAIL: Locus was significantly harmful here "
@@ -257,6 +266,7 @@ std::string FormatExperiment(const v1::ExperimentReport& r) {
   absl::StrAppend(&out, "  connections per CPU-second  ",
                   EstimateDetail(r.connections(), live), "\n");
   absl::StrAppend(&out, Connections(r));
+  absl::StrAppend(&out, FormatWhatUsersFeel(r));
   absl::StrAppend(&out, BurnInAndGuardrail(r));
   if (!r.work_source().empty()) {
     absl::StrAppend(&out, "  work source: ", Printable(r.work_source()), "\n");
@@ -294,6 +304,10 @@ std::string ExperimentLine(const v1::ExperimentReport& r) {
                     r.work().significant()
                         ? (live ? ", conclusive" : ", significant")
                         : (live ? ", not conclusive" : ", not significant"));
+  }
+  if (r.service_p99().valid()) {
+    absl::StrAppend(&line, "; p99 service time ",
+                    FormatRatioChange(r.service_p99()));
   }
   if (r.state() != v1::EXPERIMENT_STATE_RUNNING && !r.verdict().empty()) {
     absl::StrAppend(&line, "; ", Printable(r.verdict()));

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/experiment/arm_figures.h"
 #include "policy/experiment_sequential.h"
 
 namespace locus {
@@ -216,6 +217,8 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_guardrail_bound(run.guardrail_bound);
   for (const std::string& note : run.notes) report.add_notes(note);
   AddUnits(run, whole, report);
+  AddArmFigures(run, report);
+  report.set_service_source(run.service_source);
   if (whole) AddCells(run, report);
   if (whole) {
     for (const v1::ExperimentInterval& i : run.series) *report.add_series() = i;
@@ -250,6 +253,26 @@ std::string NotConclusive(const v1::ExperimentReport& report,
 
 }  // namespace
 
+namespace {
+
+// Stopped by the latency guardrail: what the treated requests waited, with
+// the work per CPU-second that could not show it.
+std::string LatencyHarm(const v1::ExperimentReport& report) {
+  auto change = [](const v1::ExperimentEstimate& e) {
+    return e.valid() ? absl::StrCat(Percent(e.ratio()), " ", Bounds(e))
+                     : std::string("n/a");
+  };
+  return absl::StrCat(
+      "Locus: treated requests waited longer (p99 service time ",
+      change(report.service_p99()), ", run-queue wait per CPU-second ",
+      change(report.run_queue_wait()), ") at ", Percent(report.work().ratio()),
+      " work per CPU-second: harmful here, the latency guardrail's boundary "
+      "was crossed after interval ",
+      report.intervals(), " of ", report.planned());
+}
+
+}  // namespace
+
 std::string Verdict(const v1::ExperimentReport& report) {
   const v1::ExperimentEstimate& work = report.work();
   const std::string units =
@@ -260,6 +283,9 @@ std::string Verdict(const v1::ExperimentReport& report) {
                                                  ? "no interval measured"
                                                  : work.why_not());
   }
+  if (report.state() == v1::EXPERIMENT_STATE_GUARDRAIL &&
+      report.guardrail() == "latency")
+    return LatencyHarm(report);
   if (report.state() == v1::EXPERIMENT_STATE_GUARDRAIL) {
     return absl::StrCat("Locus: ", Percent(work.ratio()),
                         " work per CPU-second ", Bounds(work),

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "agent/api/prometheus_labels.h"
 #include "agent/core/event_log.h"
+#include "agent/experiment/arm_figures.h"
 #include "agent/experiment/cpu_clock.h"
 #include "agent/experiment/pmu.h"
 #include "agent/experiment/record.h"
@@ -65,7 +66,7 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
         if (untreated.contains(pid)) run_->release.push_back(pid);
       }
     }
-    if (!run_->in_pre) CountWidened(*run_, snapshot);
+    if (!run_->in_pre) CountTick(*run_, snapshot);
     if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);
     if (run_ != nullptr && run_->in_pre && snapshot.now_ns >= run_->pre_end_ns)
       EndPre(snapshot);
@@ -174,12 +175,18 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   run->planned = static_cast<uint32_t>(duration_ns / run->interval_ns);
   run->burn_in = pending.request.burn_in();  // Start set its default
   // Start refused a plan without two intervals after the burn-in.
+  const int counted_planned =
+      static_cast<int>(run->planned - std::min(run->planned, run->burn_in));
   run->harm_looks = experiment::PlannedHarmLooks(
-      static_cast<int>(run->planned - std::min(run->planned, run->burn_in)),
-      static_cast<int>(options_.guardrail_first_look),
+      counted_planned, static_cast<int>(options_.guardrail_first_look),
       options_.guardrail_alpha);
+  run->latency_looks = experiment::PlannedHarmLooks(
+      counted_planned, static_cast<int>(options_.guardrail_first_look),
+      options_.guardrail_alpha / 2);
+  run->latency_margin = pending.request.latency_margin();  // Start set it
   run->policy_version = policy.version;
   run->work_source = counter_->source();
+  run->service_source = ServiceSource(run->work_source);
   run->pmu = PmuAvailability();
   run->clock = EmulatedClockNote(HypervisorVendor(HostCpuid));
   run->now_ns = snapshot.now_ns;
@@ -201,6 +208,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
 
 // Baselines: the first interval counts from here.
 void ExperimentRunner::TakeBaselines() {
+  run_->counting_from_ns = run_->now_ns;
   absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> first =
       counter_->Read();
   if (!first.ok()) return;
@@ -260,6 +268,7 @@ experiment::RatioEstimate ExperimentRunner::Estimate(bool live) {
   run_->connections = EstimateProto(
       experiment::EstimateTotals(Totals(*run_, true), 0.95, cuped),
       "connections_per_cpu_second", live);
+  EstimateLatency(*run_, live);
   return work;
 }
 
@@ -273,25 +282,37 @@ void ExperimentRunner::Assess() {
   const experiment::RatioEstimate work = Estimate(live);
   if (live && run_->conclusive_at == 0 && run_->work.significant())
     run_->conclusive_at = run_->intervals;
-  if (counted < options_.guardrail_first_look || !work.valid ||
-      run_->harm_looks.empty())
+  if (counted < options_.guardrail_first_look || run_->harm_looks.empty())
     return;
-  const double bound = experiment::HarmBoundAt(
-      run_->harm_looks,
-      std::min<int>(counted, run_->harm_looks.back().interval));
-  const experiment::GuardrailLook look =
-      experiment::LookForHarm(work.log_ratio, work.se, work.df, bound);
-  run_->guardrail_p = look.p;
-  run_->guardrail_bound = look.bound;
-  run_->guardrail_z = bound;
-  if (!look.stop) return;
-  const std::string why = absl::StrFormat(
-      "the guardrail stopped it after interval %d: treated/control %.3f, "
-      "one-sided p %.2g below its bound %.2g (z %.2f)%s",
-      run_->intervals, work.ratio, look.p, look.bound, bound,
-      run_->header.aa() ? " (A/A: a false alarm, nothing was treated)"
-                        : "; the treated workers were put back and the "
-                          "agent switched to dry run");
+  const int look_at = std::min<int>(counted, run_->harm_looks.back().interval);
+  std::string why;
+  if (work.valid) {
+    const double bound = experiment::HarmBoundAt(run_->harm_looks, look_at);
+    const experiment::GuardrailLook look =
+        experiment::LookForHarm(work.log_ratio, work.se, work.df, bound);
+    run_->guardrail_p = look.p;
+    run_->guardrail_bound = look.bound;
+    run_->guardrail_z = bound;
+    if (look.stop) {
+      run_->guardrail = "efficiency";
+      why = absl::StrFormat(
+          "the guardrail stopped it after interval %d: treated/control %.3f, "
+          "one-sided p %.2g below its bound %.2g (z %.2f)",
+          run_->intervals, work.ratio, look.p, look.bound, bound);
+    }
+  }
+  if (why.empty()) {
+    const std::string crossed = LookForLatencyHarm(
+        *run_, experiment::HarmBoundAt(run_->latency_looks, look_at));
+    if (crossed.empty()) return;
+    run_->guardrail = "latency";
+    why = absl::StrCat("the latency guardrail stopped it after interval ",
+                       run_->intervals, ": ", crossed);
+  }
+  absl::StrAppend(&why, run_->header.aa()
+                            ? " (A/A: a false alarm, nothing was treated)"
+                            : "; the treated workers were put back and the "
+                              "agent switched to dry run");
   if (!run_->header.aa()) {
     ending_.release = ActivePids(*run_, Arm::kTreated);
     for (int32_t pid : ActivePids(*run_, std::nullopt))
@@ -318,10 +339,11 @@ void ExperimentRunner::End(v1::ExperimentState state,
                                    ExperimentStateWord(state), ": ", reason)));
   const v1::ExperimentEstimate& work = report.work();
   Log(ExperimentEntry(EventKind::kExperimentVerdict, id,
-                      !work.valid()         ? "no-estimate"
-                      : !work.significant() ? "no-difference"
-                      : work.ratio() < 1    ? "harmful"
-                                            : "significant",
+                      state == v1::EXPERIMENT_STATE_GUARDRAIL ? "harmful"
+                      : !work.valid()                         ? "no-estimate"
+                      : !work.significant()                   ? "no-difference"
+                      : work.ratio() < 1                      ? "harmful"
+                                                              : "significant",
                       absl::StrCat("experiment ", id, ": ", report.verdict())));
   v1::ExperimentReport slim = report;
   slim.clear_units();

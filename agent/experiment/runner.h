@@ -38,6 +38,9 @@ namespace locus {
 
 // Intervals left out after a worker's arm was set, unless the request says.
 inline constexpr uint32_t kDefaultBurnIn = 2;
+// The latency guardrail's margin, unless the request says: treated p99 or
+// run-queue wait 10 % worse than control, significantly, stops the run.
+inline constexpr double kDefaultLatencyMargin = 0.10;
 
 struct ExperimentOptions {
   // Where the running experiment and the last report are kept; empty:

@@ -45,13 +45,20 @@ absl::Status CheckRequestDuration(absl::string_view name,
   return absl::OkStatus();
 }
 
-absl::Status CheckRequestDurations(const v1::StartExperimentRequest& request) {
+// The request's durations, and its latency margin when it has one.
+absl::Status CheckRequestFields(const v1::StartExperimentRequest& request) {
   for (const auto& [name, d] : {std::pair{"duration", &request.duration()},
                                 std::pair{"interval", &request.interval()},
                                 std::pair{"pre-period", &request.pre()}}) {
     if (absl::Status checked = CheckRequestDuration(name, *d); !checked.ok()) {
       return checked;
     }
+  }
+  if (request.has_latency_margin() &&
+      !(request.latency_margin() >= 0 && request.latency_margin() <= 10)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "latency_margin: ", request.latency_margin(),
+        " is not a fraction from 0 to 10 (0.1: treated 10 % worse)"));
   }
   return absl::OkStatus();
 }
@@ -132,13 +139,15 @@ v1::ExperimentReport Starting(const v1::StartExperimentRequest& request,
 
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
     const v1::StartExperimentRequest& asked, Mode mode) {
-  if (absl::Status checked = CheckRequestDurations(asked); !checked.ok()) {
+  if (absl::Status checked = CheckRequestFields(asked); !checked.ok()) {
     return checked;
   }
-  // The burn-in's default, once: the plan, the record and the run read it
-  // from the request from here on.
+  // The defaults, once: the plan, the record and the run read them from the
+  // request from here on.
   v1::StartExperimentRequest request = asked;
   if (!request.has_burn_in()) request.set_burn_in(kDefaultBurnIn);
+  if (!request.has_latency_margin())
+    request.set_latency_margin(kDefaultLatencyMargin);
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
   const absl::Duration interval =

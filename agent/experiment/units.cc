@@ -170,6 +170,12 @@ std::vector<int32_t> TrackUnits(RunningExperiment& run,
 
 namespace {
 
+// A counter's growth; 0 where it went back (a thread that exited takes its
+// waits and switches with it).
+uint64_t Grown(uint64_t now, uint64_t last) {
+  return now > last ? now - last : 0;
+}
+
 // Adds a unit's interval up to `now` to its totals, unless it is still
 // settling into its arm (the burn-in: shown in the series, left out of its
 // totals, and counted); true when added.
@@ -177,7 +183,7 @@ bool Count(RunningExperiment& run, Unit& unit, const WorkSample& now) {
   const uint64_t b = now.bytes_sent - unit.last.bytes_sent;
   const uint64_t a = now.accepted - unit.last.accepted;
   const uint64_t c = now.cpu_ns - unit.last.cpu_ns;
-  unit.last = now;
+  const WorkSample last = std::exchange(unit.last, now);
   if (unit.burned < run.burn_in) {
     ++unit.burned;
     ++run.burned;
@@ -186,6 +192,18 @@ bool Count(RunningExperiment& run, Unit& unit, const WorkSample& now) {
   unit.bytes += b;
   unit.accepted += a;
   unit.cpu_ns += c;
+  unit.wait_ns += Grown(now.wait_ns, last.wait_ns);
+  unit.voluntary_switches +=
+      Grown(now.voluntary_switches, last.voluntary_switches);
+  unit.involuntary_switches +=
+      Grown(now.involuntary_switches, last.involuntary_switches);
+  unit.requests += Grown(now.requests, last.requests);
+  if (unit.service_us.size() < now.service_us.size())
+    unit.service_us.resize(now.service_us.size());
+  for (size_t i = 0; i < now.service_us.size(); ++i) {
+    unit.service_us[i] += Grown(
+        now.service_us[i], i < last.service_us.size() ? last.service_us[i] : 0);
+  }
   ++unit.intervals;
   return true;
 }
@@ -239,6 +257,9 @@ void AddInterval(RunningExperiment& run,
     unit->log_mean += delta / unit->logs;
     unit->log_m2 += delta * (d - unit->log_mean);
   }
+  run.host_bytes += static_cast<uint64_t>(bytes[0] + bytes[1]);
+  run.host_wall_ns += Grown(run.now_ns, run.counting_from_ns);
+  run.counting_from_ns = run.now_ns;
   v1::ExperimentInterval interval;
   interval.set_index(run.intervals);
   *interval.mutable_end() = TimeUtil::NanosecondsToTimestamp(end_unix_ns);

@@ -43,6 +43,11 @@ struct Unit {
   uint64_t bytes = 0;
   uint64_t accepted = 0;
   uint64_t cpu_ns = 0;
+  uint64_t wait_ns = 0;  // run-queue wait
+  uint64_t voluntary_switches = 0;
+  uint64_t involuntary_switches = 0;
+  uint64_t requests = 0;
+  std::vector<uint64_t> service_us;  // per bucket (WorkSample's)
   uint32_t intervals = 0;
   // Its intervals left out after its arm was set (the burn-in).
   uint32_t burned = 0;
@@ -79,6 +84,27 @@ struct RunningExperiment {
   // loss.
   uint64_t confined_ticks = 0;
   uint64_t widened_ticks = 0;
+  // The whole host from the first planned interval's baselines on: the
+  // units' bytes and the wall time they were sent in (both summed per
+  // interval), and its CPUs' busy time and capacity (summed per tick).
+  uint64_t counting_from_ns = 0;
+  uint64_t host_bytes = 0;
+  uint64_t host_wall_ns = 0;
+  double host_busy_ns = 0;
+  double host_capacity_ns = 0;
+  // What users feel: treated / control of p50 and p99 service time and of
+  // run-queue wait per CPU-second, and the latency guardrail's margin, its
+  // last look and, once it stopped the run, what it stopped on.
+  v1::ExperimentEstimate service_p50;
+  v1::ExperimentEstimate service_p99;
+  v1::ExperimentEstimate run_queue_wait;
+  double latency_margin = 0.10;
+  // The latency guardrail's looks: as the efficiency guardrail's, at half
+  // its alpha for each of its two metrics.
+  std::vector<experiment::HarmLook> latency_looks;
+  double latency_guardrail_p = 1;
+  std::string guardrail;  // which guardrail stopped it
+  std::string service_source;
   // A pre-period runs until pre_end_ns: every unit untreated, its intervals
   // summed apart (the covariate), the planned intervals not begun.
   bool in_pre = false;

@@ -55,10 +55,10 @@ v1::ExperimentReport RunningReport() {
 }
 
 TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
-  auto inv =
-      ParseCtlArgs({"--duration=1h30m", "experiment", "start", "--interval",
-                    "15s", "--aa", "--seed=9", "--reason=canary on web-3",
-                    "--burn-in=3", "--pre=10m", "--min-effect=3%"});
+  auto inv = ParseCtlArgs(
+      {"--duration=1h30m", "experiment", "start", "--interval", "15s", "--aa",
+       "--seed=9", "--reason=canary on web-3", "--burn-in=3", "--pre=10m",
+       "--min-effect=3%", "--latency-margin=15%"});
   ASSERT_TRUE(inv.ok()) << inv.status();
   EXPECT_EQ(inv->command, "experiment");
   EXPECT_EQ(inv->args, std::vector<std::string>{"start"});
@@ -70,6 +70,7 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   EXPECT_EQ(inv->experiment.burn_in, 3);
   EXPECT_EQ(inv->experiment.pre, absl::Minutes(10));
   EXPECT_DOUBLE_EQ(inv->experiment.min_effect, 0.03);
+  EXPECT_DOUBLE_EQ(inv->experiment.latency_margin.value(), 0.15);
 
   inv = ParseCtlArgs({"experiment", "start"});
   ASSERT_TRUE(inv.ok()) << inv.status();
@@ -77,6 +78,7 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   EXPECT_EQ(inv->experiment.duration, absl::ZeroDuration());
   EXPECT_EQ(inv->experiment.interval, absl::ZeroDuration());
   EXPECT_FALSE(inv->experiment.aa);
+  EXPECT_FALSE(inv->experiment.latency_margin.has_value());
 
   for (const char* sub : {"status", "stop"}) {
     inv = ParseCtlArgs({"experiment", sub, "--json"});
@@ -142,6 +144,8 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
            {{"experiment", "start", "--seed=x"}, "not 'x'"},
            {{"experiment", "start", "--min-effect=0%"},
             "--min-effect wants a percentage"},
+           {{"experiment", "start", "--latency-margin=-5%"},
+            "--latency-margin wants a percentage from 0 to 1000"},
            {{"experiment", "start", "--burn-in=-1"},
             "--burn-in wants a number of intervals"},
            {{"experiment", "status", "--burn-in=2"},
@@ -170,8 +174,8 @@ TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
   for (const Case& c : std::vector<Case>{
            {{"experiment", "start", "--help"},
             "experiment start [--duration=D] [--interval=D] [--pre=D] "
-            "[--min-effect=P%] [--aa] [--seed=N] [--burn-in=N] [--reason=TEXT] "
-            "[--json]"},
+            "[--min-effect=P%] [--latency-margin=P%] [--aa] [--seed=N] "
+            "[--burn-in=N] [--reason=TEXT] [--json]"},
            {{"help", "experiment", "status"}, "experiment status [--json]"},
            {{"experiment", "stop", "-h"},
             "experiment stop [--reason=TEXT] [--json]"},
@@ -232,6 +236,64 @@ TEST(FormatExperiment, AnEmulatedClockIsSaidBeforeTheFigures) {
   const size_t timing = text.find("  TIMING: emulated CPU");
   ASSERT_NE(timing, std::string::npos) << text;
   EXPECT_LT(timing, text.find("\n  work per CPU-second ")) << text;
+}
+
+TEST(FormatExperiment, WhatUsersFeelComesWithTheEstimates) {
+  v1::ExperimentReport r = SampleExperimentReport();
+  // A report from an agent that measured none of it says nothing of it.
+  EXPECT_THAT(ctl::FormatExperiment(r), Not(HasSubstr("service time")));
+  v1::ExperimentArmFigures* t = r.mutable_treated_figures();
+  t->set_requests(12000);
+  t->set_p50_us(850);
+  t->set_p99_us(12300);
+  t->set_wait_per_cpu_second(0.120);
+  t->set_wait_us_per_request(41);
+  t->set_voluntary_switches_per_request(1.25);
+  t->set_involuntary_switches_per_request(0.5);
+  t->set_bytes_per_request(4096);
+  r.mutable_control_figures()->set_connections(300);
+  r.mutable_control_figures()->set_bytes_per_connection(20000);
+  r.mutable_control_figures()->set_wait_per_cpu_second(0.05);
+  v1::ExperimentEstimate* p99 = r.mutable_service_p99();
+  p99->set_valid(true);
+  p99->set_ratio(1.31);
+  p99->set_low(1.12);
+  p99->set_high(1.5);
+  r.mutable_service_p50()->set_why_not("needs two workers with requests");
+  r.set_host_bytes_per_second(125e6);
+  r.set_host_cpu_busy(0.73);
+  r.set_traffic_differs(true);
+  r.set_latency_margin(0.1);
+  r.set_latency_guardrail_p(0.003);
+  r.set_service_source("bpf: per connection");
+  const std::string text = ctl::FormatExperiment(r);
+  EXPECT_THAT(text, HasSubstr("    p50 n/a (needs two workers with requests)"
+                              "   p99 +31.0 % [+12.0, +50.0]\n"));
+  EXPECT_THAT(text, HasSubstr("    treated: p50 850 us, p99 12.3 ms over "
+                              "12000 requests\n"));
+  EXPECT_THAT(text, HasSubstr("    control: no requests seen\n"));
+  EXPECT_THAT(text, HasSubstr("    treated: run-queue wait 0.120 s per "
+                              "CPU-second; per request 41 us waiting, 1.25 "
+                              "voluntary + 0.50 involuntary switches, 4096 "
+                              "bytes\n"));
+  EXPECT_THAT(text, HasSubstr("    control: run-queue wait 0.050 s per "
+                              "CPU-second; 20000 bytes per connection\n"));
+  EXPECT_THAT(text, HasSubstr("  host: the workers sent 125.0 MB per second; "
+                              "CPUs 73 % busy (softirq included)\n"));
+  EXPECT_THAT(text, HasSubstr("  TRAFFIC DIFFERS: "));
+  EXPECT_THAT(text, HasSubstr("significantly over 110 % of control; last "
+                              "look p 0.003\n"));
+  // After the estimates it sits beside, before the workers' table.
+  EXPECT_LT(text.find("\n  work per CPU-second "),
+            text.find("  service time, treated/control:"));
+  EXPECT_LT(text.find("  service time, treated/control:"),
+            text.find("workers:\n"));
+
+  r.set_state(v1::EXPERIMENT_STATE_GUARDRAIL);
+  r.set_guardrail("latency");
+  EXPECT_THAT(ctl::FormatExperiment(r),
+              HasSubstr("GUARDRAIL: treated requests waited significantly "
+                        "longer here (p 0.003)"));
 }
 
 TEST(FormatExperiment, HostileStringsAreShownEscaped) {
@@ -420,6 +482,16 @@ TEST(WatchLine, OneLinePerTickWithStateIntervalsAndEstimate) {
             "  experiment exp-20261202-173012 running A/B, 30 of 180 "
             "intervals, 25m left; work per CPU-second +3.1 % [-1.0, +5.0], "
             "not significant");
+  // With service times: their p99 beside the work.
+  v1::ExperimentEstimate* p99 = m.mutable_experiment()->mutable_service_p99();
+  p99->set_valid(true);
+  p99->set_ratio(1.2);
+  p99->set_low(1.1);
+  p99->set_high(1.3);
+  lines = absl::StrSplit(ctl::FormatMetrics(m), '\n');
+  EXPECT_THAT(lines[1],
+              ::testing::EndsWith("not significant; p99 service time +20.0 % "
+                                  "[+10.0, +30.0]"));
 
   m.mutable_experiment()->set_state(v1::EXPERIMENT_STATE_STOPPED);
   m.mutable_experiment()->set_id("exp\n1");

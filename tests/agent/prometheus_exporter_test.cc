@@ -360,7 +360,29 @@ TEST(PrometheusExporterTest, ExperimentSeriesExistWhileItRuns) {
   EXPECT_EQ(s.count("locus_experiment_estimate{bound=ratio,metric="
                     "connections_per_cpu_second,}"),
             0u);
+  EXPECT_EQ(s.count("locus_experiment_estimate{bound=ratio,metric="
+                    "p99_service_time,}"),
+            0u);
   EXPECT_EQ(s["locus_experiment_guardrail_p{}"], 0.4);
+
+  // What users feel, once estimable: p99 service time and run-queue wait.
+  v1::ExperimentReport felt = RunningExperiment(12);
+  felt.mutable_service_p99()->set_valid(true);
+  felt.mutable_service_p99()->set_ratio(1.2);
+  felt.mutable_service_p99()->set_high(1.4);
+  felt.mutable_run_queue_wait()->set_valid(true);
+  felt.mutable_run_queue_wait()->set_ratio(1.7);
+  *m.mutable_experiment() = felt;
+  exporter.Observe(m, v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(
+      s["locus_experiment_estimate{bound=ratio,metric=p99_service_time,}"],
+      1.2);
+  EXPECT_EQ(s["locus_experiment_estimate{bound=high,metric=p99_service_time,}"],
+            1.4);
+  EXPECT_EQ(s["locus_experiment_estimate{bound=ratio,metric="
+              "run_queue_wait_per_cpu_second,}"],
+            1.7);
 
   // The work estimate stops being valid, the connections' becomes so.
   v1::ExperimentReport next = RunningExperiment(13);

@@ -19,6 +19,7 @@
 #include "policy/default_policy.h"
 #include "policy/experiment_plan.h"
 #include "tests/common/snapshot_builder.h"
+#include "tests/experiment/runner_harness.h"
 
 namespace locus::testing {
 namespace {
@@ -27,102 +28,6 @@ using google::protobuf::util::TimeUtil;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-
-// Each watched pid gains, per Read, cpu_ns of CPU time and bytes at
-// `rate(pid)` bytes per CPU-second (times a little deterministic noise).
-class FakeWorkCounter : public WorkCounter {
- public:
-  absl::Status Watch(const std::vector<int32_t>& pids) override {
-    watched = std::set<int32_t>(pids.begin(), pids.end());
-    ++watches;
-    return absl::OkStatus();
-  }
-  absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> Read() override {
-    absl::flat_hash_map<int32_t, WorkSample> out;
-    ++reads;
-    for (int32_t pid : watched) {
-      if (gone.count(pid)) continue;
-      WorkSample& s = totals[pid];
-      const uint64_t cpu = 500'000'000;
-      const double noise = 1 + 0.02 * std::sin(reads * 7.0 + pid * 13.0);
-      s.cpu_ns += cpu;
-      s.bytes_sent += static_cast<uint64_t>(rate(pid) * 0.5 * noise);
-      s.accepted += 100;
-      out[pid] = s;
-    }
-    return out;
-  }
-  void Stop() override {
-    watched.clear();
-    ++stops;
-  }
-  std::string source() const override { return "fake"; }
-
-  std::function<double(int32_t)> rate = [](int32_t) { return 1e6; };
-  std::set<int32_t> watched;
-  std::set<int32_t> gone;
-  std::map<int32_t, WorkSample> totals;
-  int watches = 0, reads = 0, stops = 0;
-};
-
-// 8 workers (pids 101..108), four running on each of two nodes.
-Snapshot Host(uint64_t now_ns, int workers = 8) {
-  Snapshot s = MakeHost(2, 2);
-  s.now_ns = now_ns;
-  for (int i = 0; i < workers; ++i) {
-    Target t = MakeWorker(s, 101 + i, i % 2, -1, i % 2);
-    t.instance = 100;
-    s.targets.push_back(t);
-  }
-  return s;
-}
-
-PolicyState Policy(uint64_t version = 1) {
-  PolicyState state;
-  state.version = version;
-  return state;
-}
-
-v1::StartExperimentRequest Request(int64_t duration_s, int64_t interval_s,
-                                   bool aa = false) {
-  v1::StartExperimentRequest request;
-  *request.mutable_duration() = TimeUtil::SecondsToDuration(duration_s);
-  *request.mutable_interval() = TimeUtil::SecondsToDuration(interval_s);
-  request.set_aa(aa);
-  request.set_seed(42);
-  return request;
-}
-
-struct Harness {
-  explicit Harness(std::string record = "")
-      : runner(Options(std::move(record)), &counter,
-               [] { return int64_t{0}; }) {
-    runner.set_on_harm([this](const std::string& why) { harm = why; });
-  }
-  static ExperimentOptions Options(std::string record) {
-    ExperimentOptions options;
-    options.record_path = std::move(record);
-    return options;
-  }
-  // One tick a second.
-  ArmsThisTick Tick(int workers = 8, uint64_t policy_version = 1) {
-    now += kSecond;
-    return runner.OnTick(Host(now, workers), v1::Policy::MODE_ENFORCE,
-                         Policy(policy_version), History());
-  }
-  FakeWorkCounter counter;
-  ExperimentRunner runner;
-  uint64_t now = 0;
-  std::string harm;
-};
-
-std::set<int32_t> Treated(const v1::ExperimentReport& report) {
-  std::set<int32_t> pids;
-  for (const v1::ExperimentUnit& unit : report.units()) {
-    if (unit.arm() == v1::EXPERIMENT_ARM_TREATED) pids.insert(unit.pid());
-  }
-  return pids;
-}
 
 TEST(ExperimentRunnerTest, RefusesWhatCannotRun) {
   Harness h;

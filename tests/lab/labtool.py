@@ -520,14 +520,20 @@ def truth(report_path, access_log, samples_path):
                                     (w.split(":") for w in f[1:])}))
     logged = defaultdict(int)
     requests = defaultdict(int)
+    times = defaultdict(list)  # nginx's $request_time, seconds (ms steps)
+    host_bytes = 0  # every request from the start, as the report's host
+    started = ts_seconds(report["started"])
     for line in read(access_log).split("\n"):
         f = line.split()
-        if len(f) != 3:
+        if len(f) != 4:
             continue
         t, pid, sent = float(f[0]), int(f[1]), int(f[2])
+        if started <= t <= end:
+            host_bytes += sent
         if start <= t <= end:
             logged[pid] += sent
             requests[pid] += 1
+            times[pid].append(float(f[3]))
     out = []
     for a in ("EXPERIMENT_ARM_TREATED", "EXPERIMENT_ARM_CONTROL"):
         pids = [p for p, x in arm.items() if x == a]
@@ -541,6 +547,14 @@ def truth(report_path, access_log, samples_path):
             if c0 is not None and c1 is not None:
                 kernel_cpu += (c1 - c0) / 1e9
         name = a.split("_")[-1].lower()
+        arm_times = sorted(x for p in pids for x in times[p])
+        figures = report.get(name + "_figures", {})
+        for q, key in ((0.5, "p50"), (0.99, "p99")):
+            log_q = arm_times[min(len(arm_times) - 1, int(q * len(arm_times)))] \
+                if arm_times else 0
+            out.append("%s_%s_us=%.0f %s_%s_log_us=%.0f" % (
+                name, key, float(figures.get(key + "_us", 0)), name, key,
+                log_q * 1e6))
         out.append("%s_bytes=%d %s_log_bytes=%d %s_bytes_err=%.4f "
                    "%s_cpu=%.3f %s_kernel_cpu=%.3f %s_cpu_err=%.4f" % (
                        name, locus_bytes, name, log_bytes, name,
@@ -552,6 +566,14 @@ def truth(report_path, access_log, samples_path):
     skew = max((abs(requests[p] / total / fair - 1) for p in arm), default=1) \
         if total else 1
     out.append("requests=%d request_skew=%.4f window=%.1f" % (total, skew, end - start))
+    # The whole host's bytes per wall-second, against the access log's.
+    locus_rate = float(report.get("host_bytes_per_second", 0))
+    log_rate = host_bytes / (end - started) if end > started else 0
+    out.append("host_bytes_per_s=%.0f host_log_bytes_per_s=%.0f "
+               "host_bytes_err=%.4f host_cpu_busy=%.3f" % (
+                   locus_rate, log_rate,
+                   abs(locus_rate - log_rate) / log_rate if log_rate else 1,
+                   float(report.get("host_cpu_busy", -1))))
     print(" ".join(out))
 
 
