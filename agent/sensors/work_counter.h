@@ -3,10 +3,10 @@
 // used, all as the kernel already counts them (no nginx module). The
 // experiment divides work by CPU time per interval.
 //
-// Two sources: bpf/work.bpf.c (exact socket sends and accepts, see
-// work_counter_bpf.h for the factory that prefers it) and /proc/PID/io's
-// wchar (file writes included, accepts not counted). CPU time is read from
-// /proc by both.
+// Two sources: bpf/work.bpf.c (exact socket sends and accepts, and each
+// request's service time, see work_counter_bpf.h for the factory that
+// prefers it) and /proc/PID/io's wchar (file writes included, accepts and
+// requests not counted). CPU time is read from /proc by both.
 #ifndef LOCUS_AGENT_SENSORS_WORK_COUNTER_H_
 #define LOCUS_AGENT_SENSORS_WORK_COUNTER_H_
 

@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 
 #include <cstddef>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,10 +19,14 @@
 namespace locus {
 namespace {
 
-// The counters' layout as the program writes it: two u64, no padding.
-static_assert(sizeof(locus_work_counts) == 2 * sizeof(__u64));
+// The counters' layout as the program writes it: three u64 and the
+// histogram, no padding.
+static_assert(sizeof(locus_work_counts) ==
+              (3 + LOCUS_WORK_BUCKETS) * sizeof(__u64));
 static_assert(offsetof(locus_work_counts, bytes_sent) == 0);
 static_assert(offsetof(locus_work_counts, accepted) == sizeof(__u64));
+static_assert(offsetof(locus_work_counts, requests) == 2 * sizeof(__u64));
+static_assert(offsetof(locus_work_counts, service_us) == 3 * sizeof(__u64));
 
 using WorkSkeleton = BpfSkeleton<work_bpf>;
 
@@ -98,6 +103,9 @@ class BpfWorkCounter : public WorkCounter {
       if (it == counts.end()) continue;
       sample.bytes_sent = it->second.bytes_sent;
       sample.accepted = it->second.accepted;
+      sample.requests = it->second.requests;
+      sample.service_us.assign(std::begin(it->second.service_us),
+                               std::end(it->second.service_us));
       out[pid] = std::move(sample);
     }
     return out;

@@ -1,7 +1,9 @@
 // bpf/work.bpf.c on the real kernel: this process watches itself, makes
 // loopback TCP connections and sends known byte counts with every send
 // syscall the program counts, writes to a regular file (not counted), and
-// Read() must match exactly. Needs root (CAP_BPF, CAP_PERFMON).
+// Read() must match exactly; a forked loopback server serves requests of
+// known service times, and its request count and histogram must match.
+// Needs root (CAP_BPF, CAP_PERFMON).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -12,7 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +26,7 @@
 #include "agent/sensors/work_counter_bpf.h"
 #include "common/unique_fd.h"
 #include "gtest/gtest.h"
+#include "locus/work.h"
 #include "tests/common/loopback_listener.h"
 
 namespace locus {
@@ -192,6 +198,182 @@ TEST_F(WorkCounterPrivilegedTest, StopForgets) {
   read = counter_->Read();
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->size(), 1u);
+}
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+// Reads up to and including '\n' (a request or a response), byte counts as
+// they come; false at end of stream or on an error.
+bool ReadLine(int fd, std::string* line) {
+  line->clear();
+  char buf[64];
+  while (line->empty() || line->back() != '\n') {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) return false;
+    line->append(buf, n);
+  }
+  return true;
+}
+
+// A forked loopback server: once told to go, it accepts `connections`
+// connections one after the other and, on each, answers every request line
+// (the milliseconds to take) after sleeping that long, until the client
+// closes; then it closes the connection. When all are served it writes the
+// service time it measured itself for each request (first byte read to
+// response written, ns) to `report` and waits for `go` to close.
+class ServerChild {
+ public:
+  ServerChild(const LoopbackListener& l, int connections) {
+    int go[2], report[2];
+    EXPECT_EQ(pipe2(go, O_CLOEXEC), 0);
+    EXPECT_EQ(pipe2(report, O_CLOEXEC), 0);
+    pid_ = fork();
+    EXPECT_GE(pid_, 0);
+    if (pid_ == 0) {
+      close(go[1]);
+      close(report[0]);
+      Serve(l.fd.get(), connections, go[0], report[1]);
+    }
+    close(go[0]);
+    close(report[1]);
+    go_ = UniqueFd(go[1]);
+    report_ = UniqueFd(report[0]);
+  }
+  ~ServerChild() {
+    go_.reset();
+    int status = 0;
+    if (pid_ > 0) waitpid(pid_, &status, 0);
+  }
+
+  pid_t pid() const { return pid_; }
+  void Go() { ASSERT_EQ(write(go_.get(), "g", 1), 1); }
+  // Its own measurements, once it has served everything.
+  std::vector<uint64_t> ServiceNs() {
+    std::vector<uint64_t> out;
+    uint64_t ns = 0;
+    while (read(report_.get(), &ns, sizeof(ns)) == sizeof(ns)) {
+      if (ns == 0) break;
+      out.push_back(ns);
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] static void Serve(int listener, int connections, int go,
+                                 int report) {
+    char c;
+    if (read(go, &c, 1) != 1) _exit(1);
+    std::vector<uint64_t> times;
+    for (int i = 0; i < connections; ++i) {
+      int conn = accept(listener, nullptr, nullptr);
+      if (conn < 0) _exit(2);
+      std::string line;
+      while (ReadLine(conn, &line)) {
+        uint64_t start = MonotonicNs();
+        int ms = atoi(line.c_str());
+        timespec nap = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&nap, nullptr);
+        if (write(conn, "ok\n", 3) != 3) _exit(3);
+        times.push_back(MonotonicNs() - start);
+      }
+      close(conn);
+    }
+    times.push_back(0);
+    size_t size = times.size() * sizeof(uint64_t);
+    if (write(report, times.data(), size) != static_cast<ssize_t>(size)) {
+      _exit(4);
+    }
+    while (read(go, &c, 1) > 0) {
+    }
+    _exit(0);
+  }
+
+  pid_t pid_ = -1;
+  UniqueFd go_, report_;
+};
+
+// Sends one request per entry of `ms` on one keep-alive connection, each
+// after the previous answer, then closes it.
+void Requests(const LoopbackListener& l, const std::vector<int>& ms) {
+  UniqueFd c = ConnectTo(l);
+  std::string line;
+  for (int m : ms) {
+    std::string request = std::to_string(m) + "\n";
+    ASSERT_EQ(write(c.get(), request.data(), request.size()),
+              static_cast<ssize_t>(request.size()));
+    ASSERT_TRUE(ReadLine(c.get(), &line));
+    ASSERT_EQ(line, "ok\n");
+  }
+}
+
+// The bucket holding the rank-th smallest (1-based) of the histogram.
+int BucketOfRank(const std::vector<uint64_t>& hist, uint64_t rank) {
+  uint64_t seen = 0;
+  for (size_t b = 0; b < hist.size(); ++b) {
+    seen += hist[b];
+    if (seen >= rank) return b;
+  }
+  return -1;
+}
+
+int Bucket(uint64_t ns) { return locus_work_bucket(ns / 1000); }
+
+TEST_F(WorkCounterPrivilegedTest, ServiceTimesOfEachRequest) {
+  LoopbackListener l = ListenOnLoopback(/*accept_timeout_s=*/5);
+  LoopbackListener other = ListenOnLoopback(/*accept_timeout_s=*/5);
+  ServerChild server(l, 2);
+  ServerChild not_watched(other, 1);
+  // This process too: as the client, its connections are not measured.
+  ASSERT_TRUE(counter_->Watch({getpid(), server.pid()}).ok());
+  server.Go();
+  not_watched.Go();
+
+  // N = 6 requests of 20 ms on one connection, M = 5 on another (four of
+  // 60 ms, one of 20); the server not watched serves two.
+  Requests(l, {20, 20, 20, 20, 20, 20});
+  Requests(l, {60, 60, 20, 60, 60});
+  Requests(other, {20, 20});
+  std::vector<uint64_t> measured = server.ServiceNs();
+  ASSERT_EQ(measured.size(), 11u);
+  ASSERT_EQ(not_watched.ServiceNs().size(), 2u);
+
+  auto read = counter_->Read();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->contains(server.pid()));
+  EXPECT_FALSE(read->contains(not_watched.pid()));
+  ASSERT_TRUE(read->contains(getpid()));
+  EXPECT_EQ(read->at(getpid()).requests, 0u);
+  const WorkSample& s = read->at(server.pid());
+  // Each once, the last of each connection (ended by its close) included.
+  EXPECT_EQ(s.requests, 11u);
+  ASSERT_EQ(s.service_us.size(), static_cast<size_t>(LOCUS_WORK_BUCKETS));
+  uint64_t total = 0;
+  for (uint64_t n : s.service_us) total += n;
+  EXPECT_EQ(total, 11u);
+
+  // Rank by rank, the kernel's figure is in the bucket of the server's own
+  // (or next to it: the two clocks are read microseconds apart, buckets
+  // are a millisecond wide here)...
+  std::sort(measured.begin(), measured.end());
+  for (size_t i = 0; i < measured.size(); ++i) {
+    int got = BucketOfRank(s.service_us, i + 1);
+    EXPECT_LE(std::abs(got - Bucket(measured[i])), 1)
+        << "rank " << i + 1 << ": server measured " << measured[i] << " ns";
+  }
+  // ... and never below the sleep. p50 is a 20 ms request, p99 a 60 ms one
+  // (the bounds above leave room for a loaded machine's late wake-ups).
+  EXPECT_GE(BucketOfRank(s.service_us, 1), Bucket(20'000'000));
+  EXPECT_GE(BucketOfRank(s.service_us, 8), Bucket(60'000'000));
+  int p50 = BucketOfRank(s.service_us, 6);
+  int p99 = BucketOfRank(s.service_us, 11);
+  EXPECT_GE(p50, Bucket(20'000'000));
+  EXPECT_LT(p50, Bucket(40'000'000));
+  EXPECT_GE(p99, Bucket(60'000'000));
+  EXPECT_LT(p99, Bucket(80'000'000));
 }
 
 // The fallback on the real /proc: wchar counts file writes too.

@@ -1,7 +1,8 @@
 /* ABI of bpf/work.bpf.c: per process (tgid), the bytes its successful send
  * syscalls on sockets returned and the connections it accepted, for the A/B
- * experiment's "work per CPU-second". Shared verbatim by the BPF program and
- * agent/sensors (which static_asserts the layout).
+ * experiment's "work per CPU-second", and the requests it served with their
+ * service times, for its per-arm latency. Shared verbatim by the BPF program
+ * and agent/sensors (which static_asserts the layout).
  *
  * The agent fills `watched` (tgid -> 1) and puts a zeroed `counters` entry
  * for each watched process before it lists it there; the program only adds
@@ -71,14 +72,19 @@ static inline __u32 locus_work_bucket(__u64 us) {
 struct locus_work_counts {
   __u64 bytes_sent; /* sum of the return values of socket sends */
   __u64 accepted;   /* successful accept/accept4 calls */
+  __u64 requests;   /* requests whose service time was recorded */
+  /* requests per bucket of locus_work_bucket(service time in us) */
+  __u64 service_us[LOCUS_WORK_BUCKETS];
 };
 
-/* What a thread of a watched process is in the middle of (value of the
+/* What a thread of a watched process is in the middle of (the `op` of the
  * per-thread `pending` task storage between sys_enter and sys_exit; 0 when
  * none). */
 enum locus_work_op {
-  LOCUS_WORK_OP_SEND = 1,   /* a send syscall on a socket fd */
-  LOCUS_WORK_OP_ACCEPT = 2, /* accept or accept4 */
+  LOCUS_WORK_OP_SEND = 1,    /* a send syscall on a socket fd */
+  LOCUS_WORK_OP_ACCEPT = 2,  /* accept or accept4 */
+  LOCUS_WORK_OP_RECV = 3,    /* a read syscall on a socket fd */
+  LOCUS_WORK_OP_CONNECT = 4, /* connect: the fd is a client's */
 };
 
 #endif /* LOCUS_BPF_WORK_H_ */
