@@ -91,7 +91,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttp>> MetricsHttp::Start(
       MHD_OPTION_UNESCAPE_CALLBACK, &KeepEscapes, nullptr, MHD_OPTION_END);
   if (http->daemon_ == nullptr) {
     return absl::InternalError(
-        "libmicrohttpd did not start (no thread, epoll or memory)");
+        "libmicrohttpd did not start (no thread, no poll() support or no "
+        "memory)");
   }
   listener.release();  // closed by MHD_stop_daemon
   return http;

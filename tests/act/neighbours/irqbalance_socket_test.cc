@@ -42,6 +42,14 @@ UniqueFd Listen(const std::string& path) {
   return fd;
 }
 
+// irqbalance's abstract socket (108 zero bytes, shown as '@'), listening,
+// as a line of /proc/PID/net/unix.
+std::string AbstractListening() {
+  return absl::StrCat(
+      "0000000000000000: 00000002 00000000 00010000 0001 01 14598815 ",
+      std::string(108, '@'), "\n");
+}
+
 class IrqbalanceSocketTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -85,10 +93,7 @@ TEST_F(IrqbalanceSocketTest, TwoRunningIsAnError) {
 TEST_F(IrqbalanceSocketTest, AUsersLookAlikeIsNotCountedButNamed) {
   WriteFixtureProcess(
       proc(), {.pid = 78, .comm = "irqbalance", .uid = 65534, .euid = 65534});
-  tree_.Write("proc/77/net/unix",
-              absl::StrCat("0000000000000000: 00000002 00000000 00010000 0001 "
-                           "01 14598815 ",
-                           std::string(108, '@'), "\n"));
+  tree_.Write("proc/77/net/unix", AbstractListening());
   auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
   auto found = ops->Find();
   ASSERT_TRUE(found.ok()) << found.status();
@@ -109,10 +114,7 @@ TEST_F(IrqbalanceSocketTest, AUsersLookAlikeIsNotCountedButNamed) {
 // The irqbalance found last is checked again each Find, as root's too: a
 // user's process that took its pid is not it.
 TEST_F(IrqbalanceSocketTest, ThePidFoundLastMustStillBeRoots) {
-  tree_.Write("proc/77/net/unix",
-              absl::StrCat("0000000000000000: 00000002 00000000 00010000 0001 "
-                           "01 14598815 ",
-                           std::string(108, '@'), "\n"));
+  tree_.Write("proc/77/net/unix", AbstractListening());
   auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
   auto found = ops->Find();
   ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
@@ -136,9 +138,8 @@ TEST_F(IrqbalanceSocketTest, NoSocketSaysWhatToDo) {
 
 TEST_F(IrqbalanceSocketTest, AbstractSocketFromItsNetUnix) {
   const std::string listening = absl::StrCat(
-      "Num       RefCount Protocol Flags    Type St Inode Path\n"
-      "0000000000000000: 00000002 00000000 00010000 0001 01 14598815 ",
-      std::string(108, '@'), "\n",
+      "Num       RefCount Protocol Flags    Type St Inode Path\n",
+      AbstractListening(),
       "0000000000000000: 00000003 00000000 00000000 0001 03 14598816\n");
   tree_.Write("proc/77/net/unix", listening);
   auto found = Find();
