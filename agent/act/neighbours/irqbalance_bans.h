@@ -153,8 +153,10 @@ class IrqbalanceBans {
 // Exit, `locusd --restore`, and start after a crash: for every journaled
 // ban (irq -> irqbalance pid) whose irqbalance still runs (the same pid),
 // takes those IRQs off its current list, keeping everything else, waiting
-// up to `timeout` in all, or longer when its "setup" says a sleep interval
-// that needs it (the read back can wait out the rescan the change starts);
+// up to `timeout` in all, or longer when its sleep interval needs it: the
+// one its command line set (IrqbalanceInstance::sleep_seconds: the first
+// read can wait out a rescan in progress), then the one its "setup" says
+// (the read back can wait out the rescan the change starts);
 // one whose irqbalance is gone needs nothing (a restarted irqbalance forgot
 // runtime bans), which is said. One message per IRQ in `messages`, or in
 // `errors` when it could not be given back, and then in `kept` too: the

@@ -34,6 +34,11 @@ inline std::string IrqbalanceName(int32_t pid) {
 struct IrqbalanceInstance {
   int32_t pid = 0;
   std::string socket;  // a path, or kIrqbalanceAbstractSocket
+  // Its sleep interval as its command line set it (irqbalance_args.h), 0
+  // when unknown: what a rescan may hold it for before it first answers.
+  // A client may change it since ("settings sleep"): "setup" says the
+  // one in force.
+  int sleep_seconds = 0;
   bool operator==(const IrqbalanceInstance&) const = default;
 };
 

@@ -23,9 +23,10 @@ void EachIrq(const std::set<int>& irqs, const std::string& text,
 }
 
 // Reads `pid`'s list, takes `ours` off it, and reads it back. The wait is
-// stretched to what its sleep interval needs once "setup" says it: the send
-// may start a rescan that holds it that long (`irqbalance --interval=40`
-// is legal, and outlasts a fixed wait).
+// stretched to what its sleep interval needs once "setup" says it (a
+// client may have changed it since the start): the send may start a
+// rescan that holds it that long (`irqbalance --interval=40` is legal, and
+// outlasts a fixed wait).
 absl::Status GiveBack(IrqbalanceOps& ops, const IrqbalanceInstance& instance,
                       const std::set<int>& ours, absl::Time deadline,
                       std::set<int>* given) {
@@ -74,7 +75,7 @@ void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
                            std::vector<std::string>* errors,
                            std::map<int, int32_t>* kept) {
   if (bans.empty()) return;
-  const absl::Time deadline = absl::Now() + timeout;
+  const absl::Time start = absl::Now();
   absl::StatusOr<std::optional<IrqbalanceInstance>> found = ops.Find();
   // Neither counted nor spoken to: the bans go back to the root one.
   for (const std::string& refused : ops.LookAlikes()) {
@@ -100,6 +101,13 @@ void RestoreIrqbalanceBans(const std::map<int, int32_t>& bans,
   if (ours.empty()) return;
   const IrqbalanceInstance& instance = **found;
   const std::string who = IrqbalanceName(instance.pid);
+  // Its first answer may wait out a rescan in progress, for up to the
+  // interval its command line set: known before "setup" can say it.
+  absl::Time deadline = start + timeout;
+  if (instance.sleep_seconds > 0) {
+    deadline = std::max(deadline,
+                        start + IrqbalanceExchangeWait(instance.sleep_seconds));
+  }
   std::set<int> given;
   absl::Status status = GiveBack(ops, instance, ours, deadline, &given);
   if (!status.ok()) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "agent/act/neighbours/irqbalance_args.h"
 #include "agent/act/neighbours/irqbalance_protocol.h"
 #include "agent/act/neighbours/process_finder.h"
 #include "agent/host/file_util.h"
@@ -161,7 +162,7 @@ class SocketOps : public IrqbalanceOps {
     if (!pid.has_value()) return std::optional<IrqbalanceInstance>();
     ASSIGN_OR_RETURN(std::string socket, FindSocket(*pid));
     return std::optional<IrqbalanceInstance>(
-        IrqbalanceInstance{*pid, std::move(socket)});
+        IrqbalanceInstance{*pid, std::move(socket), Interval(*pid)});
   }
 
   std::vector<std::string> LookAlikes() const override { return look_alikes_; }
@@ -191,6 +192,7 @@ class SocketOps : public IrqbalanceOps {
   absl::Status CheckSocketFile(const std::string& path,
                                const struct stat& st) const;
   absl::StatusOr<bool> ListensAbstract(int32_t pid) const;
+  int Interval(int32_t pid);
 
   std::string procfs_root_;
   std::string run_dir_;
@@ -199,6 +201,9 @@ class SocketOps : public IrqbalanceOps {
   // which lists every socket of its network namespace, is read once.
   int32_t abstract_pid_ = 0;
   std::vector<std::string> look_alikes_;  // as the last scan found them
+  // Its interval, read from its command line once per irqbalance.
+  int32_t interval_pid_ = 0;
+  int interval_ = 0;
 };
 
 // Only a root irqbalance counts (process_finder.h): a user's look-alike
@@ -291,6 +296,18 @@ absl::StatusOr<bool> SocketOps::ListensAbstract(int32_t pid) const {
     }
   }
   return false;
+}
+
+// A command line that cannot be read (gone since) leaves it unknown: 0.
+int SocketOps::Interval(int32_t pid) {
+  if (interval_pid_ != pid) {
+    absl::StatusOr<std::string> cmdline = ReadTextFile(
+        JoinPath(procfs_root_, absl::StrCat("/", pid, "/cmdline")));
+    interval_ =
+        cmdline.ok() ? IrqbalanceIntervalArg(SplitCmdline(*cmdline)) : 0;
+    interval_pid_ = pid;
+  }
+  return interval_;
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ class FakeIrqbalance : public IrqbalanceOps {
   bool ignores_sigpipe = false;
   std::optional<std::string> setup_reply;  // instead of the real format
   int sleep_seconds = 1;                   // its interval, as setup says
-  const Journal* journal = nullptr;        // looked at when a request starts
+  int started_interval = 0;  // its command line's, as Find says (0: unknown)
+  const Journal* journal = nullptr;       // looked at when a request starts
   absl::Time now = absl::InfinitePast();  // the test's clock, when it keeps one
   absl::Duration scan_after = absl::Seconds(1);  // change -> its next scan
 
@@ -90,7 +91,8 @@ class FakeIrqbalance : public IrqbalanceOps {
     ++find_calls;
     if (!find_error.ok()) return find_error;
     if (!running) return std::optional<IrqbalanceInstance>();
-    return std::optional<IrqbalanceInstance>(IrqbalanceInstance{pid, Socket()});
+    return std::optional<IrqbalanceInstance>(
+        IrqbalanceInstance{pid, Socket(), started_interval});
   }
 
   absl::StatusOr<std::unique_ptr<IrqbalanceRequest>> Start(

@@ -452,5 +452,32 @@ TEST_F(IrqbalanceBansTest, RestoreWithoutIrqbalanceOrAnswer) {
   EXPECT_THAT(kept, ElementsAre(Pair(38, 100)));
 }
 
+// Issue #39: a restore that starts inside a rescan gets no answer before
+// the rescan ends, up to the interval irqbalance was started with (40 s is
+// legal): that interval, known from its command line before "setup" can
+// say it, stretches a shorter timeout (as `locusd --restore`'s 25 s).
+TEST_F(IrqbalanceBansTest, RestoreWaitsAsLongAsTheStartedIntervalNeeds) {
+  fake_.list = {38, 40};
+  fake_.answer_after_polls = 10;  // each answer ~200 ms away
+  fake_.ignores_sigpipe = true;   // as under systemd: outlives a timeout
+  std::vector<std::string> messages, errors;
+  std::map<int, int32_t> kept;
+  RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Milliseconds(50), &messages,
+                        &errors, &kept);
+  EXPECT_THAT(errors, ElementsAre(HasSubstr("did not answer 'setup'")))
+      << "interval unknown: the timeout alone";
+  EXPECT_THAT(kept, ElementsAre(Pair(38, 100)));
+
+  fake_.started_interval = 1;  // an exchange may take 7 s
+  errors.clear();
+  kept.clear();
+  RestoreIrqbalanceBans({{38, 100}}, fake_, absl::Milliseconds(50), &messages,
+                        &errors, &kept);
+  EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(kept, IsEmpty());
+  EXPECT_THAT(messages, ElementsAre(HasSubstr("irq 38: given back")));
+  EXPECT_THAT(fake_.list, ElementsAre(40));
+}
+
 }  // namespace
 }  // namespace locus

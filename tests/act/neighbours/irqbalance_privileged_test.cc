@@ -7,6 +7,7 @@
 // put back after each test.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -24,6 +25,7 @@
 #include "agent/act/neighbours/irqbalance_bans.h"
 #include "agent/act/neighbours/irqbalance_protocol.h"
 #include "agent/act/neighbours/irqbalance_socket.h"
+#include "agent/act/neighbours/neighbours.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/act/neighbours/look_alike.h"
@@ -48,6 +50,21 @@ constexpr int kInterval = 1;
 
 bool Alive(pid_t pid) {
   return access(absl::StrCat("/proc/", pid).c_str(), F_OK) == 0;
+}
+
+// Whether `pid`'s main thread sleeps in nanosleep: irqbalance 1.9.2 does
+// only in a rescan, where it holds its loop for its interval (its loop
+// waits in poll otherwise).
+bool Sleeping(pid_t pid) {
+  int number = -1;
+  const std::string syscall = ReadAll(absl::StrCat("/proc/", pid, "/syscall"));
+  if (!absl::SimpleAtoi(syscall.substr(0, syscall.find(' ')), &number)) {
+    return false;
+  }
+#ifdef SYS_nanosleep
+  if (number == SYS_nanosleep) return true;
+#endif
+  return number == SYS_clock_nanosleep;
 }
 
 // Every IRQ's affinity, to put back what irqbalance moved.
@@ -108,11 +125,11 @@ class IrqbalancePrivilegedTest : public ::testing::Test {
     if (made_dir_) std::filesystem::remove_all(kRunDir);
   }
 
-  // In the foreground with a kInterval s interval: it answers between scans,
-  // and holds its loop for the interval after each change of its list.
-  void StartIrqbalance() {
+  // In the foreground with an `interval` s interval: it answers between
+  // scans, and holds its loop for the interval after each change of its list.
+  void StartIrqbalance(int interval = kInterval) {
     pid_ = Spawn(
-        {kIrqbalance, "--foreground", absl::StrCat("--interval=", kInterval),
+        {kIrqbalance, "--foreground", absl::StrCat("--interval=", interval),
          absl::StrCat("--banirq=", kAdminBan)},
         tree_.root() + "/irqbalance.log");
     ASSERT_GT(pid_, 0);
@@ -313,6 +330,55 @@ TEST_F(IrqbalancePrivilegedTest, AUsersLookAlikeChangesNothing) {
   EXPECT_THAT(messages, Contains(HasSubstr("given back to irqbalance (pid")));
   EXPECT_THAT(Listed(), ElementsAre(kAdminBan));
   EXPECT_TRUE(Alive(look_alike.pid())) << "nothing was sent to it";
+}
+
+// Issue #39: with `--interval=40` (legal, and long), the rescan that follows
+// Locus's ban holds irqbalance's loop for 40 s. `locusd --restore` started
+// inside it (after a crash) waits the hold out instead of giving up at its
+// fixed 25 s, and leaves the ban list exactly as it was before Locus. About
+// 80 s: irqbalance's first scan comes an interval after its start, and its
+// hold lasts another.
+TEST_F(IrqbalancePrivilegedTest, ARestoreWaitsOutTheRescanOfALongInterval) {
+  constexpr int kLongInterval = 40;
+  if (ReadAll(absl::StrCat("/proc/", pid_, "/syscall")).empty()) {
+    GTEST_SKIP() << "no /proc/PID/syscall: the rescan's sleep cannot be seen";
+  }
+  Stop(pid_, SIGTERM);
+  signal(SIGPIPE, SIG_IGN);  // as systemd starts it; inherited through exec
+  StartIrqbalance(kLongInterval);
+  signal(SIGPIPE, SIG_DFL);
+  const std::set<int> before = Listed();
+  ASSERT_THAT(before, ElementsAre(kAdminBan));
+  std::unique_ptr<Journal> journal = OpenJournal();
+  ASSERT_NE(journal, nullptr);
+  {
+    IrqbalanceBans bans(*ops_, *journal);
+    ASSERT_TRUE(TickUntil(bans, {irq_}, [&] {
+      return journal->contents().irqbalance_bans.count(irq_) > 0;
+    })) << bans.state().problem;
+    bans.Finish(absl::Seconds(5));  // the send answered
+  }                                 // a crash: nothing given back
+  ASSERT_EQ(Listed(), (std::set<int>{irq_, kAdminBan}));
+  // Its next scan rescans, and sleeps out the interval in the middle.
+  ASSERT_TRUE(WaitUntil([&] { return Sleeping(pid_); },
+                        absl::Seconds(kLongInterval + 5),
+                        absl::Milliseconds(100)))
+      << ReadAll(absl::StrCat("/proc/", pid_, "/syscall"));
+  std::unique_ptr<IrqbalanceOps> restore = MakeIrqbalanceSocketOps();
+  const absl::Duration timeout = NeighbourRestoreOps{}.timeout;
+  std::vector<std::string> messages, errors;
+  std::map<int, int32_t> kept;
+  const absl::Time start = absl::Now();
+  RestoreIrqbalanceBans(journal->contents().irqbalance_bans, *restore, timeout,
+                        &messages, &errors, &kept);
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_THAT(errors, IsEmpty());
+  EXPECT_THAT(kept, IsEmpty());
+  EXPECT_THAT(messages, Contains(HasSubstr("given back to irqbalance (pid")));
+  EXPECT_GT(took, timeout) << "the hold did not outlast the fixed timeout: "
+                              "this test proved nothing";
+  EXPECT_EQ(Listed(), before);
+  EXPECT_TRUE(Alive(pid_)) << ReadAll(tree_.root() + "/irqbalance.log");
 }
 
 TEST_F(IrqbalancePrivilegedTest, TheLongestListAndAnEmptyOneLeaveItRunning) {

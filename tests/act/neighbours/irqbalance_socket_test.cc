@@ -156,6 +156,27 @@ TEST_F(IrqbalanceSocketTest, AbstractSocketFromItsNetUnix) {
   EXPECT_FALSE(Find().ok());
 }
 
+// Its interval as its command line set it, read once for that irqbalance:
+// what its first answer may wait for (irqbalance_args.h).
+TEST_F(IrqbalanceSocketTest, TheIntervalFromItsCommandLine) {
+  tree_.Write("proc/77/net/unix", AbstractListening());
+  tree_.Write("proc/77/cmdline",
+              std::string("/usr/sbin/irqbalance\0--foreground\0--interval="
+                          "40\0",
+                          48));
+  auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
+  auto found = ops->Find();
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
+  EXPECT_EQ(**found, (IrqbalanceInstance{77, "@", 40}));
+  tree_.Remove("proc/77/cmdline");
+  found = ops->Find();
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
+  EXPECT_EQ((*found)->sleep_seconds, 40) << "not read again";
+  found = MakeIrqbalanceSocketOps(proc(), run_dir())->Find();
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
+  EXPECT_EQ((*found)->sleep_seconds, 0) << "unreadable: unknown";
+}
+
 TEST_F(IrqbalanceSocketTest, SocketFileMustBeRootsInRootsDirectory) {
   const std::string path = run_dir() + "/irqbalance77.sock";
   UniqueFd server = Listen(path);
