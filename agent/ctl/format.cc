@@ -299,6 +299,10 @@ std::string FormatStatus(const v1::AgentStatus& s) {
   }
   for (const v1::Neighbour& n : s.neighbours()) {
     absl::StrAppend(&out, NeighbourLine(n), "\n");
+    // Whether or not the real one runs: a user's process of that name.
+    for (const std::string& refused : n.look_alikes()) {
+      absl::StrAppend(&out, "  look-alike: ", P(refused), "\n");
+    }
   }
   return out + FormatSensors(s.sensors());
 }

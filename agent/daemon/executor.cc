@@ -241,6 +241,8 @@ std::vector<v1::Neighbour> ActuatorExecutor::neighbours() {
   SetInts(irqbalance.pending, out[0].mutable_irqs_pending());
   out[0].set_restarts(irqbalance.restarts);
   out[0].set_problem(irqbalance.problem);
+  out[0].mutable_look_alikes()->Assign(irqbalance.look_alikes.begin(),
+                                       irqbalance.look_alikes.end());
   const NumadState& numad = neighbours_->numad();
   out[1].set_name("numad");
   out[1].set_mode(modes.numad_exclude ? "exclude" : "off");
@@ -249,6 +251,8 @@ std::vector<v1::Neighbour> ActuatorExecutor::neighbours() {
   SetInts(numad.excluded, out[1].mutable_pids_excluded());
   out[1].set_restarts(numad.restarts);
   out[1].set_problem(numad.problem);
+  out[1].mutable_look_alikes()->Assign(numad.look_alikes.begin(),
+                                       numad.look_alikes.end());
   const HostTuners& tuners = neighbours_->tuners();
   out[2].set_name("autonuma");
   out[2].set_running(tuners.state().numa_balancing > 0);

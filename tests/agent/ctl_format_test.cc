@@ -227,6 +227,35 @@ TEST(Format, StatusSaysWhatIrqbalanceAndNumadWereHanded) {
                         ": coexist off, told nothing\n"));
 }
 
+// Issue #39: processes named irqbalance or numad that are not root's are
+// listed under their neighbour, running or not, escaped.
+TEST(Format, StatusListsRefusedLookAlikes) {
+  v1::AgentStatus s;
+  v1::Neighbour* irqbalance = s.add_neighbours();
+  irqbalance->set_name("irqbalance");
+  irqbalance->set_mode("ban");
+  irqbalance->set_running(true);
+  irqbalance->set_pid(812);
+  irqbalance->add_look_alikes(
+      "a process named irqbalance (pid 78, uid 65534) is not root's: real "
+      "uid 65534; refused: Locus neither counts it nor speaks to it");
+  irqbalance->add_look_alikes("a process named irqbalance (pid 79\x1b[2J");
+  v1::Neighbour* numad = s.add_neighbours();
+  numad->set_name("numad");
+  numad->set_mode("exclude");
+  numad->add_look_alikes("a process named numad (pid 90, uid 1000)");
+  const std::string text = ctl::FormatStatus(s);
+  EXPECT_THAT(text,
+              HasSubstr("IRQs banned by Locus none, by others (kept) none\n"
+                        "  look-alike: a process named irqbalance (pid 78, "
+                        "uid 65534) is not root's: real uid 65534; refused: "
+                        "Locus neither counts it nor speaks to it\n"
+                        "  look-alike: a process named irqbalance (pid "
+                        "79\\x1b[2J\n"));
+  EXPECT_THAT(text, HasSubstr("\nnumad: not running\n  look-alike: a process "
+                              "named numad (pid 90, uid 1000)\n"));
+}
+
 TEST(Format, StatusSaysWhatAutonumaAndTunedDoHere) {
   v1::AgentStatus s;
   v1::Neighbour* autonuma = s.add_neighbours();
