@@ -155,7 +155,9 @@ absl::StatusOr<UniqueFd> Connect(const IrqbalanceInstance& instance) {
 class SocketOps : public IrqbalanceOps {
  public:
   SocketOps(std::string procfs_root, std::string run_dir)
-      : procfs_root_(std::move(procfs_root)), run_dir_(std::move(run_dir)) {}
+      : procfs_root_(std::move(procfs_root)),
+        run_dir_(std::move(run_dir)),
+        checker_(procfs_root_, "irqbalance") {}
 
   absl::StatusOr<std::optional<IrqbalanceInstance>> Find() override {
     ASSIGN_OR_RETURN(std::optional<int32_t> pid, FindPid());
@@ -196,6 +198,7 @@ class SocketOps : public IrqbalanceOps {
 
   std::string procfs_root_;
   std::string run_dir_;
+  DaemonChecker checker_;  // the one found last, checked at every Find
   int32_t last_pid_ = 0;
   // The irqbalance last seen on the abstract socket: /proc/PID/net/unix,
   // which lists every socket of its network namespace, is read once.
@@ -209,7 +212,7 @@ class SocketOps : public IrqbalanceOps {
 // Only a root irqbalance counts (process_finder.h): a user's look-alike
 // beside it neither makes two nor stands in for it.
 absl::StatusOr<std::optional<int32_t>> SocketOps::FindPid() {
-  if (last_pid_ > 0 && IsDaemon(procfs_root_, last_pid_, "irqbalance")) {
+  if (last_pid_ > 0 && checker_.IsDaemon(last_pid_)) {
     return std::optional<int32_t>(last_pid_);
   }
   last_pid_ = 0;

@@ -48,7 +48,9 @@ std::string Who(int32_t pid) { return absl::StrCat("numad (pid ", pid, ")"); }
 class QueueOps : public NumadOps {
  public:
   QueueOps(std::string procfs_root, std::string pid_file)
-      : procfs_root_(std::move(procfs_root)), pid_file_(std::move(pid_file)) {}
+      : procfs_root_(std::move(procfs_root)),
+        pid_file_(std::move(pid_file)),
+        checker_(procfs_root_, "numad") {}
 
   absl::StatusOr<std::optional<NumadInstance>> Find() override {
     ASSIGN_OR_RETURN(std::optional<int32_t> pid, FindPid());
@@ -100,6 +102,7 @@ class QueueOps : public NumadOps {
 
   std::string procfs_root_;
   std::string pid_file_;
+  DaemonChecker checker_;    // the pid file's and the last scan's, each Find
   int32_t scanned_pid_ = 0;  // found by a scan, without a pid file
   absl::Time next_scan_ = absl::InfinitePast();
   std::string file_refused_;               // this Find's
@@ -112,10 +115,10 @@ class QueueOps : public NumadOps {
 // kNumadScanInterval only: a scan reads every process's stat.
 absl::StatusOr<std::optional<int32_t>> QueueOps::FindPid() {
   std::optional<int32_t> named = PidFromFile();
-  if (named.has_value() && IsDaemon(procfs_root_, *named, "numad")) {
+  if (named.has_value() && checker_.IsDaemon(*named)) {
     return named;
   }
-  if (scanned_pid_ > 0 && IsDaemon(procfs_root_, scanned_pid_, "numad")) {
+  if (scanned_pid_ > 0 && checker_.IsDaemon(scanned_pid_)) {
     return std::optional<int32_t>(scanned_pid_);
   }
   scanned_pid_ = 0;

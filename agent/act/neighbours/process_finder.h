@@ -10,7 +10,9 @@
 #define LOCUS_AGENT_ACT_NEIGHBOURS_PROCESS_FINDER_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,6 +39,33 @@ Identity Identify(const std::string& procfs_root, int32_t pid,
 // Whether `pid` is the daemon `comm` (Identify's genuine).
 bool IsDaemon(const std::string& procfs_root, int32_t pid,
               absl::string_view comm);
+
+// Identify for the checks of the same daemon again and again (the one
+// found last, at every tick): each verdict is kept per (pid, start time,
+// /proc/PID/stat field 22). A process keeps both for its life and a pid
+// taken by another process comes with a new start time, so an unchanged
+// process's status and binary are not read again; its stat is, each time
+// (its name and state may change). A verdict reached without its status
+// (unreadable) is not kept. What the key cannot see, a root process that
+// changes its own uid or execs another binary of the same name, only root
+// could do.
+class DaemonChecker {
+ public:
+  DaemonChecker(std::string procfs_root, std::string comm)
+      : procfs_root_(std::move(procfs_root)), comm_(std::move(comm)) {}
+
+  Identity Identify(int32_t pid);
+  bool IsDaemon(int32_t pid) { return Identify(pid).genuine; }
+
+ private:
+  struct Verdict {
+    uint64_t start_time = 0;
+    Identity identity;
+  };
+  std::string procfs_root_;
+  std::string comm_;
+  std::map<int32_t, Verdict> verdicts_;  // by pid; a few pids are checked
+};
 
 // Every process named `comm`, by what it is.
 struct DaemonSearch {

@@ -25,16 +25,19 @@ struct FixtureProcess {
   uid_t euid = 0;  // effective
   std::string exe = kRootBinary;
   char state = 'S';
+  // Field 22, clock ticks since boot: another process under a reused pid
+  // has another.
+  uint64_t start_time = 8649819;
 };
 
 // A /proc/PID/stat line as the kernel writes it (52 fields).
-inline std::string FixtureStatLine(int pid, const std::string& comm,
-                                   char state) {
+inline std::string FixtureStatLine(int pid, const std::string& comm, char state,
+                                   uint64_t start_time = 8649819) {
   return absl::StrCat(
       pid, " (", comm, ") ", std::string(1, state),
-      " 1 77 77 0 -1 4194560 101 0 0 0 5 7 0 0 20 0 1 0 8649819 3133440 390 "
-      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 1 1 1 1 "
-      "1 1 1 0\n");
+      " 1 77 77 0 -1 4194560 101 0 0 0 5 7 0 0 20 0 1 0 ", start_time,
+      " 3133440 390 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 "
+      "0 0 1 1 1 1 1 1 1 0\n");
 }
 
 // Writes `p` under `procfs_root` (replacing what was there).
@@ -44,7 +47,7 @@ inline void WriteFixtureProcess(const std::string& procfs_root,
       std::filesystem::path(procfs_root) / std::to_string(p.pid);
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "stat", std::ios::trunc)
-      << FixtureStatLine(p.pid, p.comm, p.state);
+      << FixtureStatLine(p.pid, p.comm, p.state, p.start_time);
   std::ofstream(dir / "status", std::ios::trunc)
       << "Name:\t" << p.comm << "\nUmask:\t0022\nState:\tS (sleeping)\n"
       << "Uid:\t" << p.uid << "\t" << p.euid << "\t" << p.euid << "\t" << p.euid

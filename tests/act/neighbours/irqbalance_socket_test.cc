@@ -112,14 +112,17 @@ TEST_F(IrqbalanceSocketTest, AUsersLookAlikeIsNotCountedButNamed) {
 }
 
 // The irqbalance found last is checked again each Find, as root's too: a
-// user's process that took its pid is not it.
+// user's process that took its pid (another start time) is not it.
 TEST_F(IrqbalanceSocketTest, ThePidFoundLastMustStillBeRoots) {
   tree_.Write("proc/77/net/unix", AbstractListening());
   auto ops = MakeIrqbalanceSocketOps(proc(), run_dir());
   auto found = ops->Find();
   ASSERT_TRUE(found.ok() && found->has_value()) << found.status();
-  WriteFixtureProcess(
-      proc(), {.pid = 77, .comm = "irqbalance", .uid = 1000, .euid = 1000});
+  WriteFixtureProcess(proc(), {.pid = 77,
+                               .comm = "irqbalance",
+                               .uid = 1000,
+                               .euid = 1000,
+                               .start_time = 9000000});
   found = ops->Find();
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_FALSE(found->has_value());

@@ -128,6 +128,41 @@ TEST_F(ProcessFinderTest, ZombiesAndUnreadableStatusAreNotTheDaemon) {
   EXPECT_FALSE(IsDaemon(proc(), 77, "irqbalance"));
 }
 
+// Issue #39: the check at every tick reads an unchanged process's stat
+// only, not its status and binary again; a pid another process took (its
+// start time differs) is judged again.
+TEST_F(ProcessFinderTest, ACheckerJudgesAProcessOnceAndAReusedPidAgain) {
+  Process({.pid = 77, .comm = "irqbalance"});
+  DaemonChecker checker(proc(), "irqbalance");
+  EXPECT_TRUE(checker.IsDaemon(77));
+  tree_.Remove("proc/77/status");
+  tree_.Remove("proc/77/exe");
+  EXPECT_FALSE(IsDaemon(proc(), 77, "irqbalance")) << "read afresh";
+  EXPECT_TRUE(checker.IsDaemon(77)) << "neither read again";
+
+  Process({.pid = 77,
+           .comm = "irqbalance",
+           .uid = 65534,
+           .euid = 65534,
+           .start_time = 9000000});
+  Identity identity = checker.Identify(77);
+  EXPECT_TRUE(identity.named);
+  EXPECT_FALSE(identity.genuine);
+  EXPECT_THAT(identity.refused, HasSubstr("(pid 77, uid 65534) is not root's"));
+
+  // A status that cannot be read settles nothing.
+  Process({.pid = 77, .comm = "irqbalance", .start_time = 9500000});
+  tree_.Remove("proc/77/status");
+  EXPECT_FALSE(checker.IsDaemon(77));
+  Process({.pid = 77, .comm = "irqbalance", .start_time = 9500000});
+  EXPECT_TRUE(checker.IsDaemon(77)) << "root's, once its status is read";
+  // Its stat is read each time: renamed or a zombie, it is not the daemon.
+  tree_.Write("proc/77/stat", FixtureStatLine(77, "irqb", 'S', 9500000));
+  EXPECT_FALSE(checker.Identify(77).named);
+  tree_.Write("proc/77/stat", FixtureStatLine(77, "irqbalance", 'Z', 9500000));
+  EXPECT_FALSE(checker.IsDaemon(77));
+}
+
 // tuned is only watched, never spoken to: found by its name.
 TEST_F(ProcessFinderTest, ByNameAloneForWhatIsOnlyWatched) {
   Process({.pid = 40, .comm = "tuned"});
