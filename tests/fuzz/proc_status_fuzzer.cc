@@ -1,6 +1,6 @@
-// The fields of /proc/PID/status Locus reads: Cpus_allowed_list, Uid and
-// the hex masks (SigIgn, CapEff); and the uid half of identifying a
-// neighbour daemon (NotRootProblem, agent/host/target_trust.h).
+// The fields of /proc/PID/status Locus reads: Cpus_allowed_list, Uid, the
+// hex masks (SigIgn, CapEff) and the context switches; and the uid half of
+// identifying a neighbour daemon (NotRootProblem, agent/host/target_trust.h).
 #include "agent/host/proc_parse.h"
 #include "agent/host/target_trust.h"
 #include "fuzz_check.h"
@@ -26,6 +26,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::StatusOr<uint64_t> mask = locus::ParseStatusMask(text, key);
     // A mask is one value on its line: whatever parsed came from there.
     if (mask.ok()) {
+      LOCUS_FUZZ_CHECK(locus::ParseStatusValues(text, key).size() == 1);
+    }
+  }
+  // Context switches: each count is the one value on its line.
+  absl::StatusOr<locus::StatusSwitches> switches =
+      locus::ParseStatusSwitches(text);
+  if (switches.ok()) {
+    for (absl::string_view key :
+         {"voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"}) {
       LOCUS_FUZZ_CHECK(locus::ParseStatusValues(text, key).size() == 1);
     }
   }
