@@ -355,13 +355,18 @@ TEST_F(WorkCounterPrivilegedTest, ServiceTimesOfEachRequest) {
   for (uint64_t n : s.service_us) total += n;
   EXPECT_EQ(total, 11u);
 
-  // Rank by rank, the kernel's figure is in the bucket of the server's own
-  // (or next to it: the two clocks are read microseconds apart, buckets
-  // are a millisecond wide here)...
+  // Rank by rank, the kernel's figure is within 10 ms of the server's own:
+  // the kernel reads its clock as the syscalls return, the server after
+  // they have, and a loaded machine (the sanitizers beside guests) can
+  // preempt it for milliseconds in between, either way...
   std::sort(measured.begin(), measured.end());
+  constexpr uint64_t kPreempted = 10'000'000;
   for (size_t i = 0; i < measured.size(); ++i) {
     int got = BucketOfRank(s.service_us, i + 1);
-    EXPECT_LE(std::abs(got - Bucket(measured[i])), 1)
+    EXPECT_GE(got,
+              Bucket(measured[i] > kPreempted ? measured[i] - kPreempted : 0))
+        << "rank " << i + 1 << ": server measured " << measured[i] << " ns";
+    EXPECT_LE(got, Bucket(measured[i] + kPreempted))
         << "rank " << i + 1 << ": server measured " << measured[i] << " ns";
   }
   // ... and never below the sleep. p50 is a 20 ms request, p99 a 60 ms one
