@@ -88,23 +88,30 @@ void AddCounts(std::vector<uint64_t>& counts,
   for (size_t i = 0; i < add.size(); ++i) counts[i] += add[i];
 }
 
+namespace {
+
+// The workers with requests into their arm's pool, counted in `out`.
+void SplitArms(const std::vector<WorkerLatency>& workers, LatencyEstimate& out,
+               ArmPool& treated, ArmPool& control) {
+  for (const WorkerLatency& w : workers) {
+    uint64_t requests = Total(w.counts);
+    if (requests == 0) continue;
+    ArmPool& pool = w.arm == Arm::kTreated ? treated : control;
+    pool.workers.push_back(&w.counts);
+    (w.arm == Arm::kTreated ? out.treated_requests : out.control_requests) +=
+        requests;
+  }
+  out.treated = static_cast<int>(treated.workers.size());
+  out.control = static_cast<int>(control.workers.size());
+}
+
+}  // namespace
+
 LatencyEstimate EstimateLatency(const std::vector<WorkerLatency>& workers,
                                 uint64_t seed, int resamples) {
   LatencyEstimate out;
   ArmPool treated, control;
-  for (const WorkerLatency& w : workers) {
-    uint64_t requests = Total(w.counts);
-    if (requests == 0) continue;
-    if (w.arm == Arm::kTreated) {
-      treated.workers.push_back(&w.counts);
-      out.treated_requests += requests;
-    } else {
-      control.workers.push_back(&w.counts);
-      out.control_requests += requests;
-    }
-  }
-  out.treated = static_cast<int>(treated.workers.size());
-  out.control = static_cast<int>(control.workers.size());
+  SplitArms(workers, out, treated, control);
   std::vector<uint64_t> all_treated = treated.All();
   std::vector<uint64_t> all_control = control.All();
 
