@@ -1,10 +1,11 @@
 #include "policy/experiment_latency.h"
 
-#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <utility>
+
+#include "policy/experiment_t.h"
 
 namespace locus::experiment {
 namespace {
@@ -35,15 +36,6 @@ uint64_t Total(const std::vector<uint64_t>& counts) {
   uint64_t total = 0;
   for (uint64_t c : counts) total += c;
   return total;
-}
-
-// The p-th percentile of `values`, linear between order statistics.
-double Percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  double at = p * static_cast<double>(values.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(at));
-  size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (values[hi] - values[lo]) * (at - std::floor(at));
 }
 
 }  // namespace
@@ -146,9 +138,6 @@ LatencyEstimate EstimateLatency(const std::vector<WorkerLatency>& workers,
       return;
     }
     est.valid = true;
-    est.ratio = *tq / *cq;
-    est.low = std::exp(Percentile(draws, 0.025));
-    est.high = std::exp(Percentile(draws, 0.975));
     double mean = 0;
     for (double l : draws) mean += l;
     mean /= static_cast<double>(draws.size());
@@ -156,6 +145,11 @@ LatencyEstimate EstimateLatency(const std::vector<WorkerLatency>& workers,
     for (double l : draws) ss += (l - mean) * (l - mean);
     est.se_log = std::sqrt(ss / static_cast<double>(draws.size() - 1));
     est.df = out.treated + out.control - 2;
+    const TInterval interval =
+        IntervalOf(std::log(*tq / *cq), est.se_log, est.df, 0.95);
+    est.ratio = interval.ratio;
+    est.low = interval.low;
+    est.high = interval.high;
   };
   fill(0.5, d50, out.p50);
   fill(0.99, d99, out.p99);
