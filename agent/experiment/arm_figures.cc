@@ -117,6 +117,8 @@ void EstimateLatency(RunningExperiment& run, bool live) {
     totals.intervals = static_cast<int>(unit.intervals);
     waits.push_back(totals);
   }
+  run.treated_figures = Figures(SumArm(run, Arm::kTreated));
+  run.control_figures = Figures(SumArm(run, Arm::kControl));
   const experiment::LatencyEstimate latency =
       experiment::EstimateLatency(workers, run.seed);
   run.service_p50 = QuantileProto(latency.p50, "p50_service_time");
@@ -126,10 +128,8 @@ void EstimateLatency(RunningExperiment& run, bool live) {
 }
 
 void AddArmFigures(const RunningExperiment& run, v1::ExperimentReport& report) {
-  const ArmSums treated = SumArm(run, Arm::kTreated);
-  const ArmSums control = SumArm(run, Arm::kControl);
-  *report.mutable_treated_figures() = Figures(treated);
-  *report.mutable_control_figures() = Figures(control);
+  *report.mutable_treated_figures() = run.treated_figures;
+  *report.mutable_control_figures() = run.control_figures;
   *report.mutable_service_p50() = run.service_p50;
   *report.mutable_service_p99() = run.service_p99;
   *report.mutable_run_queue_wait() = run.run_queue_wait;

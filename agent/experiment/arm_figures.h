@@ -27,10 +27,12 @@ std::string ServiceSource(const std::string& work_source);
 // (/proc/stat's, softirq included; CPUs not read this tick left out).
 void CountTick(RunningExperiment& run, const Snapshot& snapshot);
 
-// The latency estimates over the intervals so far into `run`: p50 and p99
-// service time (a bootstrap over workers, drawn from the run's seed) and
-// run-queue wait per CPU-second (the ratio of totals; with `live`, read
-// with its confidence sequence as the work estimate is).
+// Each arm's figures and the latency estimates over the intervals so far
+// into `run` (after each interval, not each tick: the report of every tick
+// copies them): p50 and p99 service time (a bootstrap over workers, drawn
+// from the run's seed) and run-queue wait per CPU-second (the ratio of
+// totals; with `live`, read with its confidence sequence as the work
+// estimate is).
 void EstimateLatency(RunningExperiment& run, bool live);
 
 // The per-arm figures, the host's, the traffic flag and the latency

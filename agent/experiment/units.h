@@ -92,13 +92,16 @@ struct RunningExperiment {
   uint64_t host_wall_ns = 0;
   double host_busy_ns = 0;
   double host_capacity_ns = 0;
-  // What users feel: treated / control of p50 and p99 service time and of
-  // run-queue wait per CPU-second, and the latency guardrail's margin, its
-  // last look and, once it stopped the run, what it stopped on.
+  // What users feel: each arm's figures, treated / control of p50 and p99
+  // service time and of run-queue wait per CPU-second, and the latency
+  // guardrail's margin, its last look and, once it stopped the run, what it
+  // stopped on.
+  v1::ExperimentArmFigures treated_figures;
+  v1::ExperimentArmFigures control_figures;
   v1::ExperimentEstimate service_p50;
   v1::ExperimentEstimate service_p99;
   v1::ExperimentEstimate run_queue_wait;
-  double latency_margin = 0.10;
+  double latency_margin = 0;  // the request's (Start sets its default)
   // The latency guardrail's looks: as the efficiency guardrail's, at half
   // its alpha for each of its two metrics.
   std::vector<experiment::HarmLook> latency_looks;
