@@ -14,6 +14,7 @@
 #include "common/os_error.h"
 #include "common/status_macros.h"
 #include "locus/work.h"
+#include "policy/experiment_latency.h"
 #include "work.skel.h"
 
 namespace locus {
@@ -27,6 +28,10 @@ static_assert(offsetof(locus_work_counts, bytes_sent) == 0);
 static_assert(offsetof(locus_work_counts, accepted) == sizeof(__u64));
 static_assert(offsetof(locus_work_counts, requests) == 2 * sizeof(__u64));
 static_assert(offsetof(locus_work_counts, service_us) == 3 * sizeof(__u64));
+// The histogram's layout as the experiment's quantiles invert it.
+static_assert(LOCUS_WORK_SUB_BITS == experiment::kLatencySubBits);
+static_assert(LOCUS_WORK_MAX_MSB == experiment::kLatencyMaxMsb);
+static_assert(LOCUS_WORK_BUCKETS == experiment::kLatencyBuckets);
 
 using WorkSkeleton = BpfSkeleton<work_bpf>;
 

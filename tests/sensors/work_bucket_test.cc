@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "locus/work.h"
+#include "policy/experiment_latency.h"
 
 namespace locus {
 namespace {
@@ -64,6 +65,17 @@ TEST(WorkBucketTest, EveryPowerOfTwoStartsABucketRow) {
     EXPECT_EQ(locus_work_bucket(us - 1),
               static_cast<uint32_t>((k - 3) * 16 - 1))
         << k;
+  }
+}
+
+// What the program counts is what the experiment's quantiles read: every
+// bucket's bounds (policy/experiment_latency.h) map back to it.
+TEST(WorkBucketTest, TheQuantilesInvertIt) {
+  for (int i = 0; i < experiment::kLatencyBuckets; ++i) {
+    const auto low = static_cast<uint64_t>(experiment::BucketLowUs(i));
+    const auto high = static_cast<uint64_t>(experiment::BucketHighUs(i));
+    ASSERT_EQ(locus_work_bucket(low), static_cast<uint32_t>(i)) << i;
+    ASSERT_EQ(locus_work_bucket(high - 1), static_cast<uint32_t>(i)) << i;
   }
 }
 
