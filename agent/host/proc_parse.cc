@@ -127,10 +127,14 @@ absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text) {
   return uids->real;
 }
 
-std::string ParseCmdline(absl::string_view text) {
+std::vector<std::string> ParseCmdlineArgs(absl::string_view text) {
   while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
-  std::vector<absl::string_view> args = absl::StrSplit(text, '\0');
-  return absl::StrJoin(args, " ");
+  if (text.empty()) return {};
+  return absl::StrSplit(text, '\0');
+}
+
+std::string ParseCmdline(absl::string_view text) {
+  return absl::StrJoin(ParseCmdlineArgs(text), " ");
 }
 
 std::vector<CgroupLine> ParseCgroupLines(absl::string_view text) {

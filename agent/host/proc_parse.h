@@ -69,8 +69,10 @@ absl::StatusOr<StatusSwitches> ParseStatusSwitches(absl::string_view text);
 // setuid() in it cannot fake upwards.
 absl::StatusOr<uint32_t> ParseStatusRealUid(absl::string_view text);
 
-// /proc/PID/cmdline: NUL-separated arguments joined with spaces, trailing
-// NULs dropped (nginx rewrites its argv to "nginx: worker process").
+// /proc/PID/cmdline's NUL-separated arguments, trailing NULs dropped.
+std::vector<std::string> ParseCmdlineArgs(absl::string_view text);
+// The same joined with spaces (nginx rewrites its argv to "nginx: worker
+// process").
 std::string ParseCmdline(absl::string_view text);
 
 // One line of /proc/PID/cgroup, "hierarchy-ID:controller-list:cgroup-path"

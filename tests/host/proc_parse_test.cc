@@ -115,6 +115,11 @@ TEST(CmdlineTest, JoinsArguments) {
   EXPECT_EQ(ParseCmdline(std::string("/usr/bin/envoy\0-c\0x.yaml\0", 25)),
             "/usr/bin/envoy -c x.yaml");
   EXPECT_EQ(ParseCmdline(""), "");
+  EXPECT_THAT(ParseCmdlineArgs(std::string("irqbalance\0-t\0"
+                                           "40\0",
+                                           17)),
+              ElementsAre("irqbalance", "-t", "40"));
+  EXPECT_THAT(ParseCmdlineArgs(""), ::testing::IsEmpty());
 }
 
 TEST(CgroupTest, PathAndUnit) {

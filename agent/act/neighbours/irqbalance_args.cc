@@ -1,9 +1,10 @@
 #include "agent/act/neighbours/irqbalance_args.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
+#include <string>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 
@@ -44,23 +45,11 @@ const LongOption* FindLong(absl::string_view name) {
   return found;
 }
 
-// strtol as irqbalance calls it: leading blanks, a sign, digits, the rest
-// ignored; 0 for no digits or under 1 (it exits), clamped above.
+// strtol as irqbalance calls it (leading blanks, a sign, digits, the rest
+// ignored); 0 below 1 (it exits on those), clamped above.
 int Interval(absl::string_view text) {
-  size_t at = 0;
-  while (at < text.size() && absl::ascii_isspace(text[at])) ++at;
-  bool negative = false;
-  if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
-    negative = text[at] == '-';
-    ++at;
-  }
-  int64_t value = 0;
-  bool digits = false;
-  for (; at < text.size() && absl::ascii_isdigit(text[at]); ++at) {
-    digits = true;
-    if (value < INT32_MAX) value = value * 10 + (text[at] - '0');
-  }
-  if (!digits || negative || value < 1) return 0;
+  const long value = std::strtol(std::string(text).c_str(), nullptr, 10);
+  if (value < 1) return 0;
   return value > INT32_MAX ? INT32_MAX : static_cast<int>(value);
 }
 
@@ -107,12 +96,6 @@ int IrqbalanceIntervalArg(const std::vector<std::string>& argv) {
     }
   }
   return interval;
-}
-
-std::vector<std::string> SplitCmdline(absl::string_view cmdline) {
-  if (!cmdline.empty() && cmdline.back() == '\0') cmdline.remove_suffix(1);
-  if (cmdline.empty()) return {};
-  return absl::StrSplit(cmdline, '\0');
 }
 
 }  // namespace locus

@@ -20,9 +20,6 @@ namespace locus {
 // (it exits on those). Short options may share a word ("-ft40").
 int IrqbalanceIntervalArg(const std::vector<std::string>& argv);
 
-// /proc/PID/cmdline's NUL-separated arguments.
-std::vector<std::string> SplitCmdline(absl::string_view cmdline);
-
 }  // namespace locus
 
 #endif  // LOCUS_AGENT_ACT_NEIGHBOURS_IRQBALANCE_ARGS_H_

@@ -21,6 +21,7 @@
 #include "agent/act/neighbours/irqbalance_protocol.h"
 #include "agent/act/neighbours/process_finder.h"
 #include "agent/host/file_util.h"
+#include "agent/host/proc_parse.h"
 #include "agent/host/target_trust.h"
 #include "common/os_error.h"
 #include "common/printable.h"
@@ -307,7 +308,7 @@ int SocketOps::Interval(int32_t pid) {
     absl::StatusOr<std::string> cmdline = ReadTextFile(
         JoinPath(procfs_root_, absl::StrCat("/", pid, "/cmdline")));
     interval_ =
-        cmdline.ok() ? IrqbalanceIntervalArg(SplitCmdline(*cmdline)) : 0;
+        cmdline.ok() ? IrqbalanceIntervalArg(ParseCmdlineArgs(*cmdline)) : 0;
     interval_pid_ = pid;
   }
   return interval_;

@@ -12,7 +12,6 @@ namespace locus {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 int Interval(std::vector<std::string> args) {
   args.insert(args.begin(), "/usr/sbin/irqbalance");
@@ -48,14 +47,6 @@ TEST(IrqbalanceIntervalArgTest, UnknownWhereIrqbalanceWouldNotRun) {
   EXPECT_EQ(Interval({"--interval"}), 0);
   EXPECT_EQ(Interval({"--p=1"}), 0) << "ambiguous: powerthresh, pid, ...";
   EXPECT_EQ(Interval({"-q"}), 0);
-}
-
-TEST(SplitCmdlineTest, NulSeparatedWithTrailingNul) {
-  EXPECT_THAT(SplitCmdline(std::string("irqbalance\0-t\0"
-                                       "40\0",
-                                       17)),
-              ElementsAre("irqbalance", "-t", "40"));
-  EXPECT_THAT(SplitCmdline(""), IsEmpty());
 }
 
 }  // namespace
