@@ -35,12 +35,12 @@
  * Measured with kernel.bpf_stats_enabled=1 on 6.18 (2 vCPUs), ns per event
  * entry/exit: empty programs 61/24 (the accounting floor), other syscalls
  * 65/28, a send of a process not watched 140/72, of a watched one 275/96.
- * Reads, measured so on 6.18.44 (2 vCPUs, a build running beside it:
- * tests/sensors/work_read_cost_test.cc, six runs of a million 1-byte socket
- * reads): other syscalls 58-68/25-29, a read of a process not watched
- * 116-150/60-74, of a watched one in the middle of a request (one more
- * hash lookup at exit) 227-357/100-131. A thread of a process watched
- * earlier keeps its task storage: its exits cost 106-128 until it ends. */
+ * Reads, measured so on 6.18.44 (2 vCPUs, builds running beside it:
+ * build/tests/bench/locus_bench_work_read, nine runs of a million 1-byte
+ * socket reads): other syscalls 58-70/25-32, a read of a process not
+ * watched 116-150/60-74, of a watched one in the middle of a request (one
+ * more hash lookup at exit) 227-357/100-131. A thread of a process watched
+ * earlier keeps its task storage: its exits cost 106-152 until it ends. */
 // clang-format off
 #include "common.bpf.h" /* first: brings vmlinux.h */
 #include "locus/work.h"

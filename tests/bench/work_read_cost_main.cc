@@ -1,8 +1,7 @@
-// Not a check: the per-event cost of bpf/work.bpf.c's hooks for a socket
-// read, as the kernel's own accounting (BPF_ENABLE_STATS) gives it, for the
-// figures in that file's header. Disabled; run by hand as root:
-//   work_counter_privileged_test --gtest_filter='*WorkReadCost*'
-//     --gtest_also_run_disabled_tests
+// locus_bench_work_read: the per-event cost of bpf/work.bpf.c's hooks for a
+// socket read, as the kernel's own accounting (BPF_ENABLE_STATS) gives it,
+// for the figures in that file's header. Not a test; run as root:
+//   build/tests/bench/locus_bench_work_read
 // Each figure is one loop of a million syscalls of one kind; the events of
 // other processes during it are taken out at the mean cost per event over
 // an idle window just before, so a busy machine blurs it less.
@@ -16,6 +15,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -23,10 +23,16 @@
 #include "agent/sensors/work_counter.h"
 #include "agent/sensors/work_counter_bpf.h"
 #include "common/unique_fd.h"
-#include "gtest/gtest.h"
 
 namespace locus {
 namespace {
+
+// A step that must work, or the figures mean nothing: says which, exits.
+void Must(bool ok, const char* what) {
+  if (ok) return;
+  fprintf(stderr, "locus_bench_work_read: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
 
 struct ProgStats {
   uint64_t run_time_ns = 0;
@@ -89,17 +95,20 @@ Cost Measure(uint64_t events, Loop loop) {
   return {one(e0, e1, e2), one(x0, x1, x2)};
 }
 
-TEST(WorkReadCost, DISABLED_NsPerEvent) {
+int Run() {
   std::unique_ptr<WorkCounter> counter = MakeWorkCounter({});
   if (counter->source() != kWorkSourceBpf) {
-    GTEST_SKIP() << "BPF work counter not loadable: " << counter->source();
+    fprintf(stderr, "locus_bench_work_read: no BPF work counter: %s\n",
+            counter->source().c_str());
+    return 1;
   }
   bpf_attr attr{};
   attr.enable_stats.type = BPF_STATS_RUN_TIME;
   UniqueFd stats(Bpf(BPF_ENABLE_STATS, &attr));
-  ASSERT_TRUE(stats.valid()) << strerror(errno);
+  Must(stats.valid(), "BPF_ENABLE_STATS");
   int sv[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  Must(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0,
+       "socketpair");
   UniqueFd a(sv[0]), b(sv[1]);
   constexpr int kRounds = 20, kPerRound = 50000;
   constexpr uint64_t kEvents = uint64_t{kRounds} * kPerRound;
@@ -109,15 +118,16 @@ TEST(WorkReadCost, DISABLED_NsPerEvent) {
   auto reads = [&] {
     char c;
     for (int r = 0; r < kRounds; ++r) {
-      ASSERT_EQ(write(b.get(), chunk.data(), chunk.size()), kPerRound);
-      for (int i = 0; i < kPerRound; ++i) ASSERT_EQ(read(a.get(), &c, 1), 1);
+      Must(write(b.get(), chunk.data(), chunk.size()) == kPerRound, "write");
+      for (int i = 0; i < kPerRound; ++i)
+        Must(read(a.get(), &c, 1) == 1, "read");
     }
   };
   // The same in a child never watched (a thread that was has its task
   // storage, and a look that finds it costs more than one that finds none).
   auto child_reads = [&] {
     pid_t child = fork();
-    ASSERT_GE(child, 0);
+    Must(child >= 0, "fork");
     if (child == 0) {
       char c;
       for (int r = 0; r < kRounds; ++r) {
@@ -129,25 +139,25 @@ TEST(WorkReadCost, DISABLED_NsPerEvent) {
       _exit(0);
     }
     int status = 0;
-    ASSERT_EQ(waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    Must(waitpid(child, &status, 0) == child, "waitpid");
+    Must(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's reads");
   };
   auto others = [&] {
     for (uint64_t i = 0; i < kEvents; ++i) getppid();
   };
   // A process to watch while this one is not.
   pid_t idle = fork();
-  ASSERT_GE(idle, 0);
+  Must(idle >= 0, "fork");
   if (idle == 0) {
     pause();
     _exit(0);
   }
   for (int rep = 0; rep < 3; ++rep) {
-    ASSERT_TRUE(counter->Watch({getpid()}).ok());
+    Must(counter->Watch({getpid()}).ok(), "watching this process");
     Cost other = Measure(kEvents, others);
     Cost watched = Measure(kEvents, reads);
     Cost unwatched = Measure(kEvents, child_reads);
-    ASSERT_TRUE(counter->Watch({idle}).ok());
+    Must(counter->Watch({idle}).ok(), "watching another process");
     Cost was_watched = Measure(kEvents, reads);
     printf(
         "ns/event entry/exit: other syscalls %.0f/%.0f, a read of a process "
@@ -159,7 +169,10 @@ TEST(WorkReadCost, DISABLED_NsPerEvent) {
   counter->Stop();
   kill(idle, SIGKILL);
   waitpid(idle, nullptr, 0);
+  return 0;
 }
 
 }  // namespace
 }  // namespace locus
+
+int main() { return locus::Run(); }
