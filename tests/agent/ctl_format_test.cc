@@ -189,13 +189,19 @@ TEST(Format, MetricsLineShowsDropsActionsAndReverts) {
   EXPECT_THAT(text, HasSubstr("  policy error: policy.yaml:3:5: unknown key"));
 }
 
-TEST(Format, StatusSaysWhatIrqbalanceAndNumadWereHanded) {
-  v1::AgentStatus s;
+// irqbalance (pid 812) running, told bans.
+v1::Neighbour* AddIrqbalance(v1::AgentStatus& s) {
   v1::Neighbour* irqbalance = s.add_neighbours();
   irqbalance->set_name("irqbalance");
   irqbalance->set_mode("ban");
   irqbalance->set_running(true);
   irqbalance->set_pid(812);
+  return irqbalance;
+}
+
+TEST(Format, StatusSaysWhatIrqbalanceAndNumadWereHanded) {
+  v1::AgentStatus s;
+  v1::Neighbour* irqbalance = AddIrqbalance(s);
   irqbalance->set_socket("/run/irqbalance/irqbalance812.sock");
   irqbalance->add_irqs_banned(38);
   irqbalance->add_irqs_banned(39);
@@ -231,11 +237,7 @@ TEST(Format, StatusSaysWhatIrqbalanceAndNumadWereHanded) {
 // listed under their neighbour, running or not, escaped.
 TEST(Format, StatusListsRefusedLookAlikes) {
   v1::AgentStatus s;
-  v1::Neighbour* irqbalance = s.add_neighbours();
-  irqbalance->set_name("irqbalance");
-  irqbalance->set_mode("ban");
-  irqbalance->set_running(true);
-  irqbalance->set_pid(812);
+  v1::Neighbour* irqbalance = AddIrqbalance(s);
   irqbalance->add_look_alikes(
       "a process named irqbalance (pid 78, uid 65534) is not root's: real "
       "uid 65534; refused: Locus neither counts it nor speaks to it");
