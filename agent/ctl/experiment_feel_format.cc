@@ -1,7 +1,5 @@
 #include "agent/ctl/experiment_feel_format.h"
 
-#include <cmath>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/ctl/experiment_format.h"

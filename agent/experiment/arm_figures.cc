@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_format.h"
 #include "agent/experiment/report.h"
-#include "agent/sensors/work_counter.h"
 #include "policy/experiment_latency.h"
 #include "policy/experiment_ratio.h"
 #include "policy/experiment_sequential.h"
@@ -84,14 +83,6 @@ experiment::GuardrailLook Look(const v1::ExperimentEstimate& e, double margin,
 }
 
 }  // namespace
-
-std::string ServiceSource(const std::string& work_source) {
-  if (work_source == kWorkSourceBpf) {
-    return "bpf: per connection, from a request's first byte read to its "
-           "response's last byte sent";
-  }
-  return "none: service times need the bpf work source (" + work_source + ")";
-}
 
 void CountTick(RunningExperiment& run, const Snapshot& snapshot) {
   CountWidened(run, snapshot);

@@ -19,9 +19,6 @@ namespace locus {
 // seen) differ by more than this share: their traffic is not alike.
 inline constexpr double kTrafficDiffers = 0.10;
 
-// Where service times come from with this work source, or why none.
-std::string ServiceSource(const std::string& work_source);
-
 // A tick of a run past its pre-period: its treated arm's ticks confined
 // and widened (CountWidened, units.h), and the host's CPUs' busy time
 // (/proc/stat's, softirq included; CPUs not read this tick left out).

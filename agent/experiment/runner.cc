@@ -186,7 +186,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   run->latency_margin = pending.request.latency_margin();  // Start set it
   run->policy_version = policy.version;
   run->work_source = counter_->source();
-  run->service_source = ServiceSource(run->work_source);
+  run->service_source = counter_->service_source();
   run->pmu = PmuAvailability();
   run->clock = EmulatedClockNote(HypervisorVendor(HostCpuid));
   run->now_ns = snapshot.now_ns;

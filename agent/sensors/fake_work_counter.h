@@ -49,6 +49,7 @@ class FakeWorkCounter : public WorkCounter {
   }
 
   std::string source() const override { return source_; }
+  std::string service_source() const override { return kServiceSourceBpf; }
 
   const std::set<int32_t>& watched() const { return watched_; }
   int watches() const { return watches_; }

@@ -190,6 +190,9 @@ class ProcfsWorkCounter : public WorkCounter {
   }
 
   std::string source() const override { return source_; }
+  std::string service_source() const override {
+    return "none: service times need the bpf work source (" + source_ + ")";
+  }
 
  private:
   WatchedProcesses watched_;

@@ -62,6 +62,8 @@ class WorkCounter {
   virtual void Stop() = 0;
   // Where bytes_sent and accepted come from, for the report.
   virtual std::string source() const = 0;
+  // Where requests' service times come from, or why there are none.
+  virtual std::string service_source() const = 0;
 };
 
 struct WorkCounterOptions {
@@ -74,6 +76,10 @@ inline constexpr char kWorkSourceBpf[] =
 inline constexpr char kWorkSourceProcfs[] =
     "procfs: wchar of /proc/PID/io (file writes included; accepts not "
     "counted)";
+
+inline constexpr char kServiceSourceBpf[] =
+    "bpf: per connection, from a request's first byte read to its "
+    "response's last byte sent";
 
 // The /proc fallback; `why` (may be empty) is appended to source(), e.g.
 // "bpf unavailable: loading work: Operation not permitted".

@@ -122,6 +122,7 @@ class BpfWorkCounter : public WorkCounter {
   }
 
   std::string source() const override { return kWorkSourceBpf; }
+  std::string service_source() const override { return kServiceSourceBpf; }
 
  private:
   // Every pid of the watched set: what a new program must be told.

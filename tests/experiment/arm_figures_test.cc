@@ -69,8 +69,7 @@ TEST(ArmFiguresTest, ReportsWhatEachArmFeltAndTheWholeHost) {
   EXPECT_FALSE(r.traffic_differs());
   EXPECT_DOUBLE_EQ(r.latency_margin(), 5);
   EXPECT_EQ(r.guardrail(), "");
-  EXPECT_EQ(r.service_source(),
-            "none: service times need the bpf work source (fake)");
+  EXPECT_EQ(r.service_source(), "fake: the service times the test sets");
 }
 
 TEST(ArmFiguresTest, FlagsArmsWhoseRequestsAreUnlike) {

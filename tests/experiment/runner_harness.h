@@ -49,6 +49,9 @@ class FakeWorkCounter : public WorkCounter {
     ++stops;
   }
   std::string source() const override { return "fake"; }
+  std::string service_source() const override {
+    return "fake: the service times the test sets";
+  }
 
   static void AddRequests(WorkSample& s, double median_us, double noise) {
     if (median_us <= 0) return;

@@ -188,6 +188,9 @@ TEST_F(WorkProcTest, ProcfsCounterCountsWcharSinceWatched) {
       MakeProcfsWorkCounter({root(), true}, "bpf disabled");
   EXPECT_EQ(counter->source(),
             absl::StrCat(kWorkSourceProcfs, "; bpf disabled"));
+  EXPECT_EQ(counter->service_source(),
+            absl::StrCat("none: service times need the bpf work source (",
+                         kWorkSourceProcfs, "; bpf disabled)"));
   ASSERT_TRUE(counter->Watch({100, 4242}).ok());
 
   Io(100, 12500);
