@@ -103,38 +103,65 @@ run_label() {
 # The lab's guests run on one host thread each (single-threaded TCG), so on
 # a machine of two CPUs or more the lab runs beside what follows it (the
 # shape check and the sanitizer tree, whose tests then take one CPU fewer)
-# instead of before it, in two streams: lab_start DIR starts the first (every
-# lab test but $lab_late's) after the build; lab_finish, called once every
-# other label is done and a CPU is free again, starts the second beside the
-# first, then waits for both and shows their output, times and failures.
-# The second holds the experiment's test (7 to 8 minutes on CI's 2 CPUs),
-# about what the first has left when the sanitizer tree is done.
-lab_late='^lab_experiment_'
+# instead of before it: lab_start DIR starts a first stream after the build;
+# lab_finish, called once every other label is done and a CPU is free again,
+# starts a second beside it, then waits for both and shows their output,
+# times and failures. The streams take the lab's tests from one queue,
+# longest first ($lab_first, then ctest's order), so the second takes what
+# the first has not reached, and neither is left with a long test at the end.
+lab_first=(lab_lifecycle_ lab_no_fighting_ lab_experiment_)
 lab_pids=()
 lab_streams=()
-lab_stream() { # DIR NAME CTEST_ARG...
-  local dir=$1 stream=$2
-  shift 2
-  mkdir -p "$dir/Testing"
+# lab_queue DIR: the lab's tests of DIR, one per line, longest first.
+lab_queue() {
+  local names prefix
+  names=$(ctest --test-dir "$1" -N -L '^lab$' | sed -nE 's/^ *Test +#[0-9]+: (.*)$/\1/p')
+  for prefix in "${lab_first[@]}"; do
+    grep "^${prefix}" <<<"$names" || true
+  done
+  for prefix in "${lab_first[@]}"; do
+    names=$(grep -v "^${prefix}" <<<"$names" || true)
+  done
+  [ -z "$names" ] || echo "$names"
+}
+# lab_next: the queue's next test, taken off it; fails when it is empty.
+lab_next() {
+  local queue=$lab_dir/Testing/lab-queue next
+  next=$(flock "$queue.lock" sh -c 'head -n1 "$1" && sed -i 1d "$1"' - "$queue")
+  [ -n "$next" ] && echo "$next"
+}
+lab_stream() { # NAME
+  local stream=$1
   (
     timings=() summary=() failed=0
-    run_label "$dir" lab "$@" >"$dir/Testing/run-$stream.out" 2>&1
-    printf '%s\n' "$failed" >"$dir/Testing/run-$stream.failed"
-    printf '%s\n' "${timings[@]}" >"$dir/Testing/run-$stream.timings"
-    printf '%s\n' "${summary[@]}" >"$dir/Testing/run-$stream.summary"
+    start=$(date +%s)
+    while name=$(lab_next); do
+      run_label "$lab_dir" lab -R "^${name}\$" >>"$lab_dir/Testing/run-$stream.out" 2>&1
+    done
+    # One line for the stream; the per-test lines after it.
+    printf '%s\n' "$failed" >"$lab_dir/Testing/run-$stream.failed"
+    {
+      printf '%-44s %6d s\n' "${lab_dir}: lab (${stream})" $(($(date +%s) - start))
+      printf '%s\n' "${timings[@]}" | grep -v "^${lab_dir}: ctest -L lab"
+    } >"$lab_dir/Testing/run-$stream.timings"
+    printf '%s\n' "${summary[@]}" >"$lab_dir/Testing/run-$stream.summary"
   ) &
   lab_pids+=($!)
   lab_streams+=("$stream")
 }
 lab_start() {
   lab_dir=$1
-  lab_stream "$lab_dir" lab-early -E "$lab_late"
+  mkdir -p "$lab_dir/Testing"
+  lab_queue "$lab_dir" >"$lab_dir/Testing/lab-queue"
+  : >"$lab_dir/Testing/run-lab-1.out"
+  : >"$lab_dir/Testing/run-lab-2.out"
+  lab_stream lab-1
 }
 # lab_finish [late]: with "late" (the run's own path, not a failure's exit)
 # starts the second stream first.
 lab_finish() {
   [ "${#lab_pids[@]}" -gt 0 ] || return 0
-  [ "${1:-}" = late ] && lab_stream "$lab_dir" lab-late -R "$lab_late"
+  [ "${1:-}" = late ] && lab_stream lab-2
   wait "${lab_pids[@]}" || true
   lab_pids=()
   local stream out
