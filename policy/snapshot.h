@@ -35,11 +35,36 @@ struct Node {
   uint64_t mem_total_bytes = 0;
   uint64_t mem_free_bytes = 0;
   std::vector<int> distances;  // indexed by position in Topology::nodes
+  // The kernel's memory tier of the node: N of the memory_tierN that lists
+  // it under /sys/devices/virtual/memory_tiering (its abstract distance /
+  // 128: a larger N is slower memory, CXL or other far memory below DRAM);
+  // -1 where the kernel lists no tiers (before 6.1, or no node in one).
+  int tier = -1;
 };
 
 struct Topology {
   std::vector<Node> nodes;    // ascending by id
   std::vector<int> cpu_node;  // cpu -> node id; -1 for offline/unknown CPUs
+};
+
+// The kernel's own movers of pages between memory tiers, and what they
+// moved, read each tick. Locus leaves the pages on a slower tier to them
+// (policy/tiers.h) and shows these beside its own page moves, so that a
+// fight between the two would be seen.
+struct MemoryTiering {
+  // /sys/kernel/mm/numa/demotion_enabled: reclaim demotes cold pages to a
+  // slower tier instead of dropping them; -1 unreadable.
+  int demotion_enabled = -1;
+  // DAMON schemes of running kdamonds whose action moves pages between
+  // nodes (migrate_hot, migrate_cold), e.g. "kdamond 0 scheme 1:
+  // migrate_cold to node 2".
+  std::vector<std::string> damon_migrations;
+  // /proc/vmstat since boot: pages promoted to a faster tier
+  // (pgpromote_success) and demoted to a slower one (pgdemote_kswapd +
+  // pgdemote_direct + pgdemote_khugepaged); -1 where the kernel has no
+  // such counter.
+  int64_t promoted_total = -1;
+  int64_t demoted_total = -1;
 };
 
 struct CpuSample {
@@ -167,6 +192,7 @@ struct Snapshot {
   // both), read once per tick for everyone who needs it; -1: unreadable.
   int numa_balancing_mode = -1;
   Topology topology;
+  MemoryTiering tiering;
   std::vector<CpuSample> cpus;  // indexed by cpu
   std::vector<Target> targets;
   std::vector<RefusedProcess> refused_targets;  // selected, not trusted

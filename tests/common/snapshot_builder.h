@@ -45,6 +45,27 @@ inline Snapshot MakeHost(int nodes, int cpus_per_node) {
   return s;
 }
 
+// Adds a node of memory and no CPUs (a CXL expander) and puts every node in
+// a memory tier: those with CPUs in `cpu_tier`, the new one in `tier`
+// (-1: the kernel lists no tiers). Returns the new node's index.
+inline int AddMemoryNode(Snapshot& s, int tier, int cpu_tier = 4,
+                         int distance = 30) {
+  const int index = static_cast<int>(s.topology.nodes.size());
+  Node node;
+  node.id = index;
+  node.mem_total_bytes = 64 * kGiB;
+  node.mem_free_bytes = 32 * kGiB;
+  node.tier = tier;
+  for (Node& other : s.topology.nodes) {
+    other.distances.push_back(distance);
+    node.distances.push_back(distance);
+    if (tier >= 0 && !other.cpus.empty()) other.tier = cpu_tier;
+  }
+  node.distances.push_back(10);
+  s.topology.nodes.push_back(node);
+  return index;
+}
+
 inline std::vector<int> AllCpus(const Snapshot& s) {
   std::vector<int> cpus;
   for (size_t c = 0; c < s.topology.cpu_node.size(); ++c) {

@@ -1,0 +1,40 @@
+#include "policy/tiers.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace locus {
+
+int TopTier(const Topology& topology) {
+  int top = -1;
+  for (const Node& node : topology.nodes) {
+    if (node.cpus.empty() || node.tier < 0) continue;
+    top = top < 0 ? node.tier : std::min(top, node.tier);
+  }
+  return top;
+}
+
+std::vector<char> LowerTierNodes(const Topology& topology) {
+  std::vector<char> lower(topology.nodes.size(), 0);
+  const int top = TopTier(topology);
+  const bool any_cpus =
+      std::any_of(topology.nodes.begin(), topology.nodes.end(),
+                  [](const Node& node) { return !node.cpus.empty(); });
+  for (size_t n = 0; n < topology.nodes.size(); ++n) {
+    const Node& node = topology.nodes[n];
+    // A node the kernel left out of its tiers while others have one (it
+    // came online later) is judged as though none had one.
+    lower[n] = top >= 0 && node.tier >= 0 ? node.tier > top
+                                          : any_cpus && node.cpus.empty();
+  }
+  return lower;
+}
+
+std::string TierName(const Node& node, bool lower) {
+  return absl::StrCat(node.tier >= 0 ? absl::StrCat("tier ", node.tier)
+                                     : std::string("no tier"),
+                      lower ? " (lower)" : "");
+}
+
+}  // namespace locus

@@ -1,0 +1,32 @@
+// Memory tiers as Locus sees them: the nodes whose memory is slower than
+// that of the nodes with CPUs. Their pages are the kernel's (demotion,
+// tiering promotion) or DAMON's to manage: a worker's locality is judged
+// over the other nodes, and Locus never moves a page off a lower tier.
+#ifndef LOCUS_POLICY_TIERS_H_
+#define LOCUS_POLICY_TIERS_H_
+
+#include <string>
+#include <vector>
+
+#include "policy/snapshot.h"
+
+namespace locus {
+
+// The tier of the fastest node with CPUs (where homes are): the top tier.
+// -1 where the kernel lists no tiers.
+int TopTier(const Topology& topology);
+
+// Per node index of `topology.nodes`: 1 for a node of a lower tier than
+// TopTier(). Where the kernel lists no tiers, a node without CPUs on a host
+// that has nodes with CPUs counts as lower: nothing runs there to want its
+// pages near, so whoever put them there (a memory binding, an expander's
+// driver) meant to.
+std::vector<char> LowerTierNodes(const Topology& topology);
+
+// "tier 4" for a node of a known tier, "no tier" otherwise; with " (lower)"
+// for a lower tier's node (`lower` from LowerTierNodes).
+std::string TierName(const Node& node, bool lower);
+
+}  // namespace locus
+
+#endif  // LOCUS_POLICY_TIERS_H_
