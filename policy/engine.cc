@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "common/printable.h"
 #include "policy/cpu_list.h"
+#include "policy/tiers.h"
 
 namespace locus::decide_internal {
 namespace {
@@ -87,7 +88,9 @@ Context::Context(const Snapshot& snapshot, const v1::Policy& policy,
       index_of_id(IndexOfId(snapshot.topology)),
       cpu_index(CpuIndex(*this)),
       worker_cpus(UsableCpus(*this, policy.placement().cpus())),
-      irq_cpus(UsableCpus(*this, policy.irqs().cpus())) {}
+      irq_cpus(UsableCpus(*this, policy.irqs().cpus())),
+      lower_tier(LowerTierNodes(snapshot.topology)),
+      lower_tier_ids(LowerTierIds(snapshot.topology)) {}
 
 int Context::NodeOfCpu(int cpu) const {
   return cpu >= 0 && cpu < static_cast<int>(cpu_index.size()) ? cpu_index[cpu]

@@ -75,6 +75,12 @@ struct Context {
   std::vector<int> cpu_index;                 // cpu -> node index, or -1
   std::vector<std::vector<int>> worker_cpus;  // per node: placement.cpus
   std::vector<std::vector<int>> irq_cpus;     // per node: irqs.cpus
+  // Per node: 1 for a lower memory tier's (policy/tiers.h). A worker's
+  // locality is judged over the other nodes: pages and faults there are
+  // the kernel's to manage, not remote memory to pull home.
+  std::vector<char> lower_tier;
+  // The node ids of `lower_tier`, which every page move leaves alone.
+  std::vector<int> lower_tier_ids;
 };
 
 // How strongly a worker holds the node it prefers; stronger claims are
@@ -96,12 +102,15 @@ struct Worker {
   int rank = kLastCpu;  // how strongly it holds `pref`
   int home = -1;        // node index chosen this tick
   uint64_t total_run = 0;
-  uint64_t total_pages = 0;
+  uint64_t total_pages = 0;  // see `faults`
   uint64_t net_rx_ns = 0;
   uint64_t cross_node_migrations = 0;
-  uint64_t faults = 0;         // NUMA faults, all memory nodes
-  uint64_t remote_faults = 0;  // of which the faulting CPU was elsewhere
-  uint64_t page_size = 0;      // the target's, copied: see `on_pref`
+  // Resident pages, NUMA faults and the faults' remote share over the
+  // nodes of the top tier (all nodes on a host without lower tiers).
+  uint64_t faults = 0;
+  uint64_t remote_faults = 0;     // of which the faulting CPU was elsewhere
+  uint64_t lower_tier_pages = 0;  // pages on lower tiers' nodes
+  uint64_t page_size = 0;         // the target's, copied: see `on_pref`
   bool held = false;
   // The target's HasCpuset() and PlacedByOthers(), copied: see `on_pref`.
   bool has_cpuset = false;

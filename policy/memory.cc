@@ -1,12 +1,15 @@
 // Memory follows threads: a worker on its home node whose faults (or, with
 // too few faults, pages) are mostly elsewhere gets its pages moved home,
-// within the tick's budget and the home node's free-memory reserve.
+// within the tick's budget and the home node's free-memory reserve. On a
+// host with memory tiers, "elsewhere" is another node of the top tier: the
+// pages on a lower tier's node are left where the kernel put them.
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "policy/cpuset.h"
 #include "policy/engine.h"
 
@@ -89,6 +92,21 @@ std::string Constraint(const Context& ctx, const Worker& w) {
   return constraint.empty() ? "" : absl::StrCat("; ", constraint);
 }
 
+// "; 12.0 MiB on lower memory tiers left to the kernel" where it has some.
+std::string LowerTierNote(const Context& ctx, const Worker& w) {
+  if (w.lower_tier_pages == 0) return "";
+  std::vector<std::string> nodes;
+  for (int n = 0; n < ctx.nodes; ++n) {
+    if (ctx.lower_tier[n] && w.PagesOn(n) > 0) {
+      nodes.push_back(absl::StrCat(ctx.Id(n)));
+    }
+  }
+  return absl::StrCat("; ", MiB(w.lower_tier_pages * w.page_size),
+                      " on lower memory tier node",
+                      nodes.size() == 1 ? " " : "s ", absl::StrJoin(nodes, ","),
+                      " left to the kernel");
+}
+
 Action Migration(const Context& ctx, const Worker& w, const MemoryCandidate& m,
                  uint64_t bytes) {
   const int home = ctx.Id(w.home);
@@ -99,15 +117,16 @@ Action Migration(const Context& ctx, const Worker& w, const MemoryCandidate& m,
                                    " of resident pages still")
                     : absl::StrCat(Pct(m.gain), " of resident pages");
   return {
-      .op =
-          MigratePages{
-              .pid = w.target->pid, .to_node = home, .max_bytes = bytes},
+      .op = MigratePages{.pid = w.target->pid,
+                         .to_node = home,
+                         .max_bytes = bytes,
+                         .leave_nodes = ctx.lower_tier_ids},
       .reason = absl::StrCat(
           "worker ", w.target->pid, " (", w.target->comm, ") ", basis,
           " off home node ", home, " -> migrate ", MiB(bytes), " of ",
           MiB(m.bytes), " to node ", home, " (budget ",
           ctx.policy.memory().budget_mb_per_s(), " MiB/s, expected gain ",
-          Pct(m.gain), ")", Constraint(ctx, w)),
+          Pct(m.gain), ")", Constraint(ctx, w), LowerTierNote(ctx, w)),
       .expected_gain = m.gain,
   };
 }

@@ -31,6 +31,15 @@ std::vector<char> LowerTierNodes(const Topology& topology) {
   return lower;
 }
 
+std::vector<int> LowerTierIds(const Topology& topology) {
+  const std::vector<char> lower = LowerTierNodes(topology);
+  std::vector<int> ids;
+  for (size_t n = 0; n < lower.size(); ++n) {
+    if (lower[n]) ids.push_back(topology.nodes[n].id);
+  }
+  return ids;
+}
+
 std::string TierName(const Node& node, bool lower) {
   return absl::StrCat(node.tier >= 0 ? absl::StrCat("tier ", node.tier)
                                      : std::string("no tier"),

@@ -23,6 +23,9 @@ int TopTier(const Topology& topology);
 // driver) meant to.
 std::vector<char> LowerTierNodes(const Topology& topology);
 
+// The ids of LowerTierNodes()' nodes, ascending as the nodes are.
+std::vector<int> LowerTierIds(const Topology& topology);
+
 // "tier 4" for a node of a known tier, "no tier" otherwise; with " (lower)"
 // for a lower tier's node (`lower` from LowerTierNodes).
 std::string TierName(const Node& node, bool lower);

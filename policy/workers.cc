@@ -40,6 +40,7 @@ void SumThreads(const Context& ctx, Worker& w, std::vector<uint64_t>& run) {
   run.assign(ctx.nodes, 0);
   uint64_t total_run = 0, faults = 0, remote = 0, net_rx = 0, cross = 0;
   uint64_t wait = 0;
+  const bool tiered = !ctx.lower_tier_ids.empty();
   for (const ThreadSample& thread : w.target->threads) {
     const absl::Span<const uint64_t> runtime = thread.runtime_ns;
     const size_t n_max = std::min<size_t>(ctx.nodes, runtime.size());
@@ -53,6 +54,14 @@ void SumThreads(const Context& ctx, Worker& w, std::vector<uint64_t>& run) {
       faults += node_faults[m].local + node_faults[m].remote;
       remote += node_faults[m].remote;
     }
+    // Taken back out only on a tiered host: no branch per node elsewhere.
+    if (tiered) {
+      for (size_t m = 0; m < m_max; ++m) {
+        if (!ctx.lower_tier[m]) continue;
+        faults -= node_faults[m].local + node_faults[m].remote;
+        remote -= node_faults[m].remote;
+      }
+    }
     net_rx += thread.net_rx_softirq_ns;
     cross += thread.cross_node_migrations;
     wait += thread.wait_ns;
@@ -65,7 +74,9 @@ void SumThreads(const Context& ctx, Worker& w, std::vector<uint64_t>& run) {
   w.wait_ns += wait;
   const absl::Span<const uint64_t> pages = w.target->resident_pages;
   const size_t p_max = std::min<size_t>(ctx.nodes, pages.size());
-  for (size_t n = 0; n < p_max; ++n) w.total_pages += pages[n];
+  for (size_t n = 0; n < p_max; ++n) {
+    (ctx.lower_tier[n] ? w.lower_tier_pages : w.total_pages) += pages[n];
+  }
 }
 
 // Sets the node (and the one CPU) every thread is confined to, if any.
@@ -116,7 +127,8 @@ Claim Prefer(const Context& ctx, const Worker& w,
   }
   const int run_node =
       Most(ctx.nodes, [&](int n) { return allowed(n) ? run[n] : 0; });
-  const int mem_node = Most(ctx.nodes, [&](int n) { return w.PagesOn(n); });
+  const int mem_node = Most(
+      ctx.nodes, [&](int n) { return ctx.lower_tier[n] ? 0 : w.PagesOn(n); });
   if (int node = HistoryNode(ctx, w); allowed(node)) return {node, kOurHome};
   if (allowed(w.pinned)) return {w.pinned, kPinned};
   // Moving a thread is cheap, moving its memory is not.

@@ -1,8 +1,11 @@
 #include "agent/core/objective.h"
 
 #include <variant>
+#include <vector>
 
+#include "absl/algorithm/container.h"
 #include "policy/history.h"
+#include "policy/tiers.h"
 
 namespace locus {
 namespace {
@@ -32,12 +35,16 @@ std::optional<double> Share(uint64_t part, uint64_t whole) {
 // memory has followed (a MigratePages, judged on its own): counting them made
 // the loop revert every spread pin of a worker whose memory had not moved yet.
 // Too few faults there: all its faults, then cross-node migrations.
+// Faults on a lower memory tier's node count nowhere: every one is remote
+// (no CPU there) and its pages are the kernel's to place.
 std::optional<double> PlacementBadness(const Target& target,
                                        const Topology& topology, int node) {
   uint64_t local = 0, remote = 0, migrations = 0, cross = 0;
   uint64_t home_local = 0, home_remote = 0;
+  const std::vector<char> lower = LowerTierNodes(topology);
   for (const ThreadSample& thread : target.threads) {
     for (size_t i = 0; i < thread.faults.size(); ++i) {
+      if (i < lower.size() && lower[i]) continue;
       const NodeFaults& faults = thread.faults[i];
       local += faults.local;
       remote += faults.remote;
@@ -56,10 +63,17 @@ std::optional<double> PlacementBadness(const Target& target,
   return Share(cross, migrations);
 }
 
+// Over the nodes the move may take pages from: those it leaves (a lower
+// tier's) neither count as home nor as away.
 std::optional<double> MemoryBadness(const Target& target,
-                                    const Topology& topology, int to_node) {
+                                    const Topology& topology, int to_node,
+                                    const std::vector<int>& leave_nodes) {
   uint64_t total = 0, home = 0;
   for (size_t i = 0; i < target.resident_pages.size(); ++i) {
+    if (i < topology.nodes.size() &&
+        absl::c_linear_search(leave_nodes, topology.nodes[i].id)) {
+      continue;
+    }
     total += target.resident_pages[i];
     if (i < topology.nodes.size() && topology.nodes[i].id == to_node) {
       home += target.resident_pages[i];
@@ -95,7 +109,8 @@ std::optional<double> Badness(const Action& action, const Snapshot& snapshot) {
   }
   if (const auto* move = std::get_if<MigratePages>(&action.op)) {
     const Target* target = FindTarget(snapshot, move->pid);
-    return target ? MemoryBadness(*target, snapshot.topology, move->to_node)
+    return target ? MemoryBadness(*target, snapshot.topology, move->to_node,
+                                  move->leave_nodes)
                   : std::nullopt;
   }
   // Judged against the node the IRQ was moved to: Decide chose it as its
@@ -114,7 +129,8 @@ std::optional<double> MemoryOffPinNode(const Action& action,
   const auto* pin = std::get_if<PinThread>(&action.op);
   if (pin == nullptr) return std::nullopt;
   const Target* target = FindTarget(snapshot, WorkerOf(*pin));
-  return target ? MemoryBadness(*target, snapshot.topology, pin->node)
+  return target ? MemoryBadness(*target, snapshot.topology, pin->node,
+                                LowerTierIds(snapshot.topology))
                 : std::nullopt;
 }
 

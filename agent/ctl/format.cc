@@ -145,6 +145,11 @@ std::string FormatAction(const v1::Action& action) {
       if (m.moved_bytes() != 0) {
         absl::StrAppend(&what, ", moved ", m.moved_bytes() >> 20, " MiB");
       }
+      if (m.leave_nodes_size() != 0) {
+        absl::StrAppend(&what, ", leaving node",
+                        m.leave_nodes_size() == 1 ? " " : "s ",
+                        absl::StrJoin(m.leave_nodes(), ","));
+      }
       what += ")";
       break;
     }

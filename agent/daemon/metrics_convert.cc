@@ -331,6 +331,7 @@ v1::Action ToAction(const Action& action, uint64_t tick,
           m->set_from_node(op.from_node);
           m->set_to_node(op.to_node);
           m->set_max_bytes(op.max_bytes);
+          Assign(m->mutable_leave_nodes(), op.leave_nodes);
           if (result != nullptr) m->set_moved_bytes(result->bytes_moved);
         } else {
           v1::SetIrqAffinity* s = out.mutable_set_irq_affinity();

@@ -45,6 +45,16 @@ inline Snapshot MakeHost(int nodes, int cpus_per_node) {
   return s;
 }
 
+// The nodes with CPUs: MakeHost's, before any AddMemoryNode.
+inline int NodesWithCpus(const Snapshot& s) {
+  int n = 0;
+  while (n < static_cast<int>(s.topology.nodes.size()) &&
+         !s.topology.nodes[n].cpus.empty()) {
+    ++n;
+  }
+  return n;
+}
+
 // Adds a node of memory and no CPUs (a CXL expander) and puts every node in
 // a memory tier: those with CPUs in `cpu_tier`, the new one in `tier`
 // (-1: the kernel lists no tiers). Returns the new node's index.

@@ -1,5 +1,6 @@
 #include "agent/core/verifier.h"
 
+#include "agent/core/objective.h"
 #include "gtest/gtest.h"
 #include "tests/core/fakes.h"
 
@@ -24,6 +25,25 @@ Snapshot MemoryOnNodeZero(uint64_t local, uint64_t remote) {
   Snapshot s = MisplacedWorker(0);
   s.targets[0].threads[0].faults = {NodeFaults{local, remote}, NodeFaults{}};
   return s;
+}
+
+// On a tiered host a move is judged over the nodes it takes from: the 800
+// pages on lower-tier node 2 are the kernel's, and half of the rest is home.
+TEST(ObjectiveTest, PagesOnALowerTierAreNotJudged) {
+  Snapshot s = MisplacedWorker(0);
+  Node memory;
+  memory.id = 2;
+  memory.tier = 6;
+  s.topology.nodes.push_back(memory);
+  for (Node& node : s.topology.nodes) {
+    if (!node.cpus.empty()) node.tier = 4;
+  }
+  s.targets[0].resident_pages = {100, 100, 800};
+  Action move = Migrate();
+  EXPECT_DOUBLE_EQ(*Badness(move, s), 0.9);  // as the kernel's lists say
+  std::get<MigratePages>(move.op).leave_nodes = {2};
+  EXPECT_DOUBLE_EQ(*Badness(move, s), 0.5);
+  EXPECT_DOUBLE_EQ(*MemoryOffPinNode(Pin(), s), 0.5);  // pinned to node 1
 }
 
 // The tick after a pin settles it (the pin's own move) and is not judged:

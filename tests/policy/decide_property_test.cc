@@ -17,18 +17,21 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "policy/cpu_list.h"
 #include "policy/decide.h"
 #include "policy/default_policy.h"
+#include "policy/tiers.h"
 #include "policy/validate.h"
 #include "tests/common/snapshot_builder.h"
 
 namespace locus {
 namespace {
 
+using testing::AddMemoryNode;
 using testing::kGiB;
 using testing::kSecond;
 using testing::MakeHost;
@@ -83,7 +86,7 @@ constexpr int32_t kHaproxyReloaded = 6000;  // the one a reload starts
 // process, process + 1, ...), each a target as the host scan makes them:
 // no resident pages of its own.
 void AddHaproxy(Snapshot& s, int32_t process, int threads, std::mt19937& rng) {
-  const int nodes = static_cast<int>(s.topology.nodes.size());
+  const int nodes = testing::NodesWithCpus(s);
   for (int k = 0; k < threads; ++k) {
     int run = Pick(rng, 0, nodes - 1);
     bool pinned = Pick(rng, 0, 1) == 1;
@@ -113,6 +116,13 @@ Snapshot RandomSnapshot(std::mt19937& rng) {
   for (Node& node : s.topology.nodes) {
     node.mem_free_bytes = Pick(rng, 1, 40) * kGiB;
   }
+  // A third of the hosts have memory-only nodes: of a lower tier, of the
+  // top tier (no performance figures), or on a kernel that lists no tiers.
+  if (Pick(rng, 0, 2) == 0) {
+    const int tier = PickOf(rng, {-1, 4, 6});
+    for (int k = Pick(rng, 1, 2); k > 0; --k) AddMemoryNode(s, tier);
+  }
+  const int all_nodes = static_cast<int>(s.topology.nodes.size());
   const int workers = Pick(rng, 0, 40);
   for (int i = 0; i < workers; ++i) {
     int run = Pick(rng, 0, nodes - 1);
@@ -126,7 +136,7 @@ Snapshot RandomSnapshot(std::mt19937& rng) {
       t.threads[0].cross_node_migrations = Pick(rng, 0, 100);
     }
     for (int k = Pick(rng, 1, 2); k > 0; --k) {
-      t.resident_pages[Pick(rng, 0, nodes - 1)] += Pick(rng, 0, 50'000);
+      t.resident_pages[Pick(rng, 0, all_nodes - 1)] += Pick(rng, 0, 50'000);
     }
     SetFaultsFromPages(t, RunNode(t));
     t.threads[0].net_rx_softirq_ns = Pick(rng, 0, 5'000'000);
@@ -184,6 +194,7 @@ void Apply(Snapshot& s, const Plan& plan) {
       uint64_t pages = m->max_bytes / t->page_size;
       for (size_t n = 0; n < t->resident_pages.size() && pages > 0; ++n) {
         if (static_cast<int>(n) == m->to_node) continue;
+        if (absl::c_linear_search(m->leave_nodes, n)) continue;
         uint64_t moved = std::min(pages, t->resident_pages[n]);
         t->resident_pages[n] -= moved;
         t->resident_pages[m->to_node] += moved;
@@ -209,7 +220,8 @@ void Apply(Snapshot& s, const Plan& plan) {
 // counters and softirq time, NET_RX scaled alike for all workers (the split
 // between nodes is what matters; wobbles in the split are the IRQ band
 // scenarios in decide_test.cc), pages shuffled among the nodes that are
-// neither a worker's home nor where it runs.
+// neither a worker's home nor where it runs, and on the same side of the
+// top tier's edge (a lower tier's pages count nowhere).
 Snapshot Noisy(const Snapshot& base, const History& history,
                std::mt19937& rng) {
   Snapshot s = base;
@@ -231,8 +243,11 @@ Snapshot Noisy(const Snapshot& base, const History& history,
     if (placed == nullptr) continue;
     int run = RunNode(t);
     std::vector<int> others;
+    const std::vector<char> lower = LowerTierNodes(s.topology);
+    const bool among_lower = Pick(rng, 0, 1) == 1;
     for (size_t n = 0; n < t.resident_pages.size(); ++n) {
-      if (static_cast<int>(n) != placed->node && static_cast<int>(n) != run) {
+      if (static_cast<int>(n) != placed->node && static_cast<int>(n) != run &&
+          (n < lower.size() && lower[n]) == among_lower) {
         others.push_back(n);
       }
     }
@@ -278,6 +293,11 @@ void CheckBudgets(const Snapshot& s, const v1::Policy& p, const History& h,
   std::map<int, uint64_t> to_node;
   std::vector<int> placement_cpus = *ParseCpuList(p.placement().cpus());
   std::vector<int> irq_cpus = *ParseCpuList(p.irqs().cpus());
+  const std::vector<char> lower = LowerTierNodes(s.topology);
+  std::vector<int> lower_ids;
+  for (size_t n = 0; n < lower.size(); ++n) {
+    if (lower[n]) lower_ids.push_back(s.topology.nodes[n].id);
+  }
   std::set<int32_t> targeted;             // workers: pids, thread workers' tids
   std::map<int32_t, int32_t> process_of;  // thread worker -> its process
   for (const Target& t : s.targets) {
@@ -314,6 +334,10 @@ void CheckBudgets(const Snapshot& s, const v1::Policy& p, const History& h,
       EXPECT_NE(m->pid, kHaproxy) << "a thread worker's memory: " << a.reason;
       EXPECT_NE(m->pid, kHaproxyReloaded) << a.reason;
       EXPECT_GT(m->max_bytes, 0u);
+      // Never to a lower tier, never from one (a node without CPUs is
+      // never a home).
+      EXPECT_FALSE(s.topology.nodes[m->to_node].cpus.empty()) << a.reason;
+      EXPECT_EQ(m->leave_nodes, lower_ids) << a.reason;
       bytes += m->max_bytes;
       to_node[m->to_node] += m->max_bytes;
     } else if (const auto* i = std::get_if<SetIrqAffinity>(&a.op)) {
@@ -356,10 +380,12 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
   int converged_with_moves = 0;
   int thread_pins = 0;  // of thread workers, new process's included
   int reloads = 0;
+  int lower_tier_hosts = 0;
   for (int seed = 1; seed <= kCases; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
     std::mt19937 rng(seed);
     Snapshot s = RandomSnapshot(rng);
+    lower_tier_hosts += absl::c_count(LowerTierNodes(s.topology), 1) > 0;
     v1::Policy policy =
         RandomPolicy(rng, static_cast<int>(s.topology.cpu_node.size()));
     const uint64_t dwell_ns = policy.stability().dwell_s() * kSecond;
@@ -431,6 +457,7 @@ TEST(DecidePropertyTest, BudgetsNoPingPongConvergenceAndNoiseImmunity) {
   EXPECT_GT(converged_with_moves, kCases / 2);
   EXPECT_GT(thread_pins, kCases / 4);
   EXPECT_GT(reloads, kCases / 8);
+  EXPECT_GT(lower_tier_hosts, kCases / 8);
 }
 
 // Snapshots torn or inconsistent (hotplug mid-read, a sensor's short vector):

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -190,6 +191,7 @@ int PageMigrator::Run::Pick(uint64_t* resume) {
     int node = status_[i];
     if (node < 0 || node == move_.to_node) continue;  // absent or there
     if (move_.from_node >= 0 && node != move_.from_node) continue;
+    if (absl::c_linear_search(move_.leave_nodes, node)) continue;
     if (!dry_run_ && RateSpent()) {
       *resume = unit.addr;
       break;

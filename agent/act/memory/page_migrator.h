@@ -71,7 +71,8 @@ class PageMigrator {
 
   // Moves up to min(move.max_bytes (0: no cap), bucket, time budget) of the
   // process's private writable pages that are not on move.to_node (and are
-  // on move.from_node when that is >= 0). Pages not present are skipped.
+  // on move.from_node when that is >= 0, and not on any of move.leave_nodes).
+  // Pages not present are skipped.
   // kUnchanged when nothing was found to move (the message says whether the
   // pass over the process completed), kError when pages were found but none
   // could be moved.

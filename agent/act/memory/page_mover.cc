@@ -87,7 +87,8 @@ ActionResult PageMover::Set(const MigratePages& move) {
   });
   auto it = jobs_.find(move.pid);
   if (it != jobs_.end() && (it->second->move.to_node != move.to_node ||
-                            it->second->move.from_node != move.from_node)) {
+                            it->second->move.from_node != move.from_node ||
+                            it->second->move.leave_nodes != move.leave_nodes)) {
     CancelLocked(move.pid);  // moved again: the old target's queue goes
     it = jobs_.end();
   }

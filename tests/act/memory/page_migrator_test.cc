@@ -171,6 +171,21 @@ TEST_F(PageMigratorTest, FromNodeFilter) {
   EXPECT_EQ(OnNode(2), 100);
 }
 
+// A lower memory tier's pages (node 1 here) stay where the kernel put
+// them; the others still come.
+TEST_F(PageMigratorTest, LeftNodesKeepTheirPages) {
+  PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
+  MigratePages move = Move(2);
+  move.leave_nodes = {1};
+  ActionResult result = migrator.Apply(move);
+  EXPECT_EQ(result.pages_moved, 100u) << result.message;
+  EXPECT_EQ(OnNode(1), 900);
+  EXPECT_EQ(OnNode(0), 0);
+  move.leave_nodes = {0, 1};
+  EXPECT_EQ(migrator.Apply(move).pages_moved, 0u);
+  EXPECT_EQ(OnNode(1), 900);
+}
+
 TEST_F(PageMigratorTest, FailedPagesAreCountedNotFatal) {
   ops_.move_errors[kBase] = -ENOMEM;
   PageMigrator migrator(&ops_, &clock_, MigrationOptions{}, false);
