@@ -211,6 +211,8 @@ struct Tally {
   int budget_deferred = 0;      // page migrations past this tick's budget
   uint64_t budget_bytes = 0;    // this tick's page-migration budget
   std::vector<int> full_nodes;  // node indices at their free-memory reserve
+  // Workers' memory on lower memory tiers, left to the kernel.
+  uint64_t lower_tier_bytes = 0;
 };
 
 // max_moves_per_tick, shared by threads, IRQs and pages.

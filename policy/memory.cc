@@ -147,10 +147,11 @@ void MemoryCandidates::Add(const Worker& w, int wi) {
   // A worker widened beyond its home keeps its memory there: it is back
   // home when the pressure falls, and pages moved meanwhile would follow
   // a CPU it only borrows.
-  if (!enabled_ || w.home < 0 || w.total_pages == 0 || w.Spilled()) return;
   // A thread worker's pages are its process's, used by its other threads
   // from their own nodes: none is moved for one thread.
-  if (w.target->process != 0) return;
+  if (!enabled_ || w.target->process != 0) return;
+  tally_.lower_tier_bytes += w.lower_tier_pages * w.page_size;
+  if (w.home < 0 || w.total_pages == 0 || w.Spilled()) return;
   // The kernel refuses a page move to a node outside cpuset.mems.
   if (w.has_cpuset && !MemAllowed(ctx_, *w.target, w.home)) return;
   const EntityKey key{EntityKind::kMemory, w.pid};

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "policy/cpuset.h"
 #include "policy/engine.h"
 
@@ -79,6 +80,15 @@ void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
         tally.spilled,
         " worker(s) widened beyond a saturated home node (soft home); their "
         "memory stays home"));
+  }
+  if (tally.lower_tier_bytes > 0) {
+    const std::vector<int>& nodes = ctx.lower_tier_ids;
+    plan.notes.push_back(absl::StrCat(MiB(tally.lower_tier_bytes),
+                                      " of the workers' memory on lower "
+                                      "memory tiers (node",
+                                      nodes.size() == 1 ? " " : "s ",
+                                      absl::StrJoin(nodes, ","),
+                                      ") left to the kernel"));
   }
   if (plan.actions.empty()) {
     // Workers someone else places have no home of ours: said apart, so

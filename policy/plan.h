@@ -41,7 +41,7 @@ struct MigratePages {
   uint64_t max_bytes = 0;
   // Node ids whose pages stay where they are: the lower memory tiers',
   // which the kernel (demotion, tiering promotion) or DAMON manage.
-  std::vector<int> leave_nodes;
+  std::vector<int> leave_nodes = {};
 };
 
 struct SetIrqAffinity {

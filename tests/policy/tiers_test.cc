@@ -13,6 +13,7 @@ namespace locus {
 namespace {
 
 using ::locus::testing::AddMemoryNode;
+using ::locus::testing::HasNote;
 using ::locus::testing::MakeHost;
 using ::locus::testing::MakeWorker;
 using ::locus::testing::Migrations;
@@ -85,6 +86,10 @@ TEST(TieredDecideTest, PagesOnALowerTierAreLeftToTheKernel) {
   Plan plan = Decide(s, DefaultPolicy(), History());
   EXPECT_THAT(Migrations(plan), IsEmpty()) << Reasons(plan);
   EXPECT_THAT(Pins(plan), IsEmpty()) << Reasons(plan);
+  EXPECT_TRUE(HasNote(plan,
+                      "195 MiB of the workers' memory on lower memory tiers "
+                      "(node 2) left to the kernel"))
+      << Reasons(plan);
 }
 
 // Locality is judged over the top tier: 2/3 of those pages (and of the
