@@ -2,9 +2,70 @@
 
 #include <variant>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 namespace locus {
+namespace {
+
+// Each lever's name and its flag, in LeverNames' order.
+constexpr struct {
+  const char* name;
+  bool Levers::*flag;
+} kLevers[] = {{"threads", &Levers::threads},
+               {"pages", &Levers::pages},
+               {"irqs", &Levers::irqs},
+               {"connections", &Levers::connections}};
+
+// Drops the plan's actions of type Op, with a note naming the lever.
+template <typename Op>
+void Hold(const char* what, const char* lever, Plan& plan) {
+  const size_t before = plan.actions.size();
+  std::erase_if(plan.actions, [](const Action& action) {
+    return std::holds_alternative<Op>(action.op);
+  });
+  if (plan.actions.size() == before) return;
+  plan.notes.push_back(
+      absl::StrCat("experiment: ", before - plan.actions.size(), " ", what,
+                   " held: ", lever, " is not a lever under test"));
+}
+
+}  // namespace
+
+absl::StatusOr<Levers> ParseLevers(const std::vector<std::string>& names) {
+  if (names.empty()) return Levers{};
+  Levers levers;
+  for (const auto& lever : kLevers) levers.*lever.flag = false;
+  for (const std::string& name : names) {
+    bool known = false;
+    for (const auto& lever : kLevers) {
+      if (name != lever.name) continue;
+      if (levers.*lever.flag) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("levers: '", name, "' given twice"));
+      }
+      levers.*lever.flag = known = true;
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "levers: no lever '", name, "' (threads, pages, irqs, connections)"));
+    }
+  }
+  if (!levers.threads && !levers.pages && !levers.connections) {
+    return absl::InvalidArgumentError(
+        "levers: irqs alone treats nothing: a NIC queue carries both arms' "
+        "connections, so the A/B design holds IRQ moves");
+  }
+  return levers;
+}
+
+std::vector<std::string> LeverNames(const Levers& levers) {
+  std::vector<std::string> names;
+  for (const auto& lever : kLevers) {
+    if (levers.*lever.flag) names.push_back(lever.name);
+  }
+  return names;
+}
 
 Snapshot WithoutUnits(const Snapshot& snapshot,
                       const absl::flat_hash_set<int32_t>& untreated) {
@@ -13,6 +74,7 @@ Snapshot WithoutUnits(const Snapshot& snapshot,
   out.tick_ns = snapshot.tick_ns;
   out.numa_balancing_mode = snapshot.numa_balancing_mode;
   out.topology = snapshot.topology;
+  out.tiering = snapshot.tiering;
   out.cpus = snapshot.cpus;
   out.refused_targets = snapshot.refused_targets;
   out.irqs = snapshot.irqs;
@@ -25,7 +87,16 @@ Snapshot WithoutUnits(const Snapshot& snapshot,
 }
 
 void FitPlanToArms(const Snapshot& snapshot,
-                   const absl::flat_hash_set<int32_t>& untreated, Plan& plan) {
+                   const absl::flat_hash_set<int32_t>& untreated,
+                   const Levers& levers, Plan& plan) {
+  if (!levers.threads) Hold<PinThread>("pin(s)", "threads", plan);
+  if (!levers.pages) Hold<MigratePages>("page move(s)", "pages", plan);
+  if (!levers.connections && !plan.connections.empty()) {
+    plan.connections.clear();
+    plan.notes.push_back(
+        "experiment: connection steering held: connections is not a lever "
+        "under test");
+  }
   const size_t before = plan.actions.size();
   std::erase_if(plan.actions, [](const Action& action) {
     return std::holds_alternative<SetIrqAffinity>(action.op);

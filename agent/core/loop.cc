@@ -199,7 +199,7 @@ void Loop::PlanFor(const Snapshot& snap, const ArmsThisTick& arms,
   } else {
     report.plan = Decide(WithoutUnits(snap, arms.untreated),
                          *report.policy.policy, history_);
-    FitPlanToArms(snap, arms.untreated, report.plan);
+    FitPlanToArms(snap, arms.untreated, arms.levers, report.plan);
   }
   // Why the plan is empty (or what it left out), once, not every tick: a
   // note the last tick had too is not logged again.

@@ -18,6 +18,7 @@
 #include "agent/act/result.h"
 #include "locus/v1/agent.pb.h"
 #include "locus/v1/policy.pb.h"
+#include "policy/experiment_arms.h"
 #include "policy/history.h"
 #include "policy/plan.h"
 #include "policy/policy_state.h"
@@ -106,6 +107,8 @@ struct ArmsThisTick {
   // pins restored, their page moves dropped): the control arm at start,
   // the treated arm when the guardrail stops the experiment.
   std::vector<int32_t> release;
+  // What the policy may do to the treated arm (`--levers`).
+  Levers levers;
   // The experiment's report as of this tick (without units and series);
   // null when none ran this tick.
   std::shared_ptr<const v1::ExperimentReport> report;

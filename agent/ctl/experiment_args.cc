@@ -4,8 +4,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "agent/ctl/ctl_args.h"
 #include "common/status_macros.h"
+#include "policy/experiment_arms.h"
 #include "policy/experiment_plan.h"
 
 namespace locus {
@@ -45,6 +47,10 @@ const char kStartHelp[] =
     "                 the run stops when the treated arm's p99 service\n"
     "                 time or run-queue wait is significantly more than\n"
     "                 (100 + P) % of the control's\n"
+    "  --levers=L,... only these act on the treated arm (default all):\n"
+    "                 threads (pins), pages (page moves), irqs (held: a\n"
+    "                 NIC queue carries both arms), connections\n"
+    "                 (steering); one left out acts on neither arm\n"
     "  --burn-in=N    intervals left out after each worker's arm is set\n"
     "                 (put back or moved, pages migrating; default 2);\n"
     "                 the report counts them\n"
@@ -57,9 +63,10 @@ const std::map<std::string, Subcommand>& Subcommands() {
   static const auto* subcommands = new std::map<std::string, Subcommand>{
       {"start",
        {{"--duration", "--interval", "--aa", "--seed", "--reason", "--burn-in",
-         "--pre", "--min-effect", "--latency-margin"},
+         "--pre", "--min-effect", "--latency-margin", "--levers"},
         "experiment start [--duration=D] [--interval=D] [--pre=D] "
-        "[--min-effect=P%] [--latency-margin=P%] [--aa] [--seed=N] "
+        "[--min-effect=P%] [--latency-margin=P%] [--levers=L,...] [--aa] "
+        "[--seed=N] "
         "[--burn-in=N] [--reason=TEXT] "
         "[--json]",
         kStartHelp}},
@@ -125,7 +132,8 @@ absl::StatusOr<double> FractionOf(const std::string& option,
 
 const char kExperimentSynopsis[] =
     "experiment start|status|stop|pool [--duration=D] [--interval=D] "
-    "[--pre=D] [--min-effect=P%] [--latency-margin=P%] [--aa] [--seed=N] "
+    "[--pre=D] [--min-effect=P%] [--latency-margin=P%] [--levers=L,...] "
+    "[--aa] [--seed=N] "
     "[--burn-in=N] [--reason=TEXT] [--json] [FILE...]";
 const char kExperimentHelp[] =
     "Measures whether Locus helps this host, on its live traffic: a\n"
@@ -157,7 +165,7 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
     return true;
   }
   for (const char* name : {"duration", "interval", "seed", "reason", "burn-in",
-                           "pre", "min-effect", "latency-margin"}) {
+                           "pre", "min-effect", "latency-margin", "levers"}) {
     const std::string option = absl::StrCat("--", name);
     if (!TakeOptionValue(args, i, name, &value)) {
       if (arg == option) {
@@ -183,6 +191,12 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
           FractionOf(
               option, value, [](double p) { return p >= 0 && p <= 1000; },
               "a percentage from 0 to 1000 such as 10%"));
+    } else if (option == "--levers") {
+      out.levers = absl::StrSplit(value, ',');
+      if (absl::Status levers = ParseLevers(out.levers).status();
+          !levers.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", levers.message()));
+      }
     } else if (option == "--pre") {
       ASSIGN_OR_RETURN(out.pre, ParsePositiveDuration(option, value));
     } else if (option == "--burn-in") {

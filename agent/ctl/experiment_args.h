@@ -27,6 +27,7 @@ struct ExperimentArgs {
   double min_effect = 0;  // a fraction; 0: not pre-registered
   // A fraction; unset: the agent's default.
   std::optional<double> latency_margin;
+  std::vector<std::string> levers;  // empty: all
   std::string reason;
   std::set<std::string> given;  // "--duration", "--aa", ...: seen on the line
 };

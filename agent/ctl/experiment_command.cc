@@ -64,6 +64,7 @@ class ExperimentCommand : public CommandBase {
     if (a.pre > absl::ZeroDuration()) ToProto(a.pre, request.mutable_pre());
     request.set_min_effect(a.min_effect);
     if (a.latency_margin) request.set_latency_margin(*a.latency_margin);
+    for (const std::string& lever : a.levers) request.add_levers(lever);
     request.set_reason(a.reason.empty() ? "locusctl experiment start"
                                         : a.reason);
     v1::ExperimentReport report;

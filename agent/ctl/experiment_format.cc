@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "agent/ctl/experiment_feel_format.h"
 #include "common/printable.h"
@@ -102,6 +103,10 @@ std::string BurnInAndGuardrail(const v1::ExperimentReport& r) {
         absl::StrFormat("  planned: to detect ±%.1f %% (expected "
                         "±%.1f %% at this duration)\n",
                         r.min_effect() * 100, r.planned_detectable() * 100));
+  }
+  if (!r.levers().empty() && r.levers_size() < 4) {
+    absl::StrAppend(&out, "  levers: ", absl::StrJoin(r.levers(), ","),
+                    " only (the others acted on neither arm)\n");
   }
   if (FromProto(r.pre()) > absl::ZeroDuration()) {
     absl::StrAppend(&out, "  pre-period: ", FormatSpan(FromProto(r.pre())),

@@ -63,7 +63,8 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
         run_->notes.push_back("counting new workers: " + watched.ToString());
       const absl::flat_hash_set<int32_t> untreated = Untreated(*run_);
       for (int32_t pid : joined) {
-        if (untreated.contains(pid)) run_->release.push_back(pid);
+        if (untreated.contains(pid) || !run_->levers.threads)
+          run_->release.push_back(pid);
       }
     }
     if (!run_->in_pre) CountTick(*run_, snapshot);
@@ -82,6 +83,7 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
     arms.untreated = Untreated(*run_);
     arms.release = std::move(run_->release);
     run_->release.clear();
+    arms.levers = run_->levers;
     arms.report = std::make_shared<const v1::ExperimentReport>(Report(false));
   } else if (ended_ != nullptr) {
     arms = std::move(ending_);
@@ -131,6 +133,12 @@ void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
   }
   TakeBaselines();
   for (int32_t pid : Untreated(*run_)) run_->release.push_back(pid);
+  // Without the threads lever the treated arm loses Locus's pins as well:
+  // the levers under test act on workers the kernel places.
+  if (!run_->levers.threads) {
+    for (int32_t pid : ActivePids(*run_, Arm::kTreated))
+      run_->release.push_back(pid);
+  }
   const size_t treated = ActivePids(*run_, Arm::kTreated).size();
   Log(ExperimentEntry(
       EventKind::kExperimentStart, id, "started",
@@ -184,6 +192,10 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
       counted_planned, static_cast<int>(options_.guardrail_first_look),
       options_.guardrail_alpha / 2);
   run->latency_margin = pending.request.latency_margin();  // Start set it
+  // Start checked them.
+  run->levers = ParseLevers({pending.request.levers().begin(),
+                             pending.request.levers().end()})
+                    .value_or(Levers{});
   run->policy_version = policy.version;
   run->work_source = counter_->source();
   run->service_source = counter_->service_source();
@@ -198,6 +210,7 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   *header.mutable_started() = TimeUtil::NanosecondsToTimestamp(now);
   *header.mutable_duration() = pending.request.duration();
   *header.mutable_interval() = pending.request.interval();
+  *header.mutable_levers() = pending.request.levers();
   header.set_reason(pending.request.reason());
   header.set_host(options_.host);
   *header.mutable_pre() = pending.request.pre();

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/printable.h"
 #include "google/protobuf/util/time_util.h"
+#include "policy/experiment_arms.h"
 #include "policy/experiment_plan.h"
 
 namespace locus {
@@ -53,6 +54,11 @@ absl::Status CheckRequestFields(const v1::StartExperimentRequest& request) {
     if (absl::Status checked = CheckRequestDuration(name, *d); !checked.ok()) {
       return checked;
     }
+  }
+  if (absl::StatusOr<Levers> levers =
+          ParseLevers({request.levers().begin(), request.levers().end()});
+      !levers.ok()) {
+    return levers.status();
   }
   if (request.has_latency_margin() &&
       !(request.latency_margin() >= 0 && request.latency_margin() <= 10)) {
@@ -148,6 +154,13 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
   if (!request.has_burn_in()) request.set_burn_in(kDefaultBurnIn);
   if (!request.has_latency_margin())
     request.set_latency_margin(kDefaultLatencyMargin);
+  // In their one order, all four when none was named (CheckRequestFields
+  // parsed them).
+  const Levers levers =
+      ParseLevers({request.levers().begin(), request.levers().end()})
+          .value_or(Levers{});
+  request.clear_levers();
+  for (const std::string& name : LeverNames(levers)) request.add_levers(name);
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
   const absl::Duration interval =

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "agent/sensors/work_counter.h"
 #include "locus/v1/agent.pb.h"
+#include "policy/experiment_arms.h"
 #include "policy/experiment_assign.h"
 #include "policy/experiment_sequential.h"
 #include "policy/experiment_stats.h"
@@ -102,6 +103,7 @@ struct RunningExperiment {
   v1::ExperimentEstimate service_p99;
   v1::ExperimentEstimate run_queue_wait;
   double latency_margin = 0;  // the request's (Start sets its default)
+  Levers levers;              // the request's
   // The latency guardrail's looks: as the efficiency guardrail's, at half
   // its alpha for each of its two metrics.
   std::vector<experiment::HarmLook> latency_looks;

@@ -55,10 +55,11 @@ v1::ExperimentReport RunningReport() {
 }
 
 TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
-  auto inv = ParseCtlArgs(
-      {"--duration=1h30m", "experiment", "start", "--interval", "15s", "--aa",
-       "--seed=9", "--reason=canary on web-3", "--burn-in=3", "--pre=10m",
-       "--min-effect=3%", "--latency-margin=15%"});
+  auto inv =
+      ParseCtlArgs({"--duration=1h30m", "experiment", "start", "--interval",
+                    "15s", "--aa", "--seed=9", "--reason=canary on web-3",
+                    "--burn-in=3", "--pre=10m", "--min-effect=3%",
+                    "--latency-margin=15%", "--levers=connections,threads"});
   ASSERT_TRUE(inv.ok()) << inv.status();
   EXPECT_EQ(inv->command, "experiment");
   EXPECT_EQ(inv->args, std::vector<std::string>{"start"});
@@ -69,6 +70,8 @@ TEST(ExperimentArgs, StartTakesEveryOptionBeforeOrAfterTheCommand) {
   EXPECT_EQ(inv->experiment.reason, "canary on web-3");
   EXPECT_EQ(inv->experiment.burn_in, 3);
   EXPECT_EQ(inv->experiment.pre, absl::Minutes(10));
+  EXPECT_EQ(inv->experiment.levers,
+            (std::vector<std::string>{"connections", "threads"}));
   EXPECT_DOUBLE_EQ(inv->experiment.min_effect, 0.03);
   EXPECT_DOUBLE_EQ(inv->experiment.latency_margin.value(), 0.15);
 
@@ -146,6 +149,10 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
             "--min-effect wants a percentage"},
            {{"experiment", "start", "--latency-margin=-5%"},
             "--latency-margin wants a percentage from 0 to 1000"},
+           {{"experiment", "start", "--levers=threads,cpu"},
+            "--levers: no lever 'cpu' (threads, pages, irqs, connections)"},
+           {{"experiment", "start", "--levers=irqs"},
+            "--levers: irqs alone treats nothing"},
            {{"experiment", "start", "--burn-in=-1"},
             "--burn-in wants a number of intervals"},
            {{"experiment", "status", "--burn-in=2"},
@@ -174,8 +181,8 @@ TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
   for (const Case& c : std::vector<Case>{
            {{"experiment", "start", "--help"},
             "experiment start [--duration=D] [--interval=D] [--pre=D] "
-            "[--min-effect=P%] [--latency-margin=P%] [--aa] [--seed=N] "
-            "[--burn-in=N] [--reason=TEXT] [--json]"},
+            "[--min-effect=P%] [--latency-margin=P%] [--levers=L,...] [--aa] "
+            "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json]"},
            {{"help", "experiment", "status"}, "experiment status [--json]"},
            {{"experiment", "stop", "-h"},
             "experiment stop [--reason=TEXT] [--json]"},

@@ -25,6 +25,7 @@ namespace locus::testing {
 namespace {
 
 using google::protobuf::util::TimeUtil;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
@@ -111,6 +112,39 @@ TEST(ExperimentRunnerTest, SplitsTheWorkersAndPutsTheControlArmBack) {
   EXPECT_EQ(treated_on[1], 2);
   // Released once only.
   EXPECT_THAT(h.Tick().release, IsEmpty());
+}
+
+// Without the threads lever the treated arm's pins are put back as well,
+// and the report names the levers; an unknown one is refused at start.
+TEST(ExperimentRunnerTest, LeversWithoutThreadsPutEveryWorkerBack) {
+  Harness h;
+  h.Tick();
+  v1::StartExperimentRequest request = Request(60, 10);
+  request.add_levers("connections");
+  request.add_levers("pages");
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  ArmsThisTick arms = h.Tick();
+  EXPECT_THAT(arms.untreated, SizeIs(4));
+  EXPECT_THAT(arms.release, SizeIs(8));
+  EXPECT_FALSE(arms.levers.threads);
+  EXPECT_TRUE(arms.levers.pages);
+  EXPECT_TRUE(arms.levers.connections);
+  EXPECT_THAT(h.runner.Get()->levers(), ElementsAre("pages", "connections"));
+
+  Harness all;
+  all.Tick();
+  ASSERT_TRUE(all.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+  EXPECT_TRUE(all.Tick().levers.threads);
+  EXPECT_THAT(all.runner.Get()->levers(),
+              ElementsAre("threads", "pages", "irqs", "connections"));
+
+  Harness bad;
+  bad.Tick();
+  request.add_levers("cpus");
+  absl::StatusOr<v1::ExperimentReport> refused =
+      bad.runner.Start(request, v1::Policy::MODE_ENFORCE);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("no lever 'cpus'"));
 }
 
 // The strata are the homes placement would give, not the node each

@@ -11,6 +11,7 @@
 namespace locus::testing {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -48,7 +49,7 @@ TEST(ExperimentArmsTest, NoIrqMovesAndTheControlSocketsAreNamed) {
   steer.group = "netns 1 127.0.0.1:80";
   steer.reason = "by node";
   plan.connections.push_back(steer);
-  FitPlanToArms(s, {102}, plan);
+  FitPlanToArms(s, {102}, Levers{}, plan);
   ASSERT_EQ(plan.actions.size(), 1u);
   EXPECT_TRUE(std::holds_alternative<PinThread>(plan.actions[0].op));
   EXPECT_THAT(plan.notes, ElementsAre(HasSubstr("1 IRQ move(s) held")));
@@ -63,10 +64,55 @@ TEST(ExperimentArmsTest, AGroupWithoutControlSocketsIsUnchanged) {
   steer.group = "netns 1 127.0.0.1:80";
   steer.reason = "by node";
   plan.connections.push_back(steer);
-  FitPlanToArms(s, {999}, plan);
+  FitPlanToArms(s, {999}, Levers{}, plan);
   EXPECT_THAT(plan.connections[0].control_inodes, IsEmpty());
   EXPECT_EQ(plan.connections[0].reason, "by node");
   EXPECT_THAT(plan.notes, IsEmpty());
+}
+
+// One lever at a time: `--levers=connections` keeps the steering (with its
+// control sockets) and holds pins and page moves; `--levers=threads` the
+// reverse.
+TEST(ExperimentArmsTest, OnlyTheLeversUnderTestAct) {
+  Snapshot s = ThreeWorkers();
+  Plan full;
+  full.actions.push_back(Action{PinThread{101, 101, 1, {2, 3}}, "pin", 0.5});
+  full.actions.push_back(Action{MigratePages{101, -1, 1, 1 << 20}, "mv", 0.5});
+  ListenGroupSteering steer;
+  steer.group = "netns 1 127.0.0.1:80";
+  full.connections.push_back(steer);
+
+  Plan plan = full;
+  FitPlanToArms(s, {102}, *ParseLevers({"connections"}), plan);
+  EXPECT_THAT(plan.actions, IsEmpty());
+  ASSERT_EQ(plan.connections.size(), 1u);
+  EXPECT_THAT(plan.connections[0].control_inodes, ElementsAre(12));
+  EXPECT_THAT(plan.notes,
+              ElementsAre("experiment: 1 pin(s) held: threads is not a lever "
+                          "under test",
+                          "experiment: 1 page move(s) held: pages is not a "
+                          "lever under test"));
+
+  plan = full;
+  FitPlanToArms(s, {102}, *ParseLevers({"threads"}), plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<PinThread>(plan.actions[0].op));
+  EXPECT_THAT(plan.connections, IsEmpty());
+  EXPECT_THAT(plan.notes, Contains(HasSubstr("connection steering held")));
+}
+
+TEST(ExperimentArmsTest, LeversAreNamedOnceEachAndTreatSomething) {
+  EXPECT_THAT(LeverNames(*ParseLevers({})),
+              ElementsAre("threads", "pages", "irqs", "connections"));
+  EXPECT_THAT(LeverNames(*ParseLevers({"connections", "threads"})),
+              ElementsAre("threads", "connections"));
+  EXPECT_THAT(ParseLevers({"threads", "cpus"}).status().message(),
+              HasSubstr("no lever 'cpus'"));
+  EXPECT_THAT(ParseLevers({"pages", "pages"}).status().message(),
+              HasSubstr("'pages' given twice"));
+  EXPECT_THAT(ParseLevers({"irqs"}).status().message(),
+              HasSubstr("irqs alone treats nothing"));
+  EXPECT_THAT(ParseLevers({""}).status().message(), HasSubstr("no lever ''"));
 }
 
 }  // namespace
