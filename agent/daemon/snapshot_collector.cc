@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "agent/host/memory_tiering.h"
 #include "agent/sensors/proc_sched.h"
 #include "common/log.h"
 
@@ -90,6 +91,16 @@ void SnapshotCollector::RefreshOnce() {
   std::vector<std::string> errors;
   absl::Status status = model_->Refresh(&snapshot, &errors);
   snapshot.numa_balancing_mode = ReadNumaBalancingMode(options_.procfs_root);
+  // Bad content is in `errors` (logged once below); only a wrong root
+  // fails, and then the movers are simply unknown: nothing decides on them
+  // but what Locus shows.
+  absl::StatusOr<MemoryTiering> tiering =
+      ReadMemoryTiering(options_.sysfs_root, options_.procfs_root, &errors);
+  if (tiering.ok()) {
+    snapshot.tiering = *std::move(tiering);
+  } else {
+    errors.push_back(tiering.status().ToString());
+  }
   if (status.ok()) {
     listeners_.Refresh(snapshot.targets, &errors);
     for (const ListenGroup& group : listeners_.groups()) {

@@ -31,6 +31,8 @@ namespace locus {
 struct CollectorOptions {
   absl::Duration period = absl::Seconds(1);
   std::string procfs_root = kDefaultProcfsRoot;
+  // Where the memory tiers' movers are read each refresh.
+  std::string sysfs_root = kDefaultSysfsRoot;
 };
 
 // The host scan's selection from the policy, on top of how `base` reads
