@@ -83,6 +83,7 @@ PrometheusExporter::PrometheusExporter(const BuildInfo& build)
   RegisterGauges();
   RegisterExperiment();
   RegisterNeighbours();
+  RegisterTiers();
   tick_duration_ = &BuildHistogram()
                         .Name("locus_tick_duration_seconds")
                         .Help("Time each control tick's work took")
@@ -223,6 +224,7 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObserveConnections(metrics);
   ObserveExperiment(metrics);
   ObserveNeighbours(metrics);
+  ObserveTiers(metrics);
 }
 
 void PrometheusExporter::ObserveTick(const v1::Metrics& metrics) {

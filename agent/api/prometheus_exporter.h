@@ -82,6 +82,8 @@ class PrometheusExporter {
   // prometheus_neighbours.cc: irqbalance and numad (Metrics.neighbours).
   void RegisterNeighbours();
   void ObserveNeighbours(const v1::Metrics& metrics);
+  void RegisterTiers();
+  void ObserveTiers(const v1::Metrics& metrics);
 
   Counters* NewCounter(const std::string& name, const std::string& help);
   Gauges* NewGauge(const std::string& name, const std::string& help);
@@ -132,12 +134,18 @@ class PrometheusExporter {
   Gauges* neighbour_problem_ = nullptr;
   Gauges* irqbalance_irqs_ = nullptr;
   Gauges* numad_excluded_ = nullptr;
+  Gauges* node_info_ = nullptr;
+  Counters* tier_pages_ = nullptr;
 
   // The cumulative values Metrics carries (*_total), to add their growth.
   uint64_t last_overruns_ = 0;
   std::map<std::string, uint64_t> last_dropped_;  // by "sensor.counter"
   uint64_t last_reloads_ok_ = 0;
   uint64_t last_reloads_rejected_ = 0;
+  uint64_t last_promoted_ = 0;  // the kernel's, since boot
+  uint64_t last_demoted_ = 0;
+  // locus_node_info's series by node label, the last labels each had.
+  std::map<std::string, prometheus::Gauge*> node_info_series_;
   // Series that come and go with the host: sensor sources and IRQs. Removed
   // when no longer reported.
   std::map<std::pair<std::string, std::string>, prometheus::Gauge*>

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "agent/ctl/connections_format.h"
 #include "agent/ctl/experiment_format.h"
+#include "agent/ctl/tiers_format.h"
 #include "common/printable.h"
 #include "policy/cpu_list.h"
 
@@ -309,6 +310,7 @@ std::string FormatStatus(const v1::AgentStatus& s) {
       absl::StrAppend(&out, "  look-alike: ", P(refused), "\n");
     }
   }
+  out += TiersForStatus(s.memory_tiering());
   return out + FormatSensors(s.sensors());
 }
 
@@ -364,7 +366,7 @@ std::string FormatProbe(const v1::ProbeReport& r) {
                                                           : "no",
                                           P(f.detail())));
   }
-  return out + FormatSensors(r.sensors());
+  return out + FormatSensors(r.sensors()) + TiersForProbe(r.memory_tiering());
 }
 
 absl::StatusOr<std::string> ToJsonLine(

@@ -75,6 +75,7 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
     status.set_numa_nodes(last_->nodes_size());
     *status.mutable_connections() = last_->connections();
     *status.mutable_neighbours() = last_->neighbours();
+    *status.mutable_memory_tiering() = last_->memory_tiering();
   }
   return status;
 }

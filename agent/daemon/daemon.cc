@@ -224,7 +224,7 @@ void Daemon::MakeCollector() {
   model_options.paths = HostPaths{options_.sysfs_root, options_.procfs_root};
   model_options.targets = TargetsOf(*watcher_->policy(), ScanOptions());
   collector_ = std::make_unique<SnapshotCollector>(
-      CollectorOptions{options_.tick, options_.procfs_root},
+      CollectorOptions{options_.tick, model_options.paths},
       std::make_unique<HostModel>(model_options), sensors_.get(), RealClock(),
       MakeAcceptOwners(/*disable_bpf=*/false));
 }

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "agent/daemon/connection_metrics.h"
+#include "agent/host/tiering_report.h"
 #include "common/utf8.h"
 #include "google/protobuf/util/time_util.h"
 #include "policy/pressure.h"
@@ -308,6 +309,9 @@ void FillMetricsFromSnapshot(const Snapshot& snapshot, uint64_t tick,
   AddTasks(snapshot, faults, metrics);
   AddNodes(snapshot, faults, metrics);
   AddIrqs(snapshot, metrics);
+  *metrics->mutable_memory_tiering() = MemoryTieringReport(
+      snapshot.topology, snapshot.tiering, snapshot.numa_balancing_mode);
+  SetNodeTiers(metrics);
 }
 
 v1::Action ToAction(const Action& action, uint64_t tick,

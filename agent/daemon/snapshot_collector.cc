@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "agent/host/memory_tiering.h"
 #include "agent/sensors/proc_sched.h"
 #include "common/log.h"
 
@@ -27,10 +28,10 @@ SnapshotCollector::SnapshotCollector(CollectorOptions options,
       accepts_(std::move(accepts)),
       // Every 5 scans at most a new listener goes unseen for; worker
       // changes (reload, restart) are seen at once.
-      listeners_(options_.procfs_root, 5, accepts_.get()),
+      listeners_(options_.paths.procfs_root, 5, accepts_.get()),
       sensors_(sensors),
       clock_(clock),
-      pressure_(options_.procfs_root) {}
+      pressure_(options_.paths.procfs_root) {}
 
 SnapshotCollector::~SnapshotCollector() { Stop(); }
 
@@ -89,7 +90,18 @@ void SnapshotCollector::RefreshOnce() {
   Snapshot snapshot;
   std::vector<std::string> errors;
   absl::Status status = model_->Refresh(&snapshot, &errors);
-  snapshot.numa_balancing_mode = ReadNumaBalancingMode(options_.procfs_root);
+  snapshot.numa_balancing_mode =
+      ReadNumaBalancingMode(options_.paths.procfs_root);
+  // Bad content is in `errors` (logged once below); only a wrong root
+  // fails, and then the movers are simply unknown: nothing decides on them
+  // but what Locus shows.
+  absl::StatusOr<MemoryTiering> tiering = ReadMemoryTiering(
+      options_.paths.sysfs_root, options_.paths.procfs_root, &errors);
+  if (tiering.ok()) {
+    snapshot.tiering = *std::move(tiering);
+  } else {
+    errors.push_back(tiering.status().ToString());
+  }
   if (status.ok()) {
     listeners_.Refresh(snapshot.targets, &errors);
     for (const ListenGroup& group : listeners_.groups()) {

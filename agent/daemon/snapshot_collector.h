@@ -21,16 +21,18 @@
 #include "agent/daemon/listener_scan.h"
 #include "agent/daemon/sensor_merge.h"
 #include "agent/host/host_model.h"
+#include "agent/host/host_paths.h"
 #include "agent/host/proc_pressure.h"
 #include "agent/sensors/sensor_source.h"
 #include "common/clock.h"
-#include "common/defaults.h"
 
 namespace locus {
 
 struct CollectorOptions {
   absl::Duration period = absl::Seconds(1);
-  std::string procfs_root = kDefaultProcfsRoot;
+  // Where /proc (listeners, pressure, numa_balancing) and /sys (the memory
+  // tiers' movers) are read each refresh.
+  HostPaths paths;
 };
 
 // The host scan's selection from the policy, on top of how `base` reads

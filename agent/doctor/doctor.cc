@@ -6,6 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/doctor/doctor_neighbours.h"
 #include "agent/doctor/doctor_servers.h"
+#include "agent/doctor/doctor_tiers.h"
 #include "agent/doctor/doctor_verdict.h"
 #include "common/printable.h"
 
@@ -119,6 +120,13 @@ DoctorCheck NumaBalancing(const DoctorInputs& in) {
     return Ok(name, "no AutoNUMA in this kernel");
   }
   if (*in.numa_balancing == 0) return Ok(name, "kernel.numa_balancing=0");
+  // Tiering promotion alone scans only pages of a lower tier and moves no
+  // task: the nodes with CPUs stay Locus's ("memory tiers" says more).
+  if (*in.numa_balancing == 2) {
+    return Ok(name,
+              "kernel.numa_balancing=2: tiering promotion only (hot pages "
+              "of a lower tier to a faster one)");
+  }
   return Warn(name,
               absl::StrCat("kernel.numa_balancing=", *in.numa_balancing,
                            ": AutoNUMA also moves pages (and unpinned "
@@ -303,9 +311,11 @@ std::vector<DoctorCheck> RunDoctorChecks(const DoctorInputs& in) {
       NumadCheck(in),     TunedCheck(in),    PtraceScope(in),
       ReuseportCheck(in), CpusetsCheck(in),  Kubelet(in),
       Policy(in),         Journal(in),       Instance(in)};
+  // After numa_balancing, whose promotion it explains.
+  checks.insert(checks.begin() + 5, MemoryTiersCheck(in));
   if (!in.refused.empty()) {
     // After the reuseport (or "no nginx running") line it explains.
-    checks.insert(checks.begin() + 10, Refused(in));
+    checks.insert(checks.begin() + 11, Refused(in));
   }
   if (in.cpu_pressure.has_value()) {
     checks.push_back(CpuPressure(*in.cpu_pressure, in.spill_enabled));

@@ -107,6 +107,11 @@ struct DoctorInputs {
   // wide: the kernel keeps no per-node figure); nullopt without PSI.
   std::optional<double> cpu_pressure;
   bool spill_enabled = true;  // the policy's placement.spill.enabled
+  // The memory tiers and their movers (agent/host/tiering_report.h);
+  // nullopt when the topology cannot be read. Files that were there but
+  // unreadable or malformed, "<path>: <why>" each.
+  std::optional<v1::MemoryTiering> memory_tiering;
+  std::vector<std::string> memory_tiering_errors;
 };
 
 // Capability numbers as <linux/capability.h> has them (CAP_BPF and

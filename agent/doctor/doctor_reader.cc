@@ -24,6 +24,7 @@
 #include "agent/host/proc_parse.h"
 #include "agent/host/proc_pressure.h"
 #include "agent/host/targets.h"
+#include "agent/host/tiering_report.h"
 #include "agent/host/topology.h"
 #include "agent/journal/journal.h"
 #include "agent/journal/journal_lock.h"
@@ -325,6 +326,9 @@ DoctorInputs ReadDoctorInputs(const DoctorPaths& paths, KernelProber* prober) {
   absl::StatusOr<Topology> topology = ReadTopology(paths.sysfs_root);
   in.topology = topology.status();
   if (topology.ok()) in.numa_nodes = static_cast<int>(topology->nodes.size());
+  absl::StatusOr<v1::MemoryTiering> tiers = ReadMemoryTieringReport(
+      paths.sysfs_root, paths.procfs_root, &in.memory_tiering_errors);
+  if (tiers.ok()) in.memory_tiering = *std::move(tiers);
   const std::vector<RunningProcess> processes =
       ListProcesses(paths.procfs_root);
   in.irqbalance = ReadNeighbour(

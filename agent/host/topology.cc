@@ -207,6 +207,56 @@ void ReadDistances(const std::vector<std::pair<int, std::string>>& node_dirs,
   }
 }
 
+// Each node's tier from <sysfs_root>/devices/virtual/memory_tiering/
+// memory_tierN/nodelist. No memory_tiering directory (a kernel before 6.1)
+// leaves every tier unknown; a tier whose nodelist cannot be read leaves its
+// nodes unknown, which policy/tiers.h treats as no tier rather than a wrong
+// one.
+void ReadTiers(absl::string_view sysfs_root, Topology* topology,
+               std::vector<std::string>* errors) {
+  const std::string dir =
+      JoinPath(sysfs_root, "devices/virtual/memory_tiering");
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir);
+  if (!names.ok()) {
+    if (!absl::IsNotFound(names.status())) Report(errors, names.status());
+    return;
+  }
+  constexpr absl::string_view kPrefix = "memory_tier";
+  for (const std::string& name : *names) {
+    if (!absl::StartsWith(name, kPrefix)) continue;
+    const absl::string_view digits =
+        absl::string_view(name).substr(kPrefix.size());
+    int tier = 0;
+    if (!absl::SimpleAtoi(digits, &tier) || tier < 0 ||
+        absl::StrCat(tier) != digits) {
+      continue;
+    }
+    const std::string path = JoinPath(JoinPath(dir, name), "nodelist");
+    absl::StatusOr<std::string> text = ReadTextFile(path);
+    // A nodelist is a node mask in the cpulist format ("0-1,3").
+    absl::StatusOr<std::vector<int>> ids =
+        text.ok() ? ParseCpuList(*text) : text.status();
+    if (!ids.ok()) {
+      Report(errors, text.ok() ? absl::InvalidArgumentError(absl::StrCat(
+                                     path, ": ", ids.status().message()))
+                               : ids.status());
+      continue;
+    }
+    for (int id : *ids) {
+      const int index = NodeIndex(*topology, id);
+      if (index < 0) continue;  // offline since: nothing to label
+      Node& node = topology->nodes[static_cast<size_t>(index)];
+      if (node.tier >= 0 && node.tier != tier) {
+        errors->push_back(absl::StrCat(path, ": node ", id,
+                                       " also in memory_tier", node.tier,
+                                       "; keeping memory_tier", node.tier));
+        continue;
+      }
+      node.tier = tier;
+    }
+  }
+}
+
 // Fills cpu_node for CPUs 0..max_cpu; a CPU claimed by two nodes stays only
 // in the first.
 void PlaceCpus(int max_cpu, const std::string& node_dir, Topology* topology,
@@ -247,6 +297,7 @@ absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root,
   }
   ReadDistances(node_dirs, &topology, errors);
   PlaceCpus(cpus.max_cpu, node_dir, &topology, errors);
+  ReadTiers(sysfs_root, &topology, errors);
   if (errors == &local_errors) {
     for (const std::string& error : local_errors) {
       LogWarning("topology: ", error);

@@ -11,9 +11,11 @@
 
 namespace locus {
 
-// Reads <sysfs_root>/devices/system/node/node*/{cpulist,meminfo,distance} and
-// <sysfs_root>/devices/system/cpu/online (sysfs_root is "/sys" on a host, a
-// fixture directory in tests).
+// Reads <sysfs_root>/devices/system/node/node*/{cpulist,meminfo,distance},
+// <sysfs_root>/devices/system/cpu/online and each node's memory tier from
+// <sysfs_root>/devices/virtual/memory_tiering/memory_tierN/nodelist
+// (sysfs_root is "/sys" on a host, a fixture directory in tests). Without
+// memory_tiering every Node::tier is -1.
 //
 // Only online CPUs are listed in a node; a node with no online CPU (a
 // memory-only node, e.g. CXL or a node whose CPUs are all offline) has an
@@ -21,10 +23,11 @@ namespace locus {
 // cpulist, cpu/online or cpu/present, with -1 for offline or unplaced CPUs.
 //
 // Fails only when no node can be read at all (no node directory). A bad file
-// of one node (malformed or truncated cpulist, meminfo or distance) is
-// reported in `errors` as "<path>: <why>" and that part of the node is left
-// at a safe default (no CPUs / zero memory / 10 local and 20 remote), so the
-// rest of the model still loads. When `errors` is null they are logged.
+// of one node (malformed or truncated cpulist, meminfo, distance or a
+// tier's nodelist) is reported in `errors` as "<path>: <why>" and that part
+// of the node is left at a safe default (no CPUs / zero memory / 10 local
+// and 20 remote / tier -1), so the rest of the model still loads. When
+// `errors` is null they are logged.
 absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root,
                                       std::vector<std::string>* errors);
 absl::StatusOr<Topology> ReadTopology(absl::string_view sysfs_root);

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_join.h"
 #include "agent/ctl/format.h"
+#include "agent/host/tiering_report.h"
 #include "agent/host/topology.h"
 #include "agent/sensors/bpf_sensors.h"
 #include "agent/sensors/capabilities.h"
@@ -17,6 +20,7 @@
 #include "agent/sensors/proc_sched.h"
 #include "agent/sensors/reading_json.h"
 #include "agent/sensors/source_plan.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace {
@@ -51,6 +55,23 @@ SensorOptions SensorOptionsFromHost(const OneShotOptions& o,
   return s;
 }
 
+// The memory tiers and the kernel's movers between them: what Locus will
+// leave to the kernel on this host. A bad file is named and the rest shown.
+void AddMemoryTiers(const OneShotOptions& o, v1::ProbeReport& report,
+                    std::ostream& err) {
+  std::vector<std::string> errors;
+  absl::StatusOr<v1::MemoryTiering> tiers =
+      ReadMemoryTieringReport(o.sysfs_root, o.procfs_root, &errors);
+  for (const std::string& error : errors) {
+    err << "locusd: memory tiers: " << Printable(error) << "\n";
+  }
+  if (!tiers.ok()) {
+    err << "locusd: memory tiers: " << tiers.status().message() << "\n";
+    return;
+  }
+  *report.mutable_memory_tiering() = *std::move(tiers);
+}
+
 }  // namespace
 
 int RunProbe(const OneShotOptions& options, std::ostream& out,
@@ -59,6 +80,7 @@ int RunProbe(const OneShotOptions& options, std::ostream& out,
   LibbpfProber prober;
   FeatureSet features(&prober, options.disabled_features);
   v1::ProbeReport report = ProbeReportOf(features, ChooseSources(features));
+  AddMemoryTiers(options, report, err);
   // Printed as `locusctl probe` prints the daemon's report.
   absl::StatusOr<std::string> shown =
       ctl::TextOrJson(report, options.json, ctl::FormatProbe);

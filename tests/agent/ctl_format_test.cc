@@ -287,6 +287,75 @@ TEST(Format, StatusSaysWhyTheAgentIsNotActing) {
                         "/var/lib/locus: Read-only file system\n"));
 }
 
+// Two DRAM nodes with CPUs in tier 4 and a CPU-less node in tier 6, as
+// MemoryTieringReport fills it on such a host.
+v1::MemoryTiering TieredHost() {
+  v1::MemoryTiering t;
+  for (int id : {0, 1, 2}) {
+    v1::TierNode* node = t.add_nodes();
+    node->set_node(id);
+    node->set_tier(id < 2 ? 4 : 6);
+    node->set_cpus(id < 2 ? 2 : 0);
+    node->set_lower_tier(id == 2);
+  }
+  t.set_demotion_enabled(1);
+  t.set_numa_balancing_mode(2);
+  t.add_damon_migrations("kdamond 0 scheme 1: migrate_cold to node 2\x1b[2J");
+  t.set_promoted_total(4100);
+  t.set_demoted_total(-1);
+  return t;
+}
+
+TEST(Format, StatusNamesWhoMovesPagesOnALowerTier) {
+  v1::AgentStatus s;
+  *s.mutable_memory_tiering() = TieredHost();
+  const std::string text = ctl::FormatStatus(s);
+  EXPECT_THAT(text,
+              HasSubstr("\nmemory tiers: tier 4: nodes 0-1 (4 CPUs); tier 6: "
+                        "node 2 (no CPUs)\n"
+                        "  node 2: tier 6 (lower, no CPUs): the kernel demotes "
+                        "to it (demotion on) and promotes from it "
+                        "(numa_balancing=2); Locus leaves its pages\n"
+                        "  DAMON kdamond 0 scheme 1: migrate_cold to node "
+                        "2\\x1b[2J\n"
+                        "  since boot the kernel promoted 4100 pages and "
+                        "demoted unknown\n"));
+}
+
+TEST(Format, StatusOfAHostWithoutALowerTierIsUnchanged) {
+  v1::AgentStatus s;
+  const std::string before = ctl::FormatStatus(s);
+  v1::MemoryTiering t = TieredHost();
+  t.mutable_nodes(2)->set_lower_tier(false);
+  t.mutable_nodes(2)->set_tier(4);
+  *s.mutable_memory_tiering() = t;
+  EXPECT_EQ(ctl::FormatStatus(s), before);
+}
+
+TEST(Format, ProbeShowsTheTiersAndTheKernelsMovers) {
+  v1::ProbeReport r;
+  r.set_kernel("6.8.0");
+  EXPECT_THAT(ctl::FormatProbe(r),
+              ::testing::Not(HasSubstr("memory tiers")));  // an agent's Probe
+  *r.mutable_memory_tiering() = TieredHost();
+  EXPECT_THAT(ctl::FormatProbe(r),
+              HasSubstr("memory tiers: tier 4: nodes 0-1 (4 CPUs); tier 6: "
+                        "node 2 (no CPUs)\n  demotion on; tiering promotion "
+                        "on (numa_balancing=2); DAMON: 1 migrate scheme(s)\n"
+                        "  node 2: tier 6 (lower"));
+  // A host whose kernel lists no tiers says so, and how its movers are set.
+  v1::MemoryTiering none;
+  none.add_nodes()->set_cpus(4);
+  none.set_demotion_enabled(-1);
+  none.set_numa_balancing_mode(0);
+  *r.mutable_memory_tiering() = none;
+  EXPECT_THAT(ctl::FormatProbe(r),
+              HasSubstr("memory tiers: none listed by the kernel (before "
+                        "6.1?); no lower tier\n  demotion unknown; tiering "
+                        "promotion off (numa_balancing=0); DAMON: no migrate "
+                        "scheme\n"));
+}
+
 TEST(Format, MigrateAction) {
   v1::Action a;
   a.mutable_migrate_pages()->set_pid(1200);

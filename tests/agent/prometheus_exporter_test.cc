@@ -304,6 +304,46 @@ TEST(PrometheusExporterTest, NeighboursSayWhatLocusHandedThem) {
   EXPECT_EQ(s["locus_irqbalance_banned_irqs{by=pending,}"], 1);
 }
 
+v1::Metrics TieredTick(int64_t promoted, int64_t demoted, uint32_t node1_cpus) {
+  v1::Metrics m;
+  v1::MemoryTiering* t = m.mutable_memory_tiering();
+  for (int id : {0, 1, 2}) {
+    v1::TierNode* node = t->add_nodes();
+    node->set_node(id);
+    node->set_tier(id < 2 ? 4 : 6);
+    node->set_cpus(id == 0 ? 2 : id == 1 ? node1_cpus : 0);
+    node->set_lower_tier(id == 2);
+  }
+  t->set_promoted_total(promoted);
+  t->set_demoted_total(demoted);
+  return m;
+}
+
+TEST(PrometheusExporterTest, NodeTiersAndTheKernelsTierMoves) {
+  PrometheusExporter exporter({"1", "k"});
+  exporter.Observe(TieredTick(100, -1, 2), v1::AgentStatus());
+  Series s = Collect(exporter);
+  EXPECT_EQ(s["locus_node_info{cpus=0,lower_tier=1,node=2,tier=6,}"], 1);
+  EXPECT_EQ(s["locus_node_info{cpus=2,lower_tier=0,node=1,tier=4,}"], 1);
+  EXPECT_EQ(s["locus_kernel_tier_pages_total{direction=promote,}"], 100);
+  // A kernel without the demotion counters has no such series.
+  EXPECT_EQ(s.count("locus_kernel_tier_pages_total{direction=demote,}"), 0u);
+
+  // The counters follow the kernel's totals; a node whose CPUs went
+  // offline keeps one info series, with its new labels.
+  exporter.Observe(TieredTick(130, 50, 1), v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(s["locus_kernel_tier_pages_total{direction=promote,}"], 130);
+  EXPECT_EQ(s["locus_kernel_tier_pages_total{direction=demote,}"], 50);
+  EXPECT_EQ(s.count("locus_node_info{cpus=2,lower_tier=0,node=1,tier=4,}"), 0u);
+  EXPECT_EQ(s["locus_node_info{cpus=1,lower_tier=0,node=1,tier=4,}"], 1);
+  int info = 0;
+  for (const auto& [key, value] : s) {
+    info += key.rfind("locus_node_info{", 0) == 0;
+  }
+  EXPECT_EQ(info, 3);
+}
+
 // A running experiment as the loop reports it each tick: no units, only its
 // last interval in the series.
 v1::ExperimentReport RunningExperiment(uint32_t intervals) {

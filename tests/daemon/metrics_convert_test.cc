@@ -95,6 +95,38 @@ TEST(MetricsConvertTest, NodesTasksAndIrqsFromASnapshot) {
   EXPECT_EQ(m.irqs(0).count(), 700u);
 }
 
+TEST(MetricsConvertTest, MemoryTiersGoToTheNodesAndTheHost) {
+  Snapshot s = TwoNodeSnapshot();
+  s.topology.nodes[0].tier = 4;
+  s.topology.nodes[1].tier = 4;
+  s.topology.nodes.push_back({.id = 2,
+                              .cpus = {},
+                              .mem_total_bytes = 300,
+                              .distances = {},
+                              .tier = 6});
+  s.numa_balancing_mode = 2;
+  s.tiering.demotion_enabled = 1;
+  s.tiering.damon_migrations = {"kdamond 0 scheme 1: migrate_cold to node 2"};
+  s.tiering.promoted_total = 7;
+  v1::Metrics m;
+  FillMetricsFromSnapshot(s, 1, 0, &m);
+  ASSERT_EQ(m.nodes_size(), 3);
+  EXPECT_EQ(m.nodes(0).tier(), 4);
+  EXPECT_FALSE(m.nodes(0).lower_tier());
+  EXPECT_EQ(m.nodes(2).tier(), 6);
+  EXPECT_TRUE(m.nodes(2).lower_tier());
+  const v1::MemoryTiering& t = m.memory_tiering();
+  EXPECT_EQ(t.demotion_enabled(), 1);
+  EXPECT_EQ(t.numa_balancing_mode(), 2);
+  EXPECT_THAT(t.damon_migrations(),
+              ElementsAre("kdamond 0 scheme 1: migrate_cold to node 2"));
+  EXPECT_EQ(t.promoted_total(), 7);
+  EXPECT_EQ(t.demoted_total(), -1);
+  // Unknown stays unknown on the wire, not tier 0.
+  FillMetricsFromSnapshot(TwoNodeSnapshot(), 2, 0, &m);
+  EXPECT_FALSE(m.nodes(0).has_tier());
+}
+
 TEST(MetricsConvertTest, UnknownCpuAndMissingSamplesDoNotCrash) {
   Snapshot s = TwoNodeSnapshot();
   s.targets[0].threads[0].cpu = -1;

@@ -65,7 +65,7 @@ TEST(DoctorChecks, HealthyHostIsAllOkAndExitsZero) {
     EXPECT_EQ(c.verdict, Verdict::kOk) << c.name << ": " << c.detail;
     EXPECT_THAT(c.fix, IsEmpty()) << c.name;
   }
-  EXPECT_EQ(checks.size(), 15u);  // no agent line unless asked
+  EXPECT_EQ(checks.size(), 16u);  // no agent line unless asked
   EXPECT_EQ(DoctorExitCode(checks), 0);
   EXPECT_THAT(FormatDoctor(checks),
               HasSubstr("OK    btf: /sys/kernel/btf/vmlinux present\n"));
@@ -160,7 +160,7 @@ TEST(DoctorChecks, LookAlikesAreRefusedAndNamesCannotForgeALine) {
        "owned by uid 1000, not root"});
   for (int pid = 1; pid <= 9; ++pid) in.refused.push_back({pid, "nginx", "x"});
   const std::vector<DoctorCheck> checks = RunDoctorChecks(in);
-  EXPECT_EQ(checks.size(), 16u);
+  EXPECT_EQ(checks.size(), 17u);
   const DoctorCheck refused = Find(in, "refused");
   EXPECT_EQ(refused.verdict, Verdict::kWarn);
   EXPECT_THAT(refused.detail,
@@ -471,6 +471,62 @@ TEST_F(DoctorReaderTest, ReadsEveryInputThroughTheRoots) {
   std::vector<DoctorCheck> checks = RunDoctorChecks(in);
   EXPECT_EQ(DoctorExitCode(checks), 1);  // the policy fails
   EXPECT_THAT(FormatDoctor(checks), HasSubstr("FAIL  policy: "));
+}
+
+// Issue #42: on a host with a CPU-less node in a slower tier, the doctor
+// names the tiers and who moves pages between them.
+TEST_F(DoctorReaderTest, MemoryTiersNameTheTiersAndTheirMovers) {
+  paths_.sysfs_root =
+      std::string(LOCUS_SOURCE_DIR) + "/tests/fixtures/tiered3/sys";
+  Write("/proc/sys/kernel/numa_balancing", "2\n");
+  Write("/proc/vmstat", "pgpromote_success 4100\npgdemote_kswapd 70000\n");
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  ASSERT_TRUE(in.memory_tiering.has_value());
+  EXPECT_THAT(in.memory_tiering_errors, IsEmpty());
+  DoctorCheck tiers = Find(in, "memory tiers");
+  EXPECT_EQ(tiers.verdict, Verdict::kOk) << tiers.detail;
+  EXPECT_THAT(tiers.detail,
+              AllOf(HasSubstr("tier 4: nodes 0-1 (4 CPUs); tier 6: node 2 "
+                              "(no CPUs)"),
+                    HasSubstr("node 2: tier 6 (lower, no CPUs): the kernel "
+                              "demotes to it (demotion on) and promotes from "
+                              "it (numa_balancing=2); Locus leaves its pages"),
+                    HasSubstr("DAMON kdamond 0 scheme 1: migrate_cold to "
+                              "node 2"),
+                    HasSubstr("promoted 4100 pages and demoted 70000")));
+  // Tiering promotion alone is not AutoNUMA moving the workers' pages.
+  EXPECT_EQ(Find(in, "numa_balancing").verdict, Verdict::kOk);
+
+  // Nothing promotes: the lower tier's pages stay where they are.
+  Write("/proc/sys/kernel/numa_balancing", "0\n");
+  in = ReadDoctorInputs(paths_, &prober_);
+  tiers = Find(in, "memory tiers");
+  EXPECT_EQ(tiers.verdict, Verdict::kWarn);
+  EXPECT_THAT(tiers.detail,
+              AllOf(HasSubstr("does not promote from it (numa_balancing=0)"),
+                    HasSubstr("nothing promotes hot pages")));
+  EXPECT_THAT(tiers.fix, HasSubstr("kernel.numa_balancing=2"));
+}
+
+TEST_F(DoctorReaderTest, MemoryTiersOnAHostWithoutTiersIsOk) {
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);  // numa2
+  ASSERT_TRUE(in.memory_tiering.has_value());
+  const DoctorCheck tiers = Find(in, "memory tiers");
+  EXPECT_EQ(tiers.verdict, Verdict::kOk);
+  EXPECT_THAT(tiers.detail, HasSubstr("no lower tier"));
+  EXPECT_THAT(tiers.detail, HasSubstr("demotion unknown"));
+}
+
+TEST_F(DoctorReaderTest, MemoryTiersNameAMalformedFile) {
+  std::filesystem::copy(
+      std::string(LOCUS_SOURCE_DIR) + "/tests/fixtures/tiered3/sys",
+      root_ + "/sys", std::filesystem::copy_options::recursive);
+  Write("/sys/devices/virtual/memory_tiering/memory_tier4/nodelist", "0-z\n");
+  paths_.sysfs_root = root_ + "/sys";
+  DoctorInputs in = ReadDoctorInputs(paths_, &prober_);
+  const DoctorCheck tiers = Find(in, "memory tiers");
+  EXPECT_EQ(tiers.verdict, Verdict::kWarn);
+  EXPECT_THAT(tiers.detail, HasSubstr("memory_tier4/nodelist"));
 }
 
 // Issue #39: a user's process named irqbalance or numad is not taken for

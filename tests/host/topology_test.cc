@@ -141,6 +141,57 @@ TEST(TopologyTest, NodeDirectoryWithLeadingZeroIsNotANode) {
   EXPECT_EQ(topo->nodes[1].id, 1);
 }
 
+TEST(TopologyTest, MemoryTiers) {
+  std::vector<std::string> errors;
+  auto topo = ReadTopology(Sys("tiered3"), &errors);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EXPECT_THAT(errors, IsEmpty());
+  ASSERT_EQ(topo->nodes.size(), 3u);
+  EXPECT_EQ(topo->nodes[0].tier, 4);
+  EXPECT_EQ(topo->nodes[1].tier, 4);
+  EXPECT_EQ(topo->nodes[2].tier, 6);
+  EXPECT_THAT(topo->nodes[2].cpus, IsEmpty());
+}
+
+TEST(TopologyTest, NoMemoryTieringMeansUnknownTiers) {
+  std::vector<std::string> errors;
+  auto topo = ReadTopology(Sys("numa4"), &errors);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EXPECT_THAT(errors, IsEmpty());
+  for (const Node& node : topo->nodes) EXPECT_EQ(node.tier, -1) << node.id;
+}
+
+TEST(TopologyTest, MalformedNodelistIsNamedAndItsNodesStayUnknown) {
+  TempTree tree;
+  tree.CopyFixture("tiered3");
+  const std::string tiers = "sys/devices/virtual/memory_tiering/";
+  tree.Write(tiers + "memory_tier6/nodelist", "2-\n");
+  std::vector<std::string> errors;
+  auto topo = ReadTopology(tree.root() + "/sys", &errors);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr(tiers + "memory_tier6/nodelist"));
+  EXPECT_EQ(topo->nodes[0].tier, 4);
+  EXPECT_EQ(topo->nodes[2].tier, -1);
+}
+
+TEST(TopologyTest, NodeInTwoTiersKeepsTheFirst) {
+  TempTree tree;
+  tree.CopyFixture("tiered3");
+  const std::string tiers = "sys/devices/virtual/memory_tiering/";
+  tree.Write(tiers + "memory_tier6/nodelist", "1-2\n");
+  // Not a tier: only the kernel's spelling memory_tierN is.
+  tree.Write(tiers + "memory_tier06/nodelist", "0\n");
+  std::vector<std::string> errors;
+  auto topo = ReadTopology(tree.root() + "/sys", &errors);
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("node 1 also in memory_tier4"));
+  EXPECT_EQ(topo->nodes[0].tier, 4);
+  EXPECT_EQ(topo->nodes[1].tier, 4);
+  EXPECT_EQ(topo->nodes[2].tier, 6);
+}
+
 TEST(TopologyTest, ThisHost) {
   auto topo = ReadTopology("/sys");
   ASSERT_TRUE(topo.ok()) << topo.status();
