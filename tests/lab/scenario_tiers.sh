@@ -86,9 +86,15 @@ tiers() {
   done
   t=$(tier_of "$mem")
   log "memory node $mem: memory_tier$t; CPU nodes ${cpu_nodes[*]}: top tier memory_tier$top"
-  [ "$top" -ge 0 ] && [ "$t" -gt "$top" ] ||
-    fail "(a) the kernel did not put node $mem in a lower tier than the CPU nodes (tier $t, top $top)" || return 1
-  log "ok: (a) two tiers: CPU nodes in memory_tier$top, node $mem in memory_tier$t"
+  # A kernel of one tier fails here, and the scenario goes on: what Locus
+  # then does with the node's pages is in the figures below.
+  local rc=0
+  if [ "$top" -ge 0 ] && [ "$t" -gt "$top" ]; then
+    log "ok: (a) two tiers: CPU nodes in memory_tier$top, node $mem in memory_tier$t"
+  else
+    fail "(a) the kernel did not put node $mem in a lower tier than the CPU nodes (tier $t, top $top)"
+    rc=1
+  fi
 
   if [ -f /sys/kernel/mm/numa/demotion_enabled ]; then
     echo true >/sys/kernel/mm/numa/demotion_enabled
@@ -123,8 +129,9 @@ tiers() {
     fail "setup: the kernel did not promote lab_memhog's hot pages to node $run: $(tool pages "$memhog_pid")" || return 1
   taskset -a -pc "$(node_cpus "${cpu_nodes[0]}")" "$memhog_pid" >/dev/null ||
     fail "taskset $memhog_pid" || return 1
-  # nginx's workers under load (wrk on every CPU), so that they run.
-  load 3600 http://127.0.0.1/
+  # nginx's workers under load (wrk on every CPU) until the window's end,
+  # so that they run.
+  load "$WINDOW" http://127.0.0.1/
   local targets=("${workers[@]}" "$memhog_pid") p before=() mem_before=0 out
   for p in "${targets[@]}"; do
     out=$(tool pages "$p") || fail "labtool pages $p" || return 1
@@ -153,10 +160,11 @@ tiers() {
   [ "$left" -gt 0 ] && sleep "$left"
   kill "$watch_pid" 2>/dev/null
   wait "$watch_pid" 2>/dev/null
-  load_stop
+  wait "$load_pid" 2>/dev/null
+  load_pid=
   log "wrk: $(grep -E 'Requests/sec' "$WORK/wrk.out")"
 
-  local promoted demoted migrated mem_after=0 i home share cpu_pages rc=0
+  local promoted demoted migrated mem_after=0 i home share cpu_pages
   promoted=$(($(vmstat pgpromote_success) - promote0))
   demoted=$(($(pgdemote) - demote0))
   migrated=$(($(vmstat numa_pages_migrated) - migrated0))
