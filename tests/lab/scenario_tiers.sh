@@ -134,8 +134,8 @@ tiers() {
   taskset -a -pc "$(node_cpus "${cpu_nodes[0]}")" "$memhog_pid" >/dev/null ||
     fail "taskset $memhog_pid" || return 1
   # nginx's workers under load (wrk on every CPU) until the window's end,
-  # so that they run.
-  load "$WINDOW" http://127.0.0.1/
+  # so that they run (SIGINT then: wrk prints its figures).
+  load $((WINDOW + 900)) http://127.0.0.1/
   local targets=("${workers[@]}" "$memhog_pid") p before=() mem_before=0 out
   for p in "${targets[@]}"; do
     out=$(tool pages "$p") || fail "labtool pages $p" || return 1
@@ -164,6 +164,7 @@ tiers() {
   [ "$left" -gt 0 ] && sleep "$left"
   kill "$watch_pid" 2>/dev/null
   wait "$watch_pid" 2>/dev/null
+  kill -INT "$load_pid" 2>/dev/null
   wait "$load_pid" 2>/dev/null
   load_pid=
   log "wrk: $(grep -E 'Requests/sec' "$WORK/wrk.out")"
