@@ -10,6 +10,13 @@
 #   --nodes N                  NUMA nodes                            [LAB_NODES=2]
 #   --cpus-per-node C          vCPUs per node                        [LAB_CPUS_PER_NODE=2]
 #   --mem MiB                  guest memory, split evenly over nodes [LAB_MEM_MB=2048]
+#   --memory-node MiB          one more node (id = --nodes) with this much
+#                              memory and no CPUs, slower than the others by
+#                              HMAT (-machine hmat=on; its initiator is node
+#                              0), so that a kernel that ranks memory by HMAT
+#                              puts it in a lower memory tier; 0: none, --mem
+#                              is still split over the CPU nodes only
+#                                                          [LAB_MEMORY_NODE_MB=0]
 #   --timeout S                kill the guest after S seconds        [LAB_TIMEOUT=600]
 #   --build DIR                build tree (initramfs cache, runs)    [LOCUS_BUILD_DIR=build]
 #   --forward GUESTPORT        forward a free port of this machine's loopback to
@@ -42,6 +49,7 @@ kernel=${LAB_KERNEL:-6.1}
 nodes=${LAB_NODES:-2}
 cpus_per_node=${LAB_CPUS_PER_NODE:-2}
 mem_mb=${LAB_MEM_MB:-2048}
+memory_node_mb=${LAB_MEMORY_NODE_MB:-0}
 timeout_s=${LAB_TIMEOUT:-600}
 build=${LOCUS_BUILD_DIR:-$repo/build}
 append=${LAB_APPEND:-}
@@ -65,6 +73,7 @@ while [ $# -gt 0 ]; do
     --nodes) nodes=$2; shift 2 ;;
     --cpus-per-node) cpus_per_node=$2; shift 2 ;;
     --mem) mem_mb=$2; shift 2 ;;
+    --memory-node) memory_node_mb=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --forward) forwards+=("$2"); shift 2 ;;
@@ -81,6 +90,7 @@ done
 [[ "$nodes" =~ ^[1-9][0-9]*$ && "$cpus_per_node" =~ ^[1-9][0-9]*$ ]] ||
   die "--nodes and --cpus-per-node must be positive integers"
 [[ "$tcg" == multi || "$tcg" == single ]] || die "--tcg must be multi or single, not $tcg"
+[[ "$memory_node_mb" =~ ^[0-9]+$ ]] || die "--memory-node takes MiB (0: none)"
 (( mem_mb % nodes == 0 )) || die "--mem ($mem_mb) must divide evenly over $nodes nodes"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing (deploy/deps.sh)"
 [ -x /bin/busybox ] || skip "busybox missing (deploy/deps.sh installs busybox-static)"
@@ -173,6 +183,33 @@ for ((n = 0; n < nodes; n++)); do
   numa+=(-object "memory-backend-ram,size=$((mem_mb / nodes))M,id=m$n"
          -numa "node,nodeid=$n,cpus=$first-$((first + cpus_per_node - 1)),memdev=m$n")
 done
+# The memory node: no CPUs, its initiator node 0, and HMAT latencies and
+# bandwidths (every CPU node to every node) that make it three times slower
+# than a CPU node's own memory (a CXL expander's ratio, about): Linux 6.9
+# and later rank nodes into memory tiers by these (memory_tier4 for DRAM).
+# A remote CPU node reads twice the local latency, half the bandwidth.
+machine=(-machine pc)
+total_mb=$mem_mb
+if [ "$memory_node_mb" -gt 0 ]; then
+  total_mb=$((mem_mb + memory_node_mb))
+  machine=(-machine "pc,hmat=on")
+  numa+=(-object "memory-backend-ram,size=${memory_node_mb}M,id=m$nodes"
+         -numa "node,nodeid=$nodes,memdev=m$nodes,initiator=0")
+  for ((i = 0; i < nodes; i++)); do
+    for ((t = 0; t <= nodes; t++)); do
+      if [ "$t" = "$nodes" ]; then
+        lat=30 bw=6G # from its initiator, node 0; others read it farther
+        [ "$i" = 0 ] || lat=40 bw=5G
+      elif [ "$t" = "$i" ]; then
+        lat=10 bw=20G
+      else
+        lat=20 bw=10G
+      fi
+      numa+=(-numa "hmat-lb,initiator=$i,target=$t,hierarchy=memory,data-type=access-latency,latency=$lat"
+             -numa "hmat-lb,initiator=$i,target=$t,hierarchy=memory,data-type=access-bandwidth,bandwidth=$bw")
+    done
+  done
+fi
 share_args=()
 i=0
 for dir in "${shares[@]}"; do
@@ -185,7 +222,7 @@ cmdline="console=ttyS0 loglevel=0 panic=-1 lab.run=$run_dir lab.stage2=$repo/tes
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
   -nodefaults -no-user-config -display none -no-reboot \
   -accel "tcg,thread=$tcg" -cpu max -bios /usr/share/qemu/qboot.rom \
-  -smp $((nodes * cpus_per_node)) -m "${mem_mb}M" "${numa[@]}" \
+  "${machine[@]}" -smp $((nodes * cpus_per_node)) -m "${total_mb}M" "${numa[@]}" \
   -kernel "/boot/vmlinuz-$kver" -initrd "$initramfs" -append "$cmdline" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$run_dir,mount_tag=labrun,security_model=none,multidevs=remap" \

@@ -12,6 +12,9 @@
   labtool.py softhome FILE PID  in that output, PID's pins and widenings (s),
                               the least time between two changes of its
                               spill, and page moves of it while widened
+  labtool.py pagemoves FILE NODE  in that output, Locus's applied page moves
+                              (migrate_pages): how many, MiB moved, those
+                              whose leave_nodes do not name NODE, per pid
   labtool.py irqbalance_bans PID  the IRQs on irqbalance PID's ban list (setup)
   labtool.py irqbalance_ban PID IRQ...
                               replaces that list, as an admin does at run time
@@ -268,6 +271,40 @@ def moves(path):
           f"external_irqs={sum(e.startswith('irq') for e in external)} "
           f"against_external={len(against)} against={','.join(against) or '-'} "
           f"memory_target_changes={mem_flip}")
+
+
+def pagemoves(path, node):
+    """Locus's applied page moves in a metrics stream: their count, the MiB
+    they moved, how many leave_nodes lacks `node` (a lower tier's node:
+    every move must leave it), and per pid "pid:moves:MiB:to_nodes"; plus
+    the reason of the first move that moved pages, for the log."""
+    node = int(node)
+    count, moved, without, first = 0, 0, 0, ""
+    per_pid = defaultdict(lambda: [0, 0, set()])
+    for line in read(path).splitlines():
+        if not line.startswith("{"):
+            continue
+        m = json.loads(line)
+        for action in m.get("actions", []):
+            mp = action.get("migrate_pages")
+            if not mp or action.get("outcome") != "ACTION_OUTCOME_APPLIED":
+                continue
+            count += 1
+            b = int(mp.get("moved_bytes", 0))
+            moved += b
+            if node not in [int(n) for n in mp.get("leave_nodes", [])]:
+                without += 1
+            p = per_pid[int(mp.get("pid", 0))]
+            p[0] += 1
+            p[1] += b
+            p[2].add(int(mp.get("to_node", 0)))
+            if b and not first:
+                first = action.get("reason", "").replace(" ", "_")
+    print("moves=%d moved_mib=%.1f without_leave=%d per_pid=%s first=%s" % (
+        count, moved / 2**20, without,
+        ",".join("%d:%d:%.1f:%s" % (pid, n, b / 2**20, "/".join(map(str, sorted(t))))
+                 for pid, (n, b, t) in sorted(per_pid.items())) or "-",
+        first or "-"))
 
 
 def adoption(path, pids):
@@ -665,6 +702,8 @@ def main(argv):
         irqbalance_ask(int(argv[1]), "settings ban irqs " + " ".join(argv[2:]))
     elif len(argv) == 3 and argv[0] == "softhome":
         softhome(argv[1], argv[2])
+    elif len(argv) == 3 and argv[0] == "pagemoves":
+        pagemoves(argv[1], argv[2])
     elif len(argv) >= 2 and argv[0] == "adoption":
         adoption(argv[1], argv[2:])
     else:

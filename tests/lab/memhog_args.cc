@@ -15,14 +15,18 @@ namespace locus {
 
 const char kMemhogUsage[] =
     "usage: lab_memhog --mb=N --touch_node=A --run_node=B [--report_ms=200]\n"
-    "                  [--thp] [--wait_for=PATH]\n"
+    "                  [--thp] [--wait_for=PATH] [--bind_node=C]\n"
+    "                  [--hot_mb=H]\n"
     "First-touches N MiB on node A's CPUs, prints 'ready', then keeps\n"
     "reading and writing it from node B's CPUs, printing 'passes K' every\n"
     "report_ms (0: never). --thp: the memory 2 MiB-aligned and advised\n"
     "MADV_HUGEPAGE before the touch; 'anon_huge_kib K' follows 'ready'\n"
     "(AnonHugePages of the memory after the touch, from /proc/self/smaps).\n"
     "--wait_for: after the touch, prints 'touched' and waits until PATH\n"
-    "exists before moving to node B (and naming itself lab_memhog).\n";
+    "exists before moving to node B (and naming itself lab_memhog).\n"
+    "--bind_node: the touch's memory bound to node C (one without CPUs\n"
+    "too) instead of node A. --hot_mb: the passes use the first H MiB only\n"
+    "(0: none, the process then sleeps), the rest stays cold.\n";
 
 namespace {
 
@@ -85,6 +89,12 @@ absl::StatusOr<MemhogOptions> ParseMemhogArgs(
       (name == "touch_node" ? options.touch_node : options.run_node) =
           static_cast<int>(value);
       (name == "touch_node" ? have_touch : have_run) = true;
+    } else if (name == "bind_node") {
+      RETURN_IF_ERROR(ParseInt(name, kv.second, 0, kIntMax, &value));
+      options.bind_node = static_cast<int>(value);
+    } else if (name == "hot_mb") {
+      RETURN_IF_ERROR(ParseInt(name, kv.second, 0, kMaxMb, &value));
+      options.hot_mb = value;
     } else if (name == "wait_for") {
       if (kv.second.empty()) return Invalid(name, "needs a path");
       options.wait_for = kv.second;
@@ -98,6 +108,11 @@ absl::StatusOr<MemhogOptions> ParseMemhogArgs(
   if (!have_mb) return Invalid("mb", "required");
   if (!have_touch) return Invalid("touch_node", "required");
   if (!have_run) return Invalid("run_node", "required");
+  if (options.hot_mb > static_cast<int64_t>(options.mb)) {
+    return Invalid(
+        "hot_mb",
+        absl::StrCat(options.hot_mb, " is more than --mb (", options.mb, ")"));
+  }
   return options;
 }
 

@@ -16,6 +16,13 @@ struct MemhogOptions {
   uint64_t mb = 0;      // --mb: memory to first-touch, MiB (required)
   int touch_node = -1;  // --touch_node: node whose CPUs first-touch it
   int run_node = -1;    // --run_node: node whose CPUs then use it
+  // --bind_node: node the first touch's memory is bound to (MPOL_BIND, reset
+  // to the default after the touch), which may be a node without CPUs;
+  // -1: touch_node.
+  int bind_node = -1;
+  // --hot_mb: MiB at the buffer's start that the work passes use, the rest
+  // left cold once touched; -1: all of it. 0 leaves the process idle.
+  int64_t hot_mb = -1;
   int report_ms = 200;  // --report_ms: progress line period; 0: none
   // --thp: the buffer 2 MiB-aligned and madvise(MADV_HUGEPAGE) before the
   // first touch, so that the kernel backs it with transparent huge pages

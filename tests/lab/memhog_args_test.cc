@@ -61,6 +61,50 @@ TEST(MemhogArgsTest, WaitForTakesAPath) {
               HasSubstr("--wait_for: needs a path"));
 }
 
+TEST(MemhogArgsTest, BindNodeAndHotMbDefaultToTouchNodeAndAll) {
+  auto plain = ParseMemhogArgs({"--mb=600", "--touch_node=0", "--run_node=1"});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->bind_node, -1);
+  EXPECT_EQ(plain->hot_mb, -1);
+
+  auto options = ParseMemhogArgs({"--mb=600", "--touch_node=0", "--run_node=1",
+                                  "--bind_node=2", "--hot_mb=8"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->bind_node, 2);
+  EXPECT_EQ(options->hot_mb, 8);
+  EXPECT_EQ(ParseMemhogArgs(
+                {"--mb=6", "--touch_node=0", "--run_node=1", "--hot_mb=0"})
+                ->hot_mb,
+            0);
+  EXPECT_EQ(ParseMemhogArgs(
+                {"--mb=6", "--touch_node=0", "--run_node=1", "--hot_mb=6"})
+                ->hot_mb,
+            6);
+}
+
+TEST(MemhogArgsTest, RejectsABadBindNodeOrHotMb) {
+  EXPECT_THAT(ParseMemhogArgs({"--mb=6", "--touch_node=0", "--run_node=1",
+                               "--bind_node=-1"})
+                  .status()
+                  .message(),
+              HasSubstr("--bind_node: -1 is outside"));
+  EXPECT_THAT(ParseMemhogArgs(
+                  {"--mb=6", "--touch_node=0", "--run_node=1", "--bind_node=x"})
+                  .status()
+                  .message(),
+              HasSubstr("--bind_node: not an integer"));
+  EXPECT_THAT(ParseMemhogArgs(
+                  {"--mb=6", "--touch_node=0", "--run_node=1", "--hot_mb=7"})
+                  .status()
+                  .message(),
+              HasSubstr("--hot_mb: 7 is more than --mb (6)"));
+  EXPECT_THAT(ParseMemhogArgs(
+                  {"--mb=6", "--touch_node=0", "--run_node=1", "--hot_mb=-1"})
+                  .status()
+                  .message(),
+              HasSubstr("--hot_mb: -1 is outside"));
+}
+
 TEST(MemhogArgsTest, NamesTheMissingFlag) {
   EXPECT_THAT(
       ParseMemhogArgs({"--touch_node=1", "--run_node=0"}).status().message(),

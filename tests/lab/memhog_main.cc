@@ -5,6 +5,9 @@
 // that the kernel's NUMA balancing sees hinting faults on them. It measures
 // nothing about placement: the benchmark reads that from outside
 // (/proc/PID/numa_maps), the same way for every workload and every tool.
+// --bind_node first-touches it on another node (one without CPUs too, a
+// lower memory tier) from --touch_node's CPUs; --hot_mb keeps the passes to
+// the buffer's first MiB, leaving the rest cold.
 // Once in place it names itself (comm) "lab_memhog": started through a link
 // of another name, it is invisible to a tool that selects it by name until
 // the misplacement it stands for exists.
@@ -144,7 +147,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lab_memhog: the kernel has no NUMA support\n");
     return 1;
   }
-  for (int node : {options->touch_node, options->run_node}) {
+  // The node the buffer is first touched on: touch_node's, or bind_node,
+  // which may have memory and no CPUs (a lower memory tier).
+  const int mem_node =
+      options->bind_node >= 0 ? options->bind_node : options->touch_node;
+  for (int node : {options->touch_node, options->run_node, mem_node}) {
     if (node > numa_max_node() || numa_node_size64(node, nullptr) <= 0) {
       std::fprintf(stderr, "lab_memhog: no node %d with memory (max %d)\n",
                    node, numa_max_node());
@@ -161,7 +168,7 @@ int main(int argc, char** argv) {
   // afterwards, because a task policy other than the default would exempt
   // the pages from NUMA balancing (mpol_misplaced) and skew the comparison.
   struct bitmask* touch_mask = numa_allocate_nodemask();
-  numa_bitmask_setbit(touch_mask, options->touch_node);
+  numa_bitmask_setbit(touch_mask, mem_node);
   numa_set_membind(touch_mask);
   numa_free_nodemask(touch_mask);
   char* base = MapBuffer(bytes, options->thp);
@@ -172,15 +179,15 @@ int main(int argc, char** argv) {
                  std::strerror(errno));
     return 1;
   }
-  long on_touch = PagesOnNode(base, pages, page_size, options->touch_node);
+  long on_touch = PagesOnNode(base, pages, page_size, mem_node);
   if (on_touch < 0) return 1;
   if (on_touch < static_cast<long>(kMinTouchShare * pages)) {
     std::fprintf(stderr, "lab_memhog: only %ld of %zu pages on node %d\n",
-                 on_touch, pages, options->touch_node);
+                 on_touch, pages, mem_node);
     return 1;
   }
   std::fprintf(stderr, "lab_memhog: %ld of %zu pages on node %d\n", on_touch,
-               pages, options->touch_node);
+               pages, mem_node);
   long long huge_kib = options->thp ? AnonHugeKib(base, bytes) : 0;
   if (huge_kib < 0) return 1;
   if (!options->wait_for.empty()) {
@@ -203,11 +210,19 @@ int main(int argc, char** argv) {
   // One read-modify-write per page per pass: every page is referenced in
   // every pass, which is what hinting faults need; no cache line is worked
   // on more than that, so a pass stays short even under emulation.
+  // --hot_mb: the pages the passes use; the others stay as touched.
+  const size_t hot_pages =
+      options->hot_mb < 0
+          ? pages
+          : (static_cast<size_t>(options->hot_mb) << 20) / page_size;
   const auto period = std::chrono::milliseconds(options->report_ms);
   auto next_report = Clock::now() + period;
   uint64_t passes = 0;
   for (;;) {
-    for (size_t i = 0; i < pages; ++i) {
+    if (hot_pages == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    for (size_t i = 0; i < hot_pages; ++i) {
       volatile char* p = base + i * page_size;
       *p = static_cast<char>(*p + 1);
     }
