@@ -75,7 +75,8 @@ struct Context {
   std::vector<int> cpu_index;                 // cpu -> node index, or -1
   std::vector<std::vector<int>> worker_cpus;  // per node: placement.cpus
   std::vector<std::vector<int>> irq_cpus;     // per node: irqs.cpus
-  // Per node: 1 for a lower memory tier's (policy/tiers.h). A worker's
+  // Per node: 1 for one below the nodes with CPUs (policy/tiers.h: those
+  // without CPUs, a lower memory tier's among them). A worker's
   // locality is judged over the other nodes: pages and faults there are
   // the kernel's to manage, not remote memory to pull home.
   std::vector<char> lower_tier;
@@ -106,10 +107,10 @@ struct Worker {
   uint64_t net_rx_ns = 0;
   uint64_t cross_node_migrations = 0;
   // Resident pages, NUMA faults and the faults' remote share over the
-  // nodes of the top tier (all nodes on a host without lower tiers).
+  // nodes with CPUs (all nodes on a host without memory-only nodes).
   uint64_t faults = 0;
   uint64_t remote_faults = 0;     // of which the faulting CPU was elsewhere
-  uint64_t lower_tier_pages = 0;  // pages on lower tiers' nodes
+  uint64_t lower_tier_pages = 0;  // pages on the nodes below (lower_tier)
   uint64_t page_size = 0;         // the target's, copied: see `on_pref`
   bool held = false;
   // The target's HasCpuset() and PlacedByOthers(), copied: see `on_pref`.
@@ -211,7 +212,7 @@ struct Tally {
   int budget_deferred = 0;      // page migrations past this tick's budget
   uint64_t budget_bytes = 0;    // this tick's page-migration budget
   std::vector<int> full_nodes;  // node indices at their free-memory reserve
-  // Workers' memory on lower memory tiers, left to the kernel.
+  // Workers' memory on nodes without CPUs, left where it is.
   uint64_t lower_tier_bytes = 0;
 };
 

@@ -1,8 +1,8 @@
 // Memory follows threads: a worker on its home node whose faults (or, with
 // too few faults, pages) are mostly elsewhere gets its pages moved home,
-// within the tick's budget and the home node's free-memory reserve. On a
-// host with memory tiers, "elsewhere" is another node of the top tier: the
-// pages on a lower tier's node are left where the kernel put them.
+// within the tick's budget and the home node's free-memory reserve.
+// "Elsewhere" is another node with CPUs: the pages on a node without CPUs
+// (a lower memory tier's) are left where the kernel or a binding put them.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -92,7 +92,7 @@ std::string Constraint(const Context& ctx, const Worker& w) {
   return constraint.empty() ? "" : absl::StrCat("; ", constraint);
 }
 
-// "; 12.0 MiB on lower memory tiers left to the kernel" where it has some.
+// "; 12.0 MiB on node 2 without CPUs left where it is" where it has some.
 std::string LowerTierNote(const Context& ctx, const Worker& w) {
   if (w.lower_tier_pages == 0) return "";
   std::vector<std::string> nodes;
@@ -101,10 +101,9 @@ std::string LowerTierNote(const Context& ctx, const Worker& w) {
       nodes.push_back(absl::StrCat(ctx.Id(n)));
     }
   }
-  return absl::StrCat("; ", MiB(w.lower_tier_pages * w.page_size),
-                      " on lower memory tier node",
+  return absl::StrCat("; ", MiB(w.lower_tier_pages * w.page_size), " on node",
                       nodes.size() == 1 ? " " : "s ", absl::StrJoin(nodes, ","),
-                      " left to the kernel");
+                      " without CPUs left where it is");
 }
 
 Action Migration(const Context& ctx, const Worker& w, const MemoryCandidate& m,

@@ -83,12 +83,11 @@ void AddNotes(const Context& ctx, const Tally& tally, size_t workers,
   }
   if (tally.lower_tier_bytes > 0) {
     const std::vector<int>& nodes = ctx.lower_tier_ids;
-    plan.notes.push_back(absl::StrCat(MiB(tally.lower_tier_bytes),
-                                      " of the workers' memory on lower "
-                                      "memory tiers (node",
-                                      nodes.size() == 1 ? " " : "s ",
-                                      absl::StrJoin(nodes, ","),
-                                      ") left to the kernel"));
+    plan.notes.push_back(absl::StrCat(
+        MiB(tally.lower_tier_bytes),
+        " of the workers' memory on nodes without CPUs (node",
+        nodes.size() == 1 ? " " : "s ", absl::StrJoin(nodes, ","),
+        ") left where it is: the kernel's tiering or a binding placed it"));
   }
   if (plan.actions.empty()) {
     // Workers someone else places have no home of ours: said apart, so

@@ -39,8 +39,9 @@ struct MigratePages {
   int from_node = -1;
   int to_node = 0;
   uint64_t max_bytes = 0;
-  // Node ids whose pages stay where they are: the lower memory tiers',
-  // which the kernel (demotion, tiering promotion) or DAMON manage.
+  // Node ids whose pages stay where they are: those without CPUs
+  // (policy/tiers.h), which the kernel (demotion, tiering promotion), DAMON
+  // or a binding manage.
   std::vector<int> leave_nodes = {};
 };
 

@@ -17,16 +17,12 @@ int TopTier(const Topology& topology) {
 
 std::vector<char> LowerTierNodes(const Topology& topology) {
   std::vector<char> lower(topology.nodes.size(), 0);
-  const int top = TopTier(topology);
   const bool any_cpus =
       std::any_of(topology.nodes.begin(), topology.nodes.end(),
                   [](const Node& node) { return !node.cpus.empty(); });
   for (size_t n = 0; n < topology.nodes.size(); ++n) {
     const Node& node = topology.nodes[n];
-    // A node the kernel left out of its tiers while others have one (it
-    // came online later) is judged as though none had one.
-    lower[n] = top >= 0 && node.tier >= 0 ? node.tier > top
-                                          : any_cpus && node.cpus.empty();
+    lower[n] = any_cpus && node.cpus.empty();
   }
   return lower;
 }

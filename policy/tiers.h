@@ -16,11 +16,15 @@ namespace locus {
 // -1 where the kernel lists no tiers.
 int TopTier(const Topology& topology);
 
-// Per node index of `topology.nodes`: 1 for a node of a lower tier than
-// TopTier(). Where the kernel lists no tiers, a node without CPUs on a host
-// that has nodes with CPUs counts as lower: nothing runs there to want its
-// pages near, so whoever put them there (a memory binding, an expander's
-// driver) meant to.
+// Per node index of `topology.nodes`: 1 for a node below the nodes with
+// CPUs, where Locus leaves the pages: any node without CPUs on a host that
+// has nodes with CPUs, whatever tier the kernel lists it in (a lower one,
+// where the kernel demotes to and promotes from; or the DRAM tier, where
+// kernels before 6.7 put even a node HMAT calls slower: 6.1 lists a
+// CXL-like node in memory_tier4 with the CPU nodes). Nothing runs there to
+// want its pages near, so whoever put them there (the kernel's demotion, a
+// memory binding, an expander's driver) meant to. A node with CPUs is never
+// lower: it may be a home.
 std::vector<char> LowerTierNodes(const Topology& topology);
 
 // The ids of LowerTierNodes()' nodes, ascending as the nodes are.

@@ -171,7 +171,7 @@ ArmsThisTick Loop::Arms(const Snapshot& snap, TickReport& report) {
       action.op = PinThread{pid, thread.tid, -1, {}};
       if (absl::Status s = executor_->Revert(action); !s.ok()) status = s;
     }
-    action.op = MigratePages{pid, -1, 0, 0, {}};
+    action.op = MigratePages{pid, -1, 0, 0};
     status.Update(executor_->Revert(action));
     for (EntityKind kind : {EntityKind::kTask, EntityKind::kMemory}) {
       history_.entities.erase(EntityKey{kind, pid});

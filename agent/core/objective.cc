@@ -35,8 +35,8 @@ std::optional<double> Share(uint64_t part, uint64_t whole) {
 // memory has followed (a MigratePages, judged on its own): counting them made
 // the loop revert every spread pin of a worker whose memory had not moved yet.
 // Too few faults there: all its faults, then cross-node migrations.
-// Faults on a lower memory tier's node count nowhere: every one is remote
-// (no CPU there) and its pages are the kernel's to place.
+// Faults on a node without CPUs (policy/tiers.h) count nowhere: every one is
+// remote (no CPU there) and its pages are the kernel's to place.
 std::optional<double> PlacementBadness(const Target& target,
                                        const Topology& topology, int node) {
   uint64_t local = 0, remote = 0, migrations = 0, cross = 0;

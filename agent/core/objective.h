@@ -18,14 +18,14 @@ inline constexpr uint64_t kMinFaultsToJudge = 16;
 // memory that were remote (with too few of those: of all its faults; with
 // too few faults: the share of its threads' migrations that crossed a node).
 // MigratePages: the share of the process's resident pages off the target node,
-// of those on nodes it may take from (a lower memory tier's are left).
+// of those on nodes it may take from (those without CPUs are left).
 // SetIrqAffinity: the share of the IRQ's interrupts served off the node it
 // was moved to (the node Decide found its consumers on). nullopt when the
 // entity is gone or the tick carries nothing to judge by.
 std::optional<double> Badness(const Action& action, const Snapshot& snapshot);
 
 // PinThread only: the share of the worker's resident pages off the node it
-// was pinned to, a lower memory tier's left out; nullopt for other actions or
+// was pinned to, nodes without CPUs left out; nullopt for other actions or
 // when unknown.
 std::optional<double> MemoryOffPinNode(const Action& action,
                                        const Snapshot& snapshot);

@@ -118,12 +118,20 @@ std::string TierSummary(const v1::MemoryTiering& tiering) {
 
 std::vector<std::string> TierMoverLines(const v1::MemoryTiering& tiering) {
   std::vector<std::string> lines;
+  // The tier of the nodes with CPUs: a node without CPUs listed in it (6.1
+  // lists every node in one) is not called lower, though Locus leaves it.
+  int top = -1;
+  for (const v1::TierNode& node : tiering.nodes()) {
+    if (node.cpus() > 0 && node.has_tier() && (top < 0 || node.tier() < top))
+      top = node.tier();
+  }
   for (const v1::TierNode& node : tiering.nodes()) {
     if (!node.lower_tier()) continue;
+    const bool below = !node.has_tier() || top < 0 || node.tier() > top;
     lines.push_back(absl::StrCat(
         "node ", node.node(), ": ",
         node.has_tier() ? absl::StrCat("tier ", node.tier()) : "no tier",
-        " (lower, ",
+        below ? " (lower, " : " (the CPU nodes' tier, ",
         node.cpus() == 0 ? "no CPUs" : absl::StrCat(node.cpus(), " CPUs"),
         "): ", Demotion(tiering.demotion_enabled()), " and ",
         Promotion(tiering.numa_balancing_mode()), "; Locus leaves its pages"));

@@ -33,12 +33,12 @@ TEST(TiersTest, ACpuLessNodeOfASlowerTierIsLower) {
   EXPECT_EQ(TierName(s.topology.nodes[0], false), "tier 4");
 }
 
-// The kernel puts a memory-only node without performance figures in the
-// default DRAM tier: as fast as the others, its pages are only remote.
-TEST(TiersTest, ACpuLessNodeOfTheTopTierIsNot) {
+// 6.1 puts a memory-only node in the default DRAM tier even where HMAT
+// calls it slower: its pages are left all the same.
+TEST(TiersTest, ACpuLessNodeOfTheTopTierIsLowerToo) {
   Snapshot s = MakeHost(2, 2);
   AddMemoryNode(s, /*tier=*/4);
-  EXPECT_EQ(LowerTierNodes(s.topology), (std::vector<char>{0, 0, 0}));
+  EXPECT_EQ(LowerTierNodes(s.topology), (std::vector<char>{0, 0, 1}));
 }
 
 TEST(TiersTest, WithoutTiersACpuLessNodeIsLower) {
@@ -58,13 +58,19 @@ TEST(TiersTest, NodesWithCpusAreNeverLowerWithoutTiers) {
   EXPECT_EQ(LowerTierNodes(bare.topology), (std::vector<char>{0, 0}));
 }
 
-// A faster CPU-less tier (HBM above DRAM) is not lower: its pages are as
-// near as home's, and remote like any other node's.
-TEST(TiersTest, AFasterCpuLessTierIsNotLower) {
-  Snapshot s = MakeHost(2, 2);
-  AddMemoryNode(s, /*tier=*/2);
+// A node with CPUs is never lower, whatever its tier: it may be a home.
+// The top tier is that of the fastest node with CPUs; a faster CPU-less
+// node (HBM) is still below the homes for Locus.
+TEST(TiersTest, ANodeWithCpusIsNeverLower) {
+  Snapshot s = MakeHost(3, 1);
+  s.topology.nodes[0].tier = 4;
+  s.topology.nodes[1].tier = 4;
+  s.topology.nodes[2].tier = 6;
   EXPECT_EQ(TopTier(s.topology), 4);
   EXPECT_EQ(LowerTierNodes(s.topology), (std::vector<char>{0, 0, 0}));
+  AddMemoryNode(s, /*tier=*/2, /*cpu_tier=*/4);
+  EXPECT_EQ(TopTier(s.topology), 4);
+  EXPECT_EQ(LowerTierNodes(s.topology), (std::vector<char>{0, 0, 0, 1}));
 }
 
 // Two nodes of two CPUs in tier 4 and a CPU-less node 2 in tier 6; worker
@@ -87,8 +93,9 @@ TEST(TieredDecideTest, PagesOnALowerTierAreLeftToTheKernel) {
   EXPECT_THAT(Migrations(plan), IsEmpty()) << Reasons(plan);
   EXPECT_THAT(Pins(plan), IsEmpty()) << Reasons(plan);
   EXPECT_TRUE(HasNote(plan,
-                      "195 MiB of the workers' memory on lower memory tiers "
-                      "(node 2) left to the kernel"))
+                      "195 MiB of the workers' memory on nodes without CPUs "
+                      "(node 2) left where it is: the kernel's tiering or a "
+                      "binding placed it"))
       << Reasons(plan);
 }
 
@@ -106,19 +113,17 @@ TEST(TieredDecideTest, RemotePagesOfTheTopTierStillComeHome) {
   EXPECT_THAT(plan.actions[0].reason,
               HasSubstr("67% of NUMA faults (250 of 375) off home node 0"));
   EXPECT_THAT(plan.actions[0].reason,
-              HasSubstr("; 195 MiB on lower memory tier node 2 left to the "
-                        "kernel"));
+              HasSubstr("; 195 MiB on node 2 without CPUs left where it is"));
 }
 
-// Without tiers from the kernel a CPU-less node is left alone all the same;
-// in the top tier (no performance figures) it is ordinary remote memory.
-TEST(TieredDecideTest, ACpuLessNodeWithoutTiersIsLeftAndOneOfTheTopTierIsNot) {
-  Plan untiered =
-      Decide(Tiered({1'000, 0, 50'000}, -1), DefaultPolicy(), History());
-  EXPECT_THAT(Migrations(untiered), IsEmpty()) << Reasons(untiered);
-  Plan top = Decide(Tiered({1'000, 0, 50'000}, 4), DefaultPolicy(), History());
-  ASSERT_EQ(Migrations(top).size(), 1u) << Reasons(top);
-  EXPECT_THAT(Migrations(top)[0].leave_nodes, IsEmpty());
+// Without tiers from the kernel, or in the DRAM tier (6.1), a CPU-less
+// node's pages are left all the same.
+TEST(TieredDecideTest, ACpuLessNodeIsLeftWhateverItsTier) {
+  for (int tier : {-1, 4}) {
+    Plan plan =
+        Decide(Tiered({1'000, 0, 50'000}, tier), DefaultPolicy(), History());
+    EXPECT_THAT(Migrations(plan), IsEmpty()) << tier << Reasons(plan);
+  }
 }
 
 // Most of an unpinned worker's memory on the lower tier does not draw its

@@ -41,6 +41,12 @@ std::string HostTuners::AutonumaNote() const {
     case 0:
       return "off (kernel.numa_balancing=0): only Locus's page mover moves "
              "the workers' memory";
+    case 2:
+      // NUMA_BALANCING_MEMORY_TIERING alone: the kernel scans only the
+      // pages on a lower memory tier and promotes the hot ones.
+      return "memory tiering only (kernel.numa_balancing=2): it promotes "
+             "hot pages from lower memory tiers, which Locus leaves to it, "
+             "and moves no page between the nodes with CPUs";
     default:
       return absl::StrCat(
           "on (kernel.numa_balancing=", state_.numa_balancing,

@@ -65,6 +65,10 @@ TEST_F(HostTunersTest, TakesAutonumaEachTickAndLooksForTunedEveryInterval) {
   Process(700, "tuned");
   tuners.Tick(now_ + absl::Seconds(1), 2);
   EXPECT_EQ(tuners.state().numa_balancing, 2);
+  // Mode 2 is tiering alone: promotion from lower tiers, no NUMA balancing.
+  EXPECT_THAT(tuners.AutonumaNote(),
+              HasSubstr("memory tiering only (kernel.numa_balancing=2): it "
+                        "promotes hot pages from lower memory tiers"));
   EXPECT_EQ(tuners.state().tuned_pid, 0);  // not looked for yet
   // A tick without a snapshot keeps the last value.
   tuners.Tick(now_ + absl::Seconds(2), std::nullopt);
