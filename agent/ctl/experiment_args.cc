@@ -155,6 +155,19 @@ const char kExperimentHelp[] =
     "\n"
     "'locusctl experiment SUBCOMMAND --help' says more about each.\n";
 
+namespace {
+
+// "threads,connections": the levers' names, checked as the agent will.
+absl::StatusOr<std::vector<std::string>> LeverList(const std::string& value) {
+  std::vector<std::string> names = absl::StrSplit(value, ',');
+  if (absl::Status levers = ParseLevers(names).status(); !levers.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", levers.message()));
+  }
+  return names;
+}
+
+}  // namespace
+
 absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
                                           size_t& i, ExperimentArgs& out) {
   const std::string& arg = args[i];
@@ -192,11 +205,7 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
               option, value, [](double p) { return p >= 0 && p <= 1000; },
               "a percentage from 0 to 1000 such as 10%"));
     } else if (option == "--levers") {
-      out.levers = absl::StrSplit(value, ',');
-      if (absl::Status levers = ParseLevers(out.levers).status();
-          !levers.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--", levers.message()));
-      }
+      ASSIGN_OR_RETURN(out.levers, LeverList(value));
     } else if (option == "--pre") {
       ASSIGN_OR_RETURN(out.pre, ParsePositiveDuration(option, value));
     } else if (option == "--burn-in") {

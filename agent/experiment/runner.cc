@@ -55,18 +55,9 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
                                          run_->intervals));
       run_->policy_version = policy.version;
     }
-    std::vector<int32_t> joined = TrackUnits(*run_, snapshot);
-    if (!joined.empty()) {
-      WriteRecord(Report(true));
-      if (absl::Status watched = counter_->Watch(ActivePids(*run_, {}));
-          !watched.ok())
-        run_->notes.push_back("counting new workers: " + watched.ToString());
-      const absl::flat_hash_set<int32_t> untreated = Untreated(*run_);
-      for (int32_t pid : joined) {
-        if (untreated.contains(pid) || !run_->levers.threads)
-          run_->release.push_back(pid);
-      }
-    }
+    if (std::vector<int32_t> joined = TrackUnits(*run_, snapshot);
+        !joined.empty())
+      Join(joined);
     if (!run_->in_pre) CountTick(*run_, snapshot);
     if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);
     if (run_ != nullptr && run_->in_pre && snapshot.now_ns >= run_->pre_end_ns)
@@ -92,6 +83,18 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
     ended_ = nullptr;
   }
   return arms;
+}
+
+void ExperimentRunner::Join(const std::vector<int32_t>& joined) {
+  WriteRecord(Report(true));
+  if (absl::Status watched = counter_->Watch(ActivePids(*run_, {}));
+      !watched.ok())
+    run_->notes.push_back("counting new workers: " + watched.ToString());
+  const absl::flat_hash_set<int32_t> untreated = Untreated(*run_);
+  for (int32_t pid : joined) {
+    if (untreated.contains(pid) || !run_->levers.threads)
+      run_->release.push_back(pid);
+  }
 }
 
 void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,

@@ -118,6 +118,10 @@ class ExperimentRunner : public ExperimentPort {
   void Begin(const Snapshot& snapshot, const Pending& pending,
              const PolicyState& policy, const History& history)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Workers that joined the run this tick: counted, recorded, and put back
+  // when their arm (or the levers) leave them to the kernel.
+  void Join(const std::vector<int32_t>& joined)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Begin's steps: a start with too few workers ends at once, recorded.
   void AbortTooFew(const std::string& id, size_t found)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

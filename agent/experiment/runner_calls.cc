@@ -141,15 +141,10 @@ v1::ExperimentReport Starting(const v1::StartExperimentRequest& request,
   return report;
 }
 
-}  // namespace
-
-absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
-    const v1::StartExperimentRequest& asked, Mode mode) {
-  if (absl::Status checked = CheckRequestFields(asked); !checked.ok()) {
-    return checked;
-  }
-  // The defaults, once: the plan, the record and the run read them from the
-  // request from here on.
+// The defaults, once: the plan, the record and the run read them from the
+// request from here on.
+v1::StartExperimentRequest WithDefaults(
+    const v1::StartExperimentRequest& asked) {
   v1::StartExperimentRequest request = asked;
   if (!request.has_burn_in()) request.set_burn_in(kDefaultBurnIn);
   if (!request.has_latency_margin())
@@ -161,6 +156,17 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
           .value_or(Levers{});
   request.clear_levers();
   for (const std::string& name : LeverNames(levers)) request.add_levers(name);
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
+    const v1::StartExperimentRequest& asked, Mode mode) {
+  if (absl::Status checked = CheckRequestFields(asked); !checked.ok()) {
+    return checked;
+  }
+  const v1::StartExperimentRequest request = WithDefaults(asked);
   const absl::Duration duration =
       Or(request.duration(), options_.default_duration);
   const absl::Duration interval =
