@@ -2,18 +2,7 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
-
 namespace locus {
-
-int TopTier(const Topology& topology) {
-  int top = -1;
-  for (const Node& node : topology.nodes) {
-    if (node.cpus.empty() || node.tier < 0) continue;
-    top = top < 0 ? node.tier : std::min(top, node.tier);
-  }
-  return top;
-}
 
 std::vector<char> LowerTierNodes(const Topology& topology) {
   std::vector<char> lower(topology.nodes.size(), 0);
@@ -21,8 +10,7 @@ std::vector<char> LowerTierNodes(const Topology& topology) {
       std::any_of(topology.nodes.begin(), topology.nodes.end(),
                   [](const Node& node) { return !node.cpus.empty(); });
   for (size_t n = 0; n < topology.nodes.size(); ++n) {
-    const Node& node = topology.nodes[n];
-    lower[n] = any_cpus && node.cpus.empty();
+    lower[n] = any_cpus && topology.nodes[n].cpus.empty();
   }
   return lower;
 }
@@ -34,12 +22,6 @@ std::vector<int> LowerTierIds(const Topology& topology) {
     if (lower[n]) ids.push_back(topology.nodes[n].id);
   }
   return ids;
-}
-
-std::string TierName(const Node& node, bool lower) {
-  return absl::StrCat(node.tier >= 0 ? absl::StrCat("tier ", node.tier)
-                                     : std::string("no tier"),
-                      lower ? " (lower)" : "");
 }
 
 }  // namespace locus

@@ -1,20 +1,15 @@
-// Memory tiers as Locus sees them: the nodes whose memory is slower than
-// that of the nodes with CPUs. Their pages are the kernel's (demotion,
-// tiering promotion) or DAMON's to manage: a worker's locality is judged
-// over the other nodes, and Locus never moves a page off a lower tier.
+// Memory tiers as Locus sees them: the nodes below the nodes with CPUs.
+// Their pages are the kernel's (demotion, tiering promotion), DAMON's or a
+// binding's to manage: a worker's locality is judged over the other nodes,
+// and Locus never moves a page off one of them.
 #ifndef LOCUS_POLICY_TIERS_H_
 #define LOCUS_POLICY_TIERS_H_
 
-#include <string>
 #include <vector>
 
 #include "policy/snapshot.h"
 
 namespace locus {
-
-// The tier of the fastest node with CPUs (where homes are): the top tier.
-// -1 where the kernel lists no tiers.
-int TopTier(const Topology& topology);
 
 // Per node index of `topology.nodes`: 1 for a node below the nodes with
 // CPUs, where Locus leaves the pages: any node without CPUs on a host that
@@ -29,10 +24,6 @@ std::vector<char> LowerTierNodes(const Topology& topology);
 
 // The ids of LowerTierNodes()' nodes, ascending as the nodes are.
 std::vector<int> LowerTierIds(const Topology& topology);
-
-// "tier 4" for a node of a known tier, "no tier" otherwise; with " (lower)"
-// for a lower tier's node (`lower` from LowerTierNodes).
-std::string TierName(const Node& node, bool lower);
 
 }  // namespace locus
 
