@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace {
@@ -42,13 +43,14 @@ absl::StatusOr<Levers> ParseLevers(const std::vector<std::string>& names) {
       if (name != lever.name) continue;
       if (levers.*lever.flag) {
         return absl::InvalidArgumentError(
-            absl::StrCat("levers: '", name, "' given twice"));
+            absl::StrCat("levers: '", Printable(name), "' given twice"));
       }
       levers.*lever.flag = known = true;
     }
     if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "levers: no lever '", name, "' (threads, pages, irqs, connections)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("levers: no lever '", Printable(name),
+                       "' (threads, pages, irqs, connections)"));
     }
   }
   if (!levers.threads && !levers.pages && !levers.connections) {

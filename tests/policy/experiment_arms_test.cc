@@ -113,6 +113,9 @@ TEST(ExperimentArmsTest, LeversAreNamedOnceEachAndTreatSomething) {
   EXPECT_THAT(ParseLevers({"irqs"}).status().message(),
               HasSubstr("irqs alone treats nothing"));
   EXPECT_THAT(ParseLevers({""}).status().message(), HasSubstr("no lever ''"));
+  // A peer's name reaches the caller's terminal and the agent's log escaped.
+  EXPECT_THAT(ParseLevers({"x\n\x1b[2J"}).status().message(),
+              HasSubstr("no lever 'x\\n\\x1b[2J'"));
 }
 
 }  // namespace
