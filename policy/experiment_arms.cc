@@ -1,6 +1,7 @@
 #include "policy/experiment_arms.h"
 
 #include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -71,20 +72,12 @@ std::vector<std::string> LeverNames(const Levers& levers) {
 
 Snapshot WithoutUnits(const Snapshot& snapshot,
                       const absl::flat_hash_set<int32_t>& untreated) {
-  Snapshot out;
-  out.now_ns = snapshot.now_ns;
-  out.tick_ns = snapshot.tick_ns;
-  out.numa_balancing_mode = snapshot.numa_balancing_mode;
-  out.topology = snapshot.topology;
-  out.tiering = snapshot.tiering;
-  out.cpus = snapshot.cpus;
-  out.refused_targets = snapshot.refused_targets;
-  out.irqs = snapshot.irqs;
-  out.listen_groups = snapshot.listen_groups;
-  out.targets.reserve(snapshot.targets.size());
-  for (const Target& target : snapshot.targets) {
-    if (!untreated.contains(target.pid)) out.targets.push_back(target);
-  }
+  // Whole, then the untreated targets out: a field the snapshot gains later
+  // comes along (field by field, the tiering figures once did not).
+  Snapshot out = snapshot;
+  std::erase_if(out.targets, [&](const Target& target) {
+    return untreated.contains(target.pid);
+  });
   return out;
 }
 

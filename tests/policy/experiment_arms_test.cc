@@ -30,6 +30,8 @@ Snapshot ThreeWorkers() {
 
 TEST(ExperimentArmsTest, TheUntreatedWorkersAreLeftOutOfTheSnapshot) {
   Snapshot s = ThreeWorkers();
+  s.tiering.demoted_total = 7;
+  s.refused_targets.push_back({.pid = 9, .comm = "nginx", .reason = "x"});
   Snapshot treated = WithoutUnits(s, {102});
   ASSERT_EQ(treated.targets.size(), 2u);
   EXPECT_EQ(treated.targets[0].pid, 101);
@@ -38,6 +40,8 @@ TEST(ExperimentArmsTest, TheUntreatedWorkersAreLeftOutOfTheSnapshot) {
   EXPECT_EQ(treated.listen_groups.size(), 1u);
   EXPECT_EQ(treated.topology.nodes.size(), 2u);
   EXPECT_EQ(treated.now_ns, s.now_ns);
+  EXPECT_EQ(treated.tiering.demoted_total, 7);
+  EXPECT_EQ(treated.refused_targets.size(), 1u);
 }
 
 TEST(ExperimentArmsTest, NoIrqMovesAndTheControlSocketsAreNamed) {
