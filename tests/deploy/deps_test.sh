@@ -43,4 +43,11 @@ disable_new_units "$root" "${before[@]}"
 [ -e "$wants/nginx.service" ] || fail "nginx, enabled before, was disabled"
 [ -e "$wants/irqbalance.service" ] && fail "irqbalance, enabled by its install, stays enabled"
 [ -e "$wants/numad.service" ] && fail "numad, enabled by its install, stays enabled"
+# The lab's kernels get no initramfs only where no boot loader could boot them.
+no_boot_loader "$root" || fail "a root without a boot loader is said to have one"
+for loader in boot/grub boot/efi/EFI boot/loader; do
+  mkdir -p "$root/$loader"
+  no_boot_loader "$root" && fail "a root with $loader is said to have no boot loader"
+  rm -rf "${root:?}/$loader"
+done
 echo "deps_test: ok"
