@@ -34,7 +34,8 @@ void Hold(const char* what, const char* lever, Plan& plan) {
 
 }  // namespace
 
-absl::StatusOr<Levers> ParseLevers(const std::vector<std::string>& names) {
+absl::StatusOr<Levers> ParseLevers(const std::vector<std::string>& names,
+                                   bool switchback) {
   if (names.empty()) return Levers{};
   Levers levers;
   for (const auto& lever : kLevers) levers.*lever.flag = false;
@@ -54,10 +55,11 @@ absl::StatusOr<Levers> ParseLevers(const std::vector<std::string>& names) {
                        "' (threads, pages, irqs, connections)"));
     }
   }
-  if (!levers.threads && !levers.pages && !levers.connections) {
+  if (!switchback && !levers.threads && !levers.pages && !levers.connections) {
     return absl::InvalidArgumentError(
         "levers: irqs alone treats nothing: a NIC queue carries both arms' "
-        "connections, so the A/B design holds IRQ moves");
+        "connections, so the A/B design holds IRQ moves (a switchback, "
+        "--design=switchback, tests them)");
   }
   return levers;
 }
@@ -81,17 +83,24 @@ Snapshot WithoutUnits(const Snapshot& snapshot,
   return out;
 }
 
-void FitPlanToArms(const Snapshot& snapshot,
-                   const absl::flat_hash_set<int32_t>& untreated,
-                   const Levers& levers, Plan& plan) {
+void HoldLevers(const Levers& levers, Plan& plan) {
   if (!levers.threads) Hold<PinThread>("pin(s)", "threads", plan);
   if (!levers.pages) Hold<MigratePages>("page move(s)", "pages", plan);
+  if (!levers.irqs) Hold<SetIrqAffinity>("IRQ move(s)", "irqs", plan);
   if (!levers.connections && !plan.connections.empty()) {
     plan.connections.clear();
     plan.notes.push_back(
         "experiment: connection steering held: connections is not a lever "
         "under test");
   }
+}
+
+void FitPlanToArms(const Snapshot& snapshot,
+                   const absl::flat_hash_set<int32_t>& untreated,
+                   const Levers& levers, Plan& plan) {
+  Levers held = levers;
+  held.irqs = true;  // dropped below whatever the levers, with its reason
+  HoldLevers(held, plan);
   const size_t before = plan.actions.size();
   std::erase_if(plan.actions, [](const Action& action) {
     return std::holds_alternative<SetIrqAffinity>(action.op);

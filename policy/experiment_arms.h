@@ -30,11 +30,18 @@ struct Levers {
 
 // Levers from their names ("threads", "pages", "irqs", "connections");
 // none: all four. An unknown or repeated name is an error naming it, and so
-// is a set that treats nothing in the A/B design (irqs alone).
-absl::StatusOr<Levers> ParseLevers(const std::vector<std::string>& names);
+// is a set that treats nothing in the A/B design (irqs alone), unless
+// `switchback` (the whole host alternates: IRQ moves are tested too).
+absl::StatusOr<Levers> ParseLevers(const std::vector<std::string>& names,
+                                   bool switchback = false);
 
 // The names of the levers set, in the order above.
 std::vector<std::string> LeverNames(const Levers& levers);
+
+// Holds the actions of a lever not under test, each kind with a note:
+// pins, page moves, connection steering as a whole, and IRQ moves (which
+// only a switchback can test).
+void HoldLevers(const Levers& levers, Plan& plan);
 
 // `snapshot` without the targets whose pid is in `untreated`.
 Snapshot WithoutUnits(const Snapshot& snapshot,

@@ -154,48 +154,13 @@ void Loop::RevertWhatGotWorse(const Snapshot& snap, TickReport& report) {
   }
 }
 
-ArmsThisTick Loop::Arms(const Snapshot& snap, TickReport& report) {
-  if (experiment_ == nullptr) return {};
-  auto arms = experiment_->OnTick(snap, report.mode, report.policy, history_);
-  report.experiment = arms.report;
-  for (int32_t pid : arms.release) {
-    // Back as the server left it: each journaled pin restored (a thread
-    // never pinned has no entry, and Revert leaves it), its page moves
-    // dropped, and no memory of a home or a watch left to act on.
-    auto target = std::find_if(snap.targets.begin(), snap.targets.end(),
-                               [&](const Target& t) { return t.pid == pid; });
-    if (target == snap.targets.end()) continue;
-    Action action;
-    absl::Status status;
-    for (const ThreadSample& thread : target->threads) {
-      action.op = PinThread{pid, thread.tid, -1, {}};
-      if (absl::Status s = executor_->Revert(action); !s.ok()) status = s;
-    }
-    action.op = MigratePages{pid, -1, 0, 0};
-    status.Update(executor_->Revert(action));
-    for (EntityKind kind : {EntityKind::kTask, EntityKind::kMemory}) {
-      history_.entities.erase(EntityKey{kind, pid});
-      verifier_.Forget(EntityKey{kind, pid});
-    }
-    const std::string what = absl::StrCat(
-        "experiment: worker ", pid, " left alone (put back as it was",
-        status.ok() ? "" : ": " + status.ToString(), ")");
-    if (status.ok()) {
-      LogInfo(what);
-    } else {
-      LogWarning(what);
-    }
-    explain_.Note({EntityKind::kTask, pid}, report.tick, report.now_ns, what);
-  }
-  return arms;
-}
-
 void Loop::PlanFor(const Snapshot& snap, const ArmsThisTick& arms,
                    TickReport& report) {
   PruneHistory(history_, snap);
   ObservePressure(history_, snap, *report.policy.policy);
   if (arms.untreated.empty()) {
     report.plan = Decide(snap, *report.policy.policy, history_);
+    HoldLevers(arms.levers, report.plan);  // a switchback's on block
   } else {
     report.plan = Decide(WithoutUnits(snap, arms.untreated),
                          *report.policy.policy, history_);

@@ -126,6 +126,9 @@ class Loop {
   // The experiment's arms for this tick: the workers it puts back are
   // restored from the journal and forgotten by the history.
   ArmsThisTick Arms(const Snapshot& snap, TickReport& report);
+  // A switchback's off block: this tick as a dry run, and on its first
+  // (`restore`) everything journaled put back.
+  void SwitchOff(bool restore, TickReport& report);
   // Decides on `snap` without the experiment's untreated workers.
   void PlanFor(const Snapshot& snap, const ArmsThisTick& arms,
                TickReport& report);

@@ -109,6 +109,12 @@ struct ArmsThisTick {
   std::vector<int32_t> release;
   // What the policy may do to the treated arm (`--levers`).
   Levers levers;
+  // A switchback's off block: the whole host as the kernel leaves it. On
+  // its first tick (`restore`) everything journaled is put back, as on
+  // restore; on each of its ticks the plan is made but not carried out, as
+  // in a dry run.
+  bool off = false;
+  bool restore = false;
   // The experiment's report as of this tick (without units and series);
   // null when none ran this tick.
   std::shared_ptr<const v1::ExperimentReport> report;

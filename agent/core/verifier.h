@@ -44,6 +44,7 @@ class Verifier {
 
   // Stops watching an entity (changed by someone else, or reverted).
   void Forget(EntityKey key) { watches_.erase(key); }
+  void ForgetAll() { watches_.clear(); }
 
   size_t watching() const { return watches_.size(); }
 

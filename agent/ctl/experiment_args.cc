@@ -52,8 +52,20 @@ const char kStartHelp[] =
     "                 NIC queue carries both arms), connections\n"
     "                 (steering); one left out acts on neither arm\n"
     "  --burn-in=N    intervals left out after each worker's arm is set\n"
-    "                 (put back or moved, pages migrating; default 2);\n"
-    "                 the report counts them\n"
+    "                 (put back or moved, pages migrating; default 2), or\n"
+    "                 at the start of each block; the report counts them\n"
+    "  --design=ab|switchback  ab (default): the two arms above, at once.\n"
+    "                 switchback: the whole host alternates between Locus\n"
+    "                 on (its levers, IRQs included) and off (everything\n"
+    "                 put back, as on restore) in pairs of blocks, one of\n"
+    "                 each in a random order; the estimate compares each\n"
+    "                 pair's on block with its off block (host bytes per\n"
+    "                 CPU-second, p99 service time, run-queue wait). For\n"
+    "                 host-wide levers (IRQs), where the arms would\n"
+    "                 interfere, and for \"all workers tuned vs none\"\n"
+    "  --block=D      a switchback's block (default 5m): whole intervals,\n"
+    "                 two at least after the burn-in; the duration holds\n"
+    "                 two pairs of blocks at least\n"
     "  --reason=TEXT  why, for the agent's log\n"
     "\n"
     "Refused while one runs, in dry run, or with too few workers. Needs\n"
@@ -63,10 +75,11 @@ const std::map<std::string, Subcommand>& Subcommands() {
   static const auto* subcommands = new std::map<std::string, Subcommand>{
       {"start",
        {{"--duration", "--interval", "--aa", "--seed", "--reason", "--burn-in",
-         "--pre", "--min-effect", "--latency-margin", "--levers"},
+         "--pre", "--min-effect", "--latency-margin", "--levers", "--design",
+         "--block"},
         "experiment start [--duration=D] [--interval=D] [--pre=D] "
-        "[--min-effect=P%] [--latency-margin=P%] [--levers=L,...] [--aa] "
-        "[--seed=N] "
+        "[--min-effect=P%] [--latency-margin=P%] [--levers=L,...] "
+        "[--design=ab|switchback] [--block=D] [--aa] [--seed=N] "
         "[--burn-in=N] [--reason=TEXT] "
         "[--json]",
         kStartHelp}},
@@ -133,7 +146,7 @@ absl::StatusOr<double> FractionOf(const std::string& option,
 const char kExperimentSynopsis[] =
     "experiment start|status|stop|pool [--duration=D] [--interval=D] "
     "[--pre=D] [--min-effect=P%] [--latency-margin=P%] [--levers=L,...] "
-    "[--aa] [--seed=N] "
+    "[--design=ab|switchback] [--block=D] [--aa] [--seed=N] "
     "[--burn-in=N] [--reason=TEXT] [--json] [FILE...]";
 const char kExperimentHelp[] =
     "Measures whether Locus helps this host, on its live traffic: a\n"
@@ -141,7 +154,9 @@ const char kExperimentHelp[] =
     "treated arm, which the policy tunes, and a control arm, left as the\n"
     "kernel placed it; both serve the same traffic at the same time. The\n"
     "estimate is the treated/control ratio of work (bytes sent) per\n"
-    "CPU-second, with its 95 % confidence interval.\n"
+    "CPU-second, with its 95 % confidence interval. Or a switchback\n"
+    "(--design=switchback): the whole host alternates between Locus on and\n"
+    "off, block by block.\n"
     "\n"
     "  start   starts one (--duration, default 30m; --interval, default\n"
     "          10s; --aa: neither arm treated, to measure the noise;\n"
@@ -160,10 +175,61 @@ namespace {
 // "threads,connections": the levers' names, checked as the agent will.
 absl::StatusOr<std::vector<std::string>> LeverList(const std::string& value) {
   std::vector<std::string> names = absl::StrSplit(value, ',');
-  if (absl::Status levers = ParseLevers(names).status(); !levers.ok()) {
+  // Names here; what the design allows in CheckExperimentArgs.
+  if (absl::Status levers = ParseLevers(names, /*switchback=*/true).status();
+      !levers.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--", levers.message()));
   }
   return names;
+}
+
+// One option's value into `out`, checked.
+absl::Status SetOption(const std::string& option, const std::string& value,
+                       ExperimentArgs& out) {
+  if (option == "--duration") {
+    ASSIGN_OR_RETURN(out.duration, ParsePositiveDuration(option, value));
+  } else if (option == "--interval") {
+    ASSIGN_OR_RETURN(out.interval, ParsePositiveDuration(option, value));
+  } else if (option == "--min-effect") {
+    ASSIGN_OR_RETURN(
+        out.min_effect,
+        FractionOf(
+            option, value, [](double p) { return p > 0 && p < 100; },
+            "a percentage between 0 and 100 such as 3%"));
+  } else if (option == "--latency-margin") {
+    ASSIGN_OR_RETURN(
+        out.latency_margin,
+        FractionOf(
+            option, value, [](double p) { return p >= 0 && p <= 1000; },
+            "a percentage from 0 to 1000 such as 10%"));
+  } else if (option == "--levers") {
+    ASSIGN_OR_RETURN(out.levers, LeverList(value));
+  } else if (option == "--design") {
+    if (value != "ab" && value != "switchback") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--design wants ab or switchback, not '", value, "'"));
+    }
+    out.design = value;
+  } else if (option == "--block") {
+    ASSIGN_OR_RETURN(out.block, ParsePositiveDuration(option, value));
+  } else if (option == "--pre") {
+    ASSIGN_OR_RETURN(out.pre, ParsePositiveDuration(option, value));
+  } else if (option == "--burn-in") {
+    if (!absl::SimpleAtoi(value, &out.burn_in) || out.burn_in < 0 ||
+        out.burn_in > 1000) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--burn-in wants a number of intervals from 0 to 1000, not '", value,
+          "'"));
+    }
+  } else if (option == "--seed") {
+    if (!absl::SimpleAtoi(value, &out.seed)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--seed wants a number from 0 to 2^64-1, not '", value, "'"));
+    }
+  } else {
+    out.reason = value;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -177,8 +243,9 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
     out.given.insert(arg);
     return true;
   }
-  for (const char* name : {"duration", "interval", "seed", "reason", "burn-in",
-                           "pre", "min-effect", "latency-margin", "levers"}) {
+  for (const char* name :
+       {"duration", "interval", "seed", "reason", "burn-in", "pre",
+        "min-effect", "latency-margin", "levers", "design", "block"}) {
     const std::string option = absl::StrCat("--", name);
     if (!TakeOptionValue(args, i, name, &value)) {
       if (arg == option) {
@@ -188,41 +255,7 @@ absl::StatusOr<bool> TakeExperimentOption(const std::vector<std::string>& args,
       continue;
     }
     out.given.insert(option);
-    if (option == "--duration") {
-      ASSIGN_OR_RETURN(out.duration, ParsePositiveDuration(option, value));
-    } else if (option == "--interval") {
-      ASSIGN_OR_RETURN(out.interval, ParsePositiveDuration(option, value));
-    } else if (option == "--min-effect") {
-      ASSIGN_OR_RETURN(
-          out.min_effect,
-          FractionOf(
-              option, value, [](double p) { return p > 0 && p < 100; },
-              "a percentage between 0 and 100 such as 3%"));
-    } else if (option == "--latency-margin") {
-      ASSIGN_OR_RETURN(
-          out.latency_margin,
-          FractionOf(
-              option, value, [](double p) { return p >= 0 && p <= 1000; },
-              "a percentage from 0 to 1000 such as 10%"));
-    } else if (option == "--levers") {
-      ASSIGN_OR_RETURN(out.levers, LeverList(value));
-    } else if (option == "--pre") {
-      ASSIGN_OR_RETURN(out.pre, ParsePositiveDuration(option, value));
-    } else if (option == "--burn-in") {
-      if (!absl::SimpleAtoi(value, &out.burn_in) || out.burn_in < 0 ||
-          out.burn_in > 1000) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--burn-in wants a number of intervals from 0 to 1000, not '",
-            value, "'"));
-      }
-    } else if (option == "--seed") {
-      if (!absl::SimpleAtoi(value, &out.seed)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--seed wants a number from 0 to 2^64-1, not '", value, "'"));
-      }
-    } else {
-      out.reason = value;
-    }
+    RETURN_IF_ERROR(SetOption(option, value, out));
     return true;
   }
   return false;
@@ -254,6 +287,15 @@ absl::Status CheckExperimentArgs(const std::string& command,
       return absl::InvalidArgumentError(absl::StrCat(
           option, " does not apply to experiment ", positionals[0]));
     }
+  }
+  const bool switchback = args.design == "switchback";
+  if (args.given.count("--block") != 0 && !switchback) {
+    return absl::InvalidArgumentError(
+        "--block is a switchback's: add --design=switchback");
+  }
+  if (absl::Status levers = ParseLevers(args.levers, switchback).status();
+      !args.levers.empty() && !levers.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", levers.message()));
   }
   // Both given: the agent would refuse it anyway, but only after a round
   // trip and in its own words.

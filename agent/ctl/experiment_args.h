@@ -28,6 +28,8 @@ struct ExperimentArgs {
   // A fraction; unset: the agent's default.
   std::optional<double> latency_margin;
   std::vector<std::string> levers;  // empty: all
+  std::string design;               // empty: the agent's default (ab)
+  absl::Duration block = absl::ZeroDuration();  // a switchback's; 0: 5m
   std::string reason;
   std::set<std::string> given;  // "--duration", "--aa", ...: seen on the line
 };

@@ -65,6 +65,9 @@ class ExperimentCommand : public CommandBase {
     request.set_min_effect(a.min_effect);
     if (a.latency_margin) request.set_latency_margin(*a.latency_margin);
     for (const std::string& lever : a.levers) request.add_levers(lever);
+    request.set_design(a.design);
+    if (a.block > absl::ZeroDuration())
+      ToProto(a.block, request.mutable_block());
     request.set_reason(a.reason.empty() ? "locusctl experiment start"
                                         : a.reason);
     v1::ExperimentReport report;

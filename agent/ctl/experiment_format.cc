@@ -218,6 +218,92 @@ std::string Units(const v1::ExperimentReport& r) {
   return out;
 }
 
+// The A/B design's estimates, connections, what users feel and sources.
+std::string AbBody(const v1::ExperimentReport& r) {
+  std::string out =
+      absl::StrCat("  ", IntervalsDone(r), "; workers ", r.treated(),
+                   " treated, ", r.control(), " control\n");
+  const bool live = Live(r);
+  absl::StrAppend(&out, "  work per CPU-second         ",
+                  EstimateDetail(r.work(), live), "\n");
+  if (r.has_work_per_worker()) {
+    absl::StrAppend(&out, "    per worker, equal weight  ",
+                    EstimateDetail(r.work_per_worker(), live), "\n");
+  }
+  absl::StrAppend(&out, "  connections per CPU-second  ",
+                  EstimateDetail(r.connections(), live), "\n", Connections(r),
+                  FormatWhatUsersFeel(r), BurnInAndGuardrail(r));
+  if (!r.work_source().empty()) {
+    absl::StrAppend(&out, "  work source: ", Printable(r.work_source()), "\n");
+  }
+  if (!r.pmu().empty()) {
+    absl::StrAppend(&out, "  ", r.pmu().rfind("PMU", 0) == 0 ? "" : "PMU: ",
+                    Printable(r.pmu()), "\n");
+  }
+  if (!r.method().empty()) {
+    absl::StrAppend(&out, "  method: ", Printable(r.method()), "\n");
+  }
+  return out;
+}
+
+bool IsSwitchback(const v1::ExperimentReport& r) {
+  return r.design() == "switchback";
+}
+
+// A switchback's estimate: read once, at the planned end; before it, what
+// it shows so far.
+std::string PairedDetail(const v1::ExperimentEstimate& e, bool live) {
+  if (!live || !e.valid()) return EstimateDetail(e, false);
+  return absl::StrCat(FormatRatioChange(e),
+                      " so far (its interval holds at the planned end)");
+}
+
+// A switchback's report: the on / off estimates and one line per block.
+std::string SwitchbackBody(const v1::ExperimentReport& r) {
+  const absl::Duration block = FromProto(r.block());
+  absl::Duration rest;
+  std::string out = absl::StrCat(
+      "  ", IntervalsDone(r), "; blocks of ", FormatSpan(block), ", ",
+      block > absl::ZeroDuration()
+          ? absl::IDivDuration(FromProto(r.duration()), 2 * block, &rest)
+          : 0,
+      " pairs (one on, one off each, in a random order); ",
+      r.treated() + r.control(), " workers\n");
+  const bool live = Live(r);
+  absl::StrAppend(
+      &out, "  on / off, paired by block:\n",
+      "    host bytes per CPU-second   ", PairedDetail(r.work(), live), "\n",
+      "    p99 service time            ", PairedDetail(r.service_p99(), live),
+      "\n", "    run-queue wait per CPU-s    ",
+      PairedDetail(r.run_queue_wait(), live), "\n");
+  if (!r.levers().empty() && r.levers_size() < 4) {
+    absl::StrAppend(&out, "  levers: ", absl::StrJoin(r.levers(), ","),
+                    " only in the on blocks\n");
+  }
+  absl::StrAppend(&out, "  burn-in: each block's first ", r.burn_in(),
+                  " intervals are left out (the host settling into it)\n");
+  if (r.blocks().empty()) return out;
+  out +=
+      "blocks:\n  BLOCK PAIR LOCUS COUNTED  BYTES/CPU-S        P99 "
+      "WAIT/CPU-S  REQUESTS\n";
+  for (const v1::ExperimentBlock& b : r.blocks()) {
+    const bool open = !b.complete() && b.bytes() == 0 && b.requests() == 0;
+    absl::StrAppend(
+        &out,
+        absl::StrFormat(
+            "  %5d %4d %-5s %7d %12s %10s %10s %9d%s\n", b.index(), b.pair(),
+            b.on() ? "on" : "off", b.intervals(),
+            FormatBytes(b.bytes_per_cpu_second()),
+            b.p99_us() > 0 ? absl::StrFormat("%.2f ms", b.p99_us() / 1000)
+                           : "-",
+            absl::StrFormat("%.4f", b.wait_per_cpu_second()), b.requests(),
+            b.complete() ? ""
+            : open       ? "  (under way)"
+                         : "  (cut short: not counted)"));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatRatioChange(const v1::ExperimentEstimate& e) {
@@ -251,38 +337,19 @@ std::string ExperimentStateName(v1::ExperimentState state) {
 
 std::string FormatExperiment(const v1::ExperimentReport& r) {
   std::string out = Verdict(r);
-  absl::StrAppend(
-      &out, "\nexperiment ", Printable(r.id()), ": ",
-      ExperimentStateName(r.state()),
-      r.aa() ? ", A/A (neither arm treated: this host's noise)" : ", A/B", "\n",
-      Timing(r));
-  absl::StrAppend(&out, "  ", IntervalsDone(r), "; workers ", r.treated(),
-                  " treated, ", r.control(), " control\n");
-  // Before the figures it qualifies.
-  if (!r.clock().empty())
-    absl::StrAppend(&out, "  TIMING: ", Printable(r.clock()), "\n");
-  const bool live = Live(r);
-  absl::StrAppend(&out, "  work per CPU-second         ",
-                  EstimateDetail(r.work(), live), "\n");
-  if (r.has_work_per_worker()) {
-    absl::StrAppend(&out, "    per worker, equal weight  ",
-                    EstimateDetail(r.work_per_worker(), live), "\n");
-  }
-  absl::StrAppend(&out, "  connections per CPU-second  ",
-                  EstimateDetail(r.connections(), live), "\n");
-  absl::StrAppend(&out, Connections(r));
-  absl::StrAppend(&out, FormatWhatUsersFeel(r));
-  absl::StrAppend(&out, BurnInAndGuardrail(r));
-  if (!r.work_source().empty()) {
-    absl::StrAppend(&out, "  work source: ", Printable(r.work_source()), "\n");
-  }
-  if (!r.pmu().empty()) {
-    absl::StrAppend(&out, "  ", r.pmu().rfind("PMU", 0) == 0 ? "" : "PMU: ",
-                    Printable(r.pmu()), "\n");
-  }
-  if (!r.method().empty()) {
-    absl::StrAppend(&out, "  method: ", Printable(r.method()), "\n");
-  }
+  absl::StrAppend(&out, "\nexperiment ", Printable(r.id()), ": ",
+                  ExperimentStateName(r.state()),
+                  r.aa() ? ", A/A (neither arm treated: this host's noise)"
+                  : IsSwitchback(r)
+                      ? ", switchback (the whole host, Locus on and off by "
+                        "block)"
+                      : ", A/B",
+                  "\n", Timing(r),
+                  // Before the figures it qualifies.
+                  r.clock().empty()
+                      ? ""
+                      : absl::StrCat("  TIMING: ", Printable(r.clock()), "\n"),
+                  IsSwitchback(r) ? SwitchbackBody(r) : AbBody(r));
   if (!r.reason().empty()) {
     absl::StrAppend(&out, "  reason: ", Printable(r.reason()), "\n");
   }
@@ -292,18 +359,27 @@ std::string FormatExperiment(const v1::ExperimentReport& r) {
       absl::StrAppend(&out, "  - ", Printable(note), "\n");
     }
   }
-  return out + Units(r);
+  // A switchback's workers are in no arm: its blocks stand for them.
+  return IsSwitchback(r) ? out : out + Units(r);
 }
 
 std::string ExperimentLine(const v1::ExperimentReport& r) {
-  std::string line = absl::StrCat(
-      "experiment ", Printable(r.id()), " ", ExperimentStateName(r.state()),
-      r.aa() ? " A/A, " : " A/B, ", IntervalsDone(r));
+  std::string line = absl::StrCat("experiment ", Printable(r.id()), " ",
+                                  ExperimentStateName(r.state()),
+                                  r.aa()            ? " A/A, "
+                                  : IsSwitchback(r) ? " switchback, "
+                                                    : " A/B, ",
+                                  IntervalsDone(r));
   if (r.state() == v1::EXPERIMENT_STATE_RUNNING) {
     absl::StrAppend(&line, ", ", FormatSpan(FromProto(r.remaining())), " left");
   }
-  absl::StrAppend(&line, "; work per CPU-second ", FormatRatioChange(r.work()));
-  if (r.work().valid()) {
+  absl::StrAppend(&line,
+                  IsSwitchback(r) ? "; host bytes per CPU-second (on / off) "
+                                  : "; work per CPU-second ",
+                  FormatRatioChange(r.work()));
+  if (r.work().valid() && IsSwitchback(r) && Live(r)) {
+    absl::StrAppend(&line, " so far");
+  } else if (r.work().valid()) {
     const bool live = Live(r);
     absl::StrAppend(&line,
                     r.work().significant()

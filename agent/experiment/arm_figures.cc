@@ -1,5 +1,6 @@
 #include "agent/experiment/arm_figures.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -16,16 +17,12 @@ using experiment::Arm;
 
 double PerOrZero(double value, double per) { return per > 0 ? value / per : 0; }
 
-struct ArmSums {
-  double bytes = 0, cpu_ns = 0, wait_ns = 0, voluntary = 0, involuntary = 0;
-  uint64_t requests = 0, accepted = 0;
-  std::vector<uint64_t> service_us;
-};
+}  // namespace
 
-ArmSums SumArm(const RunningExperiment& run, Arm arm) {
+ArmSums SumArm(const RunningExperiment& run, std::optional<Arm> arm) {
   ArmSums sums;
   for (const Unit& unit : run.units) {
-    if (unit.arm != arm || unit.intervals == 0) continue;
+    if ((arm.has_value() && unit.arm != *arm) || unit.intervals == 0) continue;
     sums.bytes += static_cast<double>(unit.bytes);
     sums.cpu_ns += static_cast<double>(unit.cpu_ns);
     sums.wait_ns += static_cast<double>(unit.wait_ns);
@@ -36,6 +33,31 @@ ArmSums SumArm(const RunningExperiment& run, Arm arm) {
     experiment::AddCounts(sums.service_us, unit.service_us);
   }
   return sums;
+}
+
+void AddSums(ArmSums& into, const ArmSums& add) {
+  into.bytes += add.bytes;
+  into.cpu_ns += add.cpu_ns;
+  into.wait_ns += add.wait_ns;
+  into.voluntary += add.voluntary;
+  into.involuntary += add.involuntary;
+  into.requests += add.requests;
+  into.accepted += add.accepted;
+  experiment::AddCounts(into.service_us, add.service_us);
+}
+
+ArmSums Since(const ArmSums& now, const ArmSums& then) {
+  ArmSums d = now;
+  d.bytes -= then.bytes;
+  d.cpu_ns -= then.cpu_ns;
+  d.wait_ns -= then.wait_ns;
+  d.voluntary -= then.voluntary;
+  d.involuntary -= then.involuntary;
+  d.requests -= std::min(d.requests, then.requests);
+  d.accepted -= std::min(d.accepted, then.accepted);
+  for (size_t i = 0; i < d.service_us.size() && i < then.service_us.size(); ++i)
+    d.service_us[i] -= std::min(d.service_us[i], then.service_us[i]);
+  return d;
 }
 
 v1::ExperimentArmFigures Figures(const ArmSums& sums) {
@@ -55,6 +77,8 @@ v1::ExperimentArmFigures Figures(const ArmSums& sums) {
       PerOrZero(sums.bytes, static_cast<double>(sums.accepted)));
   return out;
 }
+
+namespace {
 
 // What a bootstrap quantile ratio is as an estimate.
 v1::ExperimentEstimate QuantileProto(const experiment::QuantileRatio& q,

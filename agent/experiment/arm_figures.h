@@ -7,7 +7,10 @@
 #ifndef LOCUS_AGENT_EXPERIMENT_ARM_FIGURES_H_
 #define LOCUS_AGENT_EXPERIMENT_ARM_FIGURES_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/experiment/units.h"
 #include "locus/v1/agent.pb.h"
@@ -18,6 +21,16 @@ namespace locus {
 // The arms' bytes per request (per connection where requests are not
 // seen) differ by more than this share: their traffic is not alike.
 inline constexpr double kTrafficDiffers = 0.10;
+
+// The sums (units.h) over the units of `arm` (every unit: nullopt) with a
+// counted interval.
+ArmSums SumArm(const RunningExperiment& run,
+               std::optional<experiment::Arm> arm);
+void AddSums(ArmSums& into, const ArmSums& add);
+// What grew from `then` to `now` (sums of the same units, later).
+ArmSums Since(const ArmSums& now, const ArmSums& then);
+// Per request (p50, p99, wait, switches, bytes) and per connection.
+v1::ExperimentArmFigures Figures(const ArmSums& sums);
 
 // A tick of a run past its pre-period: its treated arm's ticks confined
 // and widened (CountWidened, units.h), and the host's CPUs' busy time

@@ -8,21 +8,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/experiment/arm_figures.h"
+#include "agent/experiment/switchback.h"
 #include "policy/experiment_sequential.h"
 
 namespace locus {
-namespace {
 
-// "+3.1 %" of a ratio.
-std::string Percent(double ratio) {
+std::string PercentChange(double ratio) {
   return absl::StrFormat("%+.1f %%", (ratio - 1) * 100);
 }
 
-// "[+1.2, +5.0] %" of a ratio's interval.
-std::string Bounds(const v1::ExperimentEstimate& e) {
+std::string PercentBounds(const v1::ExperimentEstimate& e) {
   return absl::StrFormat("[%+.1f, %+.1f] %%", (e.low() - 1) * 100,
                          (e.high() - 1) * 100);
 }
+
+namespace {
 
 v1::ExperimentArm ArmProto(experiment::Arm arm) {
   return arm == experiment::Arm::kTreated ? v1::EXPERIMENT_ARM_TREATED
@@ -219,6 +219,7 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   AddUnits(run, whole, report);
   AddArmFigures(run, report);
   report.set_service_source(run.service_source);
+  if (run.switchback) AddBlocks(run, report);
   if (whole) AddCells(run, report);
   if (whole) {
     for (const v1::ExperimentInterval& i : run.series) *report.add_series() = i;
@@ -242,8 +243,8 @@ std::string NotConclusive(const v1::ExperimentReport& report,
                           const std::string& units) {
   const v1::ExperimentEstimate& work = report.work();
   const std::string so_far = absl::StrCat(
-      Percent(work.ratio()), " work per CPU-second so far ", Bounds(work),
-      " (an interval valid at any look; ", units, ")");
+      PercentChange(work.ratio()), " work per CPU-second so far ",
+      PercentBounds(work), " (an interval valid at any look; ", units, ")");
   if (report.state() == v1::EXPERIMENT_STATE_RUNNING) {
     return absl::StrCat("running, not conclusive: ", so_far);
   }
@@ -259,13 +260,15 @@ namespace {
 // the work per CPU-second that could not show it.
 std::string LatencyHarm(const v1::ExperimentReport& report) {
   auto change = [](const v1::ExperimentEstimate& e) {
-    return e.valid() ? absl::StrCat(Percent(e.ratio()), " ", Bounds(e))
-                     : std::string("n/a");
+    return e.valid()
+               ? absl::StrCat(PercentChange(e.ratio()), " ", PercentBounds(e))
+               : std::string("n/a");
   };
   return absl::StrCat(
       "Locus: treated requests waited longer (p99 service time ",
       change(report.service_p99()), ", run-queue wait per CPU-second ",
-      change(report.run_queue_wait()), ") at ", Percent(report.work().ratio()),
+      change(report.run_queue_wait()), ") at ",
+      PercentChange(report.work().ratio()),
       " work per CPU-second: harmful here, the latency guardrail's boundary "
       "was crossed after interval ",
       report.intervals(), " of ", report.planned());
@@ -274,6 +277,7 @@ std::string LatencyHarm(const v1::ExperimentReport& report) {
 }  // namespace
 
 std::string Verdict(const v1::ExperimentReport& report) {
+  if (report.design() == kSwitchback) return SwitchbackVerdict(report);
   const v1::ExperimentEstimate& work = report.work();
   const std::string units =
       absl::StrCat(report.treated() + report.control(), " workers over ",
@@ -287,8 +291,8 @@ std::string Verdict(const v1::ExperimentReport& report) {
       report.guardrail() == "latency")
     return LatencyHarm(report);
   if (report.state() == v1::EXPERIMENT_STATE_GUARDRAIL) {
-    return absl::StrCat("Locus: ", Percent(work.ratio()),
-                        " work per CPU-second ", Bounds(work),
+    return absl::StrCat("Locus: ", PercentChange(work.ratio()),
+                        " work per CPU-second ", PercentBounds(work),
                         ": harmful here, the guardrail's boundary was crossed "
                         "after interval ",
                         report.intervals(), " of ", report.planned());
@@ -302,16 +306,17 @@ std::string Verdict(const v1::ExperimentReport& report) {
     return absl::StrFormat(
         "A/A: %s %s, interval width %.1f %%: this host resolves about "
         "±%.1f %% with %s%s",
-        Percent(work.ratio()), Bounds(work), (work.high() - work.low()) * 100,
-        work.detectable() * 100, units,
+        PercentChange(work.ratio()), PercentBounds(work),
+        (work.high() - work.low()) * 100, work.detectable() * 100, units,
         work.significant() ? " (the interval excludes 0: expected in 5 % "
                              "of A/A runs)"
                            : "");
   }
   if (early || work.significant()) {
     return absl::StrCat(
-        "Locus: ", Percent(work.ratio()), " work per CPU-second ", Bounds(work),
-        ", significant", work.ratio() < 1 ? ": harmful here" : "", " (", units,
+        "Locus: ", PercentChange(work.ratio()), " work per CPU-second ",
+        PercentBounds(work), ", significant",
+        work.ratio() < 1 ? ": harmful here" : "", " (", units,
         early ? absl::StrCat("; conclusive at interval ",
                              report.conclusive_at(), " of ", report.planned(),
                              ": an interval valid at any look excludes 0")
@@ -320,7 +325,8 @@ std::string Verdict(const v1::ExperimentReport& report) {
   }
   return absl::StrFormat(
       "no significant difference: %s %s (could detect ±%.1f %% with %s)",
-      Percent(work.ratio()), Bounds(work), work.detectable() * 100, units);
+      PercentChange(work.ratio()), PercentBounds(work), work.detectable() * 100,
+      units);
 }
 
 }  // namespace locus

@@ -13,6 +13,14 @@
 
 namespace locus {
 
+// The designs (StartExperimentRequest.design).
+inline constexpr char kAbDesign[] = "ab";
+inline constexpr char kSwitchback[] = "switchback";
+
+// "+3.1 %" of a ratio, and "[+1.2, +5.0] %" of an estimate's interval.
+std::string PercentChange(double ratio);
+std::string PercentBounds(const v1::ExperimentEstimate& e);
+
 // How the estimate is made, in words, for the report.
 extern const char kExperimentMethod[];
 

@@ -15,6 +15,7 @@
 #include "agent/experiment/pmu.h"
 #include "agent/experiment/record.h"
 #include "agent/experiment/report.h"
+#include "agent/experiment/switchback.h"
 #include "common/log.h"
 #include "google/protobuf/util/time_util.h"
 #include "policy/decide.h"
@@ -56,8 +57,10 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
       run_->policy_version = policy.version;
     }
     if (std::vector<int32_t> joined = TrackUnits(*run_, snapshot);
-        !joined.empty())
+        !joined.empty()) {
+      if (run_->switchback) JoinSwitchback(*run_);
       Join(joined);
+    }
     if (!run_->in_pre) CountTick(*run_, snapshot);
     if (snapshot.now_ns >= run_->next_ns) Measure(snapshot);
     if (run_ != nullptr && run_->in_pre && snapshot.now_ns >= run_->pre_end_ns)
@@ -65,8 +68,9 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
   }
   if (run_ != nullptr && snapshot.now_ns >= run_->end_ns) {
     // The end's estimate is the final one, with the fixed interval, even
-    // when the clock reached the end before the last planned interval.
-    Estimate(/*live=*/false);
+    // when the clock reached the end before the last planned interval (a
+    // switchback's is made as each block ends).
+    if (!run_->switchback) Estimate(/*live=*/false);
     End(v1::EXPERIMENT_STATE_DONE, "ran its whole duration");
   }
   ArmsThisTick arms;
@@ -75,6 +79,7 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
     arms.release = std::move(run_->release);
     run_->release.clear();
     arms.levers = run_->levers;
+    if (run_->switchback) SwitchbackArms(*run_, arms);
     arms.report = std::make_shared<const v1::ExperimentReport>(Report(false));
   } else if (ended_ != nullptr) {
     arms = std::move(ending_);
@@ -116,7 +121,8 @@ void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
   const std::string id = absl::StrCat(
       "exp-", absl::FormatTime("%Y%m%d-%H%M%S", absl::FromUnixNanos(now),
                                absl::UTCTimeZone()));
-  if (units.size() < options_.min_workers) {
+  const bool switchback = pending.request.design() == kSwitchback;
+  if (units.size() < (switchback ? 1 : options_.min_workers)) {
     AbortTooFew(id, units.size());
     return;
   }
@@ -126,6 +132,13 @@ void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
   const std::vector<Arm> arms = experiment::AssignArms(infos, pending.seed);
   for (size_t i = 0; i < units.size(); ++i) units[i].arm = arms[i];
   run_ = NewRun(std::move(units), snapshot, pending, policy, id, now);
+  if (switchback) {
+    const uint64_t block_ns = static_cast<uint64_t>(
+        TimeUtil::DurationToNanoseconds(pending.request.block()));
+    const uint32_t per_block =
+        static_cast<uint32_t>(block_ns / run_->interval_ns);
+    BeginSwitchback(*run_, run_->planned / (2 * per_block), per_block);
+  }
   // The arms on disk before any worker is put back.
   WriteRecord(Report(true));
   if (absl::Status watched = counter_->Watch(ActivePids(*run_, {}));
@@ -142,28 +155,7 @@ void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
     for (int32_t pid : ActivePids(*run_, Arm::kTreated))
       run_->release.push_back(pid);
   }
-  const size_t treated = ActivePids(*run_, Arm::kTreated).size();
-  Log(ExperimentEntry(
-      EventKind::kExperimentStart, id, "started",
-      absl::StrCat("experiment ", id, " started",
-                   run_->header.aa() ? " (A/A)" : "", ": ", treated,
-                   " treated, ", run_->units.size() - treated,
-                   " control workers, ", run_->planned, " intervals of ",
-                   absl::FormatDuration(absl::Nanoseconds(run_->interval_ns)),
-                   ", seed ", pending.seed)));
-}
-
-void ExperimentRunner::AbortTooFew(const std::string& id, size_t found) {
-  v1::ExperimentReport report;
-  report.set_id(id);
-  report.set_state(v1::EXPERIMENT_STATE_ABORTED);
-  report.set_reason(absl::StrCat("needs at least ", options_.min_workers,
-                                 " workers (two per arm); found ", found));
-  report.set_verdict("no estimate: " + report.reason());
-  last_ = report;
-  WriteRecord(report);
-  Log(ExperimentEntry(EventKind::kExperimentStop, id, "aborted",
-                      absl::StrCat("experiment ", id, ": ", report.reason())));
+  LogStart();
 }
 
 std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
@@ -197,7 +189,8 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   run->latency_margin = pending.request.latency_margin();  // Start set it
   // Start checked them.
   run->levers = ParseLevers({pending.request.levers().begin(),
-                             pending.request.levers().end()})
+                             pending.request.levers().end()},
+                            pending.request.design() == kSwitchback)
                     .value_or(Levers{});
   run->policy_version = policy.version;
   run->work_source = counter_->source();
@@ -214,6 +207,8 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
   *header.mutable_duration() = pending.request.duration();
   *header.mutable_interval() = pending.request.interval();
   *header.mutable_levers() = pending.request.levers();
+  header.set_design(pending.request.design());
+  *header.mutable_block() = pending.request.block();
   header.set_reason(pending.request.reason());
   header.set_host(options_.host);
   *header.mutable_pre() = pending.request.pre();
@@ -252,8 +247,14 @@ void ExperimentRunner::Measure(const Snapshot& snapshot) {
     WriteRecord(Report(true));
     return;
   }
-  AddInterval(*run_, *samples, wall_ns_());
-  Assess();
+  if (run_->switchback) {
+    BeforeBlockInterval(*run_);
+    AddInterval(*run_, *samples, wall_ns_());
+    AfterBlockInterval(*run_);
+  } else {
+    AddInterval(*run_, *samples, wall_ns_());
+    Assess();
+  }
   if (run_ != nullptr) WriteRecord(Report(true));
 }
 
@@ -336,41 +337,6 @@ void ExperimentRunner::Assess() {
   }
   End(v1::EXPERIMENT_STATE_GUARDRAIL, why);
   if (!last_->aa() && on_harm_) on_harm_(why);
-}
-
-void ExperimentRunner::End(v1::ExperimentState state,
-                           const std::string& reason) {
-  counter_->Stop();
-  v1::ExperimentReport report = Report(true);
-  report.set_state(state);
-  report.set_reason(reason);
-  report.clear_remaining();
-  *report.mutable_ended() = TimeUtil::NanosecondsToTimestamp(wall_ns_());
-  report.set_verdict(Verdict(report));
-  WriteRecord(report);
-  const std::string& id = report.id();
-  Log(ExperimentEntry(EventKind::kExperimentStop, id,
-                      ExperimentStateWord(state),
-                      absl::StrCat("experiment ", id, " ",
-                                   ExperimentStateWord(state), ": ", reason)));
-  const v1::ExperimentEstimate& work = report.work();
-  Log(ExperimentEntry(EventKind::kExperimentVerdict, id,
-                      state == v1::EXPERIMENT_STATE_GUARDRAIL ? "harmful"
-                      : !work.valid()                         ? "no-estimate"
-                      : !work.significant()                   ? "no-difference"
-                      : work.ratio() < 1                      ? "harmful"
-                                                              : "significant",
-                      absl::StrCat("experiment ", id, ": ", report.verdict())));
-  v1::ExperimentReport slim = report;
-  slim.clear_units();
-  if (slim.series_size() > 1) {
-    v1::ExperimentInterval last = slim.series(slim.series_size() - 1);
-    slim.clear_series();
-    *slim.add_series() = std::move(last);
-  }
-  ended_ = std::make_shared<const v1::ExperimentReport>(std::move(slim));
-  last_ = std::move(report);
-  run_.reset();
 }
 
 v1::ExperimentReport ExperimentRunner::Report(bool whole) const {

@@ -38,6 +38,8 @@ namespace locus {
 
 // Intervals left out after a worker's arm was set, unless the request says.
 inline constexpr uint32_t kDefaultBurnIn = 2;
+// A switchback's block, unless the request says.
+inline constexpr absl::Duration kDefaultBlock = absl::Minutes(5);
 // The latency guardrail's margin, unless the request says: treated p99 or
 // run-queue wait 10 % worse than control, significantly, stops the run.
 inline constexpr double kDefaultLatencyMargin = 0.10;
@@ -122,6 +124,9 @@ class ExperimentRunner : public ExperimentPort {
   // when their arm (or the levers) leave them to the kernel.
   void Join(const std::vector<int32_t>& joined)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The start in the agent's log: the arms, or a switchback's order of
+  // blocks.
+  void LogStart() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Begin's steps: a start with too few workers ends at once, recorded.
   void AbortTooFew(const std::string& id, size_t found)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -48,17 +48,42 @@ absl::Status CheckRequestDuration(absl::string_view name,
 
 // The request's durations, and its latency margin when it has one.
 absl::Status CheckRequestFields(const v1::StartExperimentRequest& request) {
+  const bool switchback = request.design() == kSwitchback;
+  if (!switchback && !request.design().empty() &&
+      request.design() != kAbDesign) {
+    return absl::InvalidArgumentError(absl::StrCat("design: no design '",
+                                                   Printable(request.design()),
+                                                   "' (ab, switchback)"));
+  }
   for (const auto& [name, d] : {std::pair{"duration", &request.duration()},
                                 std::pair{"interval", &request.interval()},
-                                std::pair{"pre-period", &request.pre()}}) {
+                                std::pair{"pre-period", &request.pre()},
+                                std::pair{"block", &request.block()}}) {
     if (absl::Status checked = CheckRequestDuration(name, *d); !checked.ok()) {
       return checked;
     }
   }
-  if (absl::StatusOr<Levers> levers =
-          ParseLevers({request.levers().begin(), request.levers().end()});
+  if (absl::StatusOr<Levers> levers = ParseLevers(
+          {request.levers().begin(), request.levers().end()}, switchback);
       !levers.ok()) {
     return levers.status();
+  }
+  if (switchback) {
+    // What only the A/B design's arms give meaning to.
+    if (request.aa()) {
+      return absl::InvalidArgumentError(
+          "a switchback has no A/A: its off blocks are the kernel alone "
+          "already, and its error rate is checked by simulation");
+    }
+    if (TimeUtil::DurationToNanoseconds(request.pre()) != 0 ||
+        request.min_effect() > 0) {
+      return absl::InvalidArgumentError(
+          "a switchback takes no pre-period and no --min-effect (the A/B "
+          "design's): size it by its pairs of blocks");
+    }
+  } else if (TimeUtil::DurationToNanoseconds(request.block()) != 0) {
+    return absl::InvalidArgumentError(
+        "block is a switchback's (--design=switchback)");
   }
   if (request.has_latency_margin() &&
       !(request.latency_margin() >= 0 && request.latency_margin() <= 10)) {
@@ -126,6 +151,36 @@ absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
   return absl::OkStatus();
 }
 
+// A switchback's plan: blocks of whole intervals, each holding two after
+// its burn-in, and whole pairs of them, at least two, in the duration
+// (shortened to the pairs it holds); the block as planned into `request`.
+// Nothing for the A/B design.
+absl::Status PlanSwitchback(v1::StartExperimentRequest& request,
+                            absl::Duration& duration, absl::Duration interval) {
+  if (request.design() != kSwitchback) return absl::OkStatus();
+  absl::Duration block = Or(request.block(), kDefaultBlock), unused;
+  const int64_t per_block = absl::IDivDuration(block, interval, &unused);
+  if (per_block < 2 + static_cast<int64_t>(request.burn_in())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block ", absl::FormatDuration(block),
+        " holds fewer than two intervals of ", absl::FormatDuration(interval),
+        " after a burn-in of ", request.burn_in()));
+  }
+  block = per_block * interval;
+  const int64_t pairs = absl::IDivDuration(duration, 2 * block, &unused);
+  if (pairs < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "duration ", absl::FormatDuration(duration),
+        " holds fewer than two pairs of blocks of ",
+        absl::FormatDuration(block), " (one on, one off each): at least ",
+        absl::FormatDuration(4 * block)));
+  }
+  duration = pairs * 2 * block;
+  *request.mutable_block() =
+      TimeUtil::NanosecondsToDuration(absl::ToInt64Nanoseconds(block));
+  return absl::OkStatus();
+}
+
 // What Start answers before the arms are drawn.
 v1::ExperimentReport Starting(const v1::StartExperimentRequest& request,
                               uint64_t seed) {
@@ -137,7 +192,11 @@ v1::ExperimentReport Starting(const v1::StartExperimentRequest& request,
   *report.mutable_interval() = request.interval();
   report.set_reason(request.reason());
   *report.mutable_pre() = request.pre();
-  report.set_verdict("starting: the arms are drawn at the next tick");
+  report.set_design(request.design());
+  *report.mutable_block() = request.block();
+  report.set_verdict(request.design() == kSwitchback
+                         ? "starting: the first block begins at the next tick"
+                         : "starting: the arms are drawn at the next tick");
   return report;
 }
 
@@ -149,10 +208,17 @@ v1::StartExperimentRequest WithDefaults(
   if (!request.has_burn_in()) request.set_burn_in(kDefaultBurnIn);
   if (!request.has_latency_margin())
     request.set_latency_margin(kDefaultLatencyMargin);
+  const bool switchback = request.design() == kSwitchback;
+  if (request.design().empty()) request.set_design(kAbDesign);
+  if (switchback && TimeUtil::DurationToNanoseconds(request.block()) == 0) {
+    *request.mutable_block() = TimeUtil::NanosecondsToDuration(
+        absl::ToInt64Nanoseconds(kDefaultBlock));
+  }
   // In their one order, all four when none was named (CheckRequestFields
   // parsed them).
   const Levers levers =
-      ParseLevers({request.levers().begin(), request.levers().end()})
+      ParseLevers({request.levers().begin(), request.levers().end()},
+                  switchback)
           .value_or(Levers{});
   request.clear_levers();
   for (const std::string& name : LeverNames(levers)) request.add_levers(name);
@@ -166,15 +232,18 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
   if (absl::Status checked = CheckRequestFields(asked); !checked.ok()) {
     return checked;
   }
-  const v1::StartExperimentRequest request = WithDefaults(asked);
-  const absl::Duration duration =
-      Or(request.duration(), options_.default_duration);
+  v1::StartExperimentRequest request = WithDefaults(asked);
+  absl::Duration duration = Or(request.duration(), options_.default_duration);
   const absl::Duration interval =
       Or(request.interval(), options_.default_interval);
   if (absl::Status plan = CheckPlan(duration, interval, options_.min_interval,
                                     request.burn_in());
       !plan.ok())
     return plan;
+  if (absl::Status blocks = PlanSwitchback(request, duration, interval);
+      !blocks.ok())
+    return blocks;
+  const bool switchback = request.design() == kSwitchback;
   if (mode == v1::Policy::MODE_DRY_RUN) {
     return absl::FailedPreconditionError(
         "the agent is in dry run: it changes nothing, so there would be no "
@@ -187,10 +256,12 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
                      run_ ? absl::StrCat(" (", run_->header.id(), ")") : "",
                      "; `locusctl experiment stop` ends it"));
   }
-  if (ticks_ > 0 && workers_seen_ < options_.min_workers) {
+  const size_t least = switchback ? 1 : options_.min_workers;
+  if (ticks_ > 0 && workers_seen_ < least) {
     return absl::FailedPreconditionError(
-        absl::StrCat("needs at least ", options_.min_workers,
-                     " workers (two per arm); the agent sees ", workers_seen_));
+        absl::StrCat("needs at least ", least,
+                     switchback ? " worker" : " workers (two per arm)",
+                     "; the agent sees ", workers_seen_));
   }
   absl::StatusOr<Sized> sized = Preregister(request, duration, interval);
   if (!sized.ok()) return sized.status();

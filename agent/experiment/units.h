@@ -64,6 +64,13 @@ struct Unit {
   double log_m2 = 0;
 };
 
+// The sums of a set of units' counted intervals.
+struct ArmSums {
+  double bytes = 0, cpu_ns = 0, wait_ns = 0, voluntary = 0, involuntary = 0;
+  uint64_t requests = 0, accepted = 0;
+  std::vector<uint64_t> service_us;  // per bucket
+};
+
 struct RunningExperiment {
   v1::ExperimentReport header;  // id, aa, seed, started, duration, interval
   std::vector<Unit> units;
@@ -137,6 +144,22 @@ struct RunningExperiment {
   std::string clock;  // EmulatedClockNote of this host
   // Put back at the next tick (the control arm at start).
   std::vector<int32_t> release;
+  // A switchback (switchback.h): the whole host on or off by block, every
+  // unit counted alike; its blocks closed so far.
+  bool switchback = false;
+  std::vector<bool> schedule;  // Locus on, per block
+  uint32_t block_intervals = 0;
+  uint32_t block = 0;            // the block under way
+  uint32_t block_measured = 0;   // its intervals measured so far
+  bool restore_pending = false;  // an off block began: put back this tick
+  // The units' sums as the block began, and the host's busy time over its
+  // counted intervals (and at the last interval's end).
+  ArmSums block_start;
+  double block_busy_ns = 0;
+  // The complete blocks' sums: [0] off, [1] on.
+  ArmSums block_sums[2];
+  double busy_mark_ns = 0;
+  std::vector<v1::ExperimentBlock> blocks;
 };
 
 // The workers of `snapshot` an experiment randomises: its worker targets

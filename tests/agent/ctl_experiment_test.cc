@@ -153,6 +153,12 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
             "--levers: no lever 'cpu' (threads, pages, irqs, connections)"},
            {{"experiment", "start", "--levers=irqs"},
             "--levers: irqs alone treats nothing"},
+           {{"experiment", "start", "--design=abba"},
+            "--design wants ab or switchback, not 'abba'"},
+           {{"experiment", "start", "--block=5m"},
+            "--block is a switchback's: add --design=switchback"},
+           {{"experiment", "start", "--design=switchback", "--block=0s"},
+            "--block wants a duration greater than 0"},
            {{"experiment", "start", "--burn-in=-1"},
             "--burn-in wants a number of intervals"},
            {{"experiment", "status", "--burn-in=2"},
@@ -167,6 +173,13 @@ TEST(ExperimentArgs, RefusesWhatDoesNotFit) {
     EXPECT_THAT(std::string(inv.status().message()), HasSubstr(c.says));
     EXPECT_EQ(Locusctl(c.args).code, kExitUsage) << c.says;
   }
+  // A switchback takes its block, and IRQ moves alone.
+  auto switchback = ParseCtlArgs({"experiment", "start", "--design=switchback",
+                                  "--block=2m", "--levers=irqs"});
+  ASSERT_TRUE(switchback.ok()) << switchback.status();
+  EXPECT_EQ(switchback->experiment.design, "switchback");
+  EXPECT_EQ(switchback->experiment.block, absl::Minutes(2));
+  EXPECT_EQ(switchback->experiment.levers, std::vector<std::string>{"irqs"});
   // Two intervals exactly is enough.
   EXPECT_TRUE(
       ParseCtlArgs({"experiment", "start", "--duration=20s", "--interval=10s"})
@@ -181,8 +194,9 @@ TEST(ExperimentArgs, EachSubcommandHasItsHelp) {
   for (const Case& c : std::vector<Case>{
            {{"experiment", "start", "--help"},
             "experiment start [--duration=D] [--interval=D] [--pre=D] "
-            "[--min-effect=P%] [--latency-margin=P%] [--levers=L,...] [--aa] "
-            "[--seed=N] [--burn-in=N] [--reason=TEXT] [--json]"},
+            "[--min-effect=P%] [--latency-margin=P%] [--levers=L,...] "
+            "[--design=ab|switchback] [--block=D] [--aa] [--seed=N] "
+            "[--burn-in=N] [--reason=TEXT] [--json]"},
            {{"help", "experiment", "status"}, "experiment status [--json]"},
            {{"experiment", "stop", "-h"},
             "experiment stop [--reason=TEXT] [--json]"},
@@ -301,6 +315,37 @@ TEST(FormatExperiment, WhatUsersFeelComesWithTheEstimates) {
   EXPECT_THAT(ctl::FormatExperiment(r),
               HasSubstr("GUARDRAIL: treated requests waited significantly "
                         "longer here (p 0.003)"));
+}
+
+TEST(FormatExperiment, ASwitchbackShowsOnOverOffAndItsBlocks) {
+  v1::ExperimentReport r = SampleExperimentReport();
+  r.set_design("switchback");
+  r.mutable_block()->set_seconds(300);
+  r.mutable_duration()->set_seconds(1200);
+  r.mutable_work()->set_metric("host_bytes_per_cpu_second");
+  for (int b = 0; b < 4; ++b) {
+    v1::ExperimentBlock* block = r.add_blocks();
+    block->set_index(b);
+    block->set_pair(b / 2);
+    block->set_on(b == 1 || b == 2);
+    block->set_complete(b < 3);
+    block->set_intervals(b < 3 ? 28 : 0);
+    block->set_bytes(b < 3 ? 1e9 : 0);
+    block->set_bytes_per_cpu_second(b < 3 ? 2.5 * 1048576 : 0);
+    block->set_p99_us(b < 3 ? 3100 : 0);
+  }
+  const std::string text = ctl::FormatExperiment(r);
+  EXPECT_THAT(text, HasSubstr("switchback (the whole host, Locus on and off "
+                              "by block)"));
+  EXPECT_THAT(text, HasSubstr("blocks of 5m, 2 pairs"));
+  EXPECT_THAT(text, HasSubstr("host bytes per CPU-second   +3.1 %"));
+  EXPECT_THAT(text, HasSubstr("    1    0 on         28      2.5 MiB    "
+                              "3.10 ms"));
+  EXPECT_THAT(text, HasSubstr("(under way)"));
+  EXPECT_THAT(text, Not(HasSubstr("treated")));  // no arms of workers
+  EXPECT_THAT(ctl::ExperimentLine(r),
+              HasSubstr("switchback, 180 of 120 intervals; host bytes per "
+                        "CPU-second (on / off) +3.1 %"));
 }
 
 TEST(FormatExperiment, HostileStringsAreShownEscaped) {

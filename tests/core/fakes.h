@@ -80,7 +80,10 @@ class FakeExecutor : public Executor {
     (void)node_of_cpu;
     return steering_states;
   }
-  absl::Status RestoreAll() override { return absl::OkStatus(); }
+  absl::Status RestoreAll() override {
+    ++restores;
+    return absl::OkStatus();
+  }
   void TickNeighbours(const v1::Coexist& coexist, std::optional<int>) override {
     neighbour_ticks.push_back(coexist.irqbalance());
   }
@@ -89,6 +92,7 @@ class FakeExecutor : public Executor {
   std::vector<std::vector<ListenGroupSteering>> steered;
   std::vector<bool> steer_dry_runs;
   int page_move_stops = 0;
+  int restores = 0;
   std::vector<SteeringState> steering_states;
   Outcome outcome = Outcome::kApplied;
   Outcome dry_run_outcome = Outcome::kDryRun;

@@ -13,6 +13,8 @@
 namespace locus::testing {
 namespace {
 
+using ::testing::Contains;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
@@ -113,6 +115,56 @@ TEST(LoopExperimentTest, TheControlArmIsPutBackAndLeftOutOfThePlan) {
   tick = h.loop.Tick();
   EXPECT_THAT(h.executor.reverted, IsEmpty());
   for (const Action& action : tick.plan.actions) EXPECT_NE(PidOf(action), 200);
+}
+
+// A switchback's on block: the policy acts on the whole host, IRQs
+// included, through the levers under test only.
+TEST(LoopExperimentTest, AnOnBlockPlansTheWholeHostThroughItsLevers) {
+  Harness h;
+  TickReport tick = h.loop.Tick();
+  bool pin = false;
+  for (const Action& action : tick.plan.actions)
+    pin |= std::holds_alternative<PinThread>(action.op);
+  ASSERT_TRUE(pin) << "the fixture plans pins";
+
+  Harness no_threads;
+  no_threads.experiment.next.levers = Levers{
+      .threads = false, .pages = true, .irqs = true, .connections = true};
+  tick = no_threads.loop.Tick();
+  for (const Action& action : tick.plan.actions) {
+    EXPECT_FALSE(std::holds_alternative<PinThread>(action.op))
+        << Describe(action);
+  }
+  EXPECT_THAT(tick.plan.notes, Contains(HasSubstr("pin(s) held")));
+}
+
+// A switchback's off block: everything put back on its first tick, and
+// every tick of it planned but not carried out.
+TEST(LoopExperimentTest, AnOffBlockPutsEverythingBackAndActsOnNothing) {
+  Harness h;
+  h.experiment.next.off = true;
+  h.experiment.next.restore = true;
+  TickReport tick = h.loop.Tick();
+  EXPECT_EQ(h.executor.restores, 1);
+  EXPECT_EQ(tick.mode, v1::Policy::MODE_DRY_RUN);
+  ASSERT_THAT(h.executor.dry_runs, Not(IsEmpty()));
+  for (bool dry_run : h.executor.dry_runs) EXPECT_TRUE(dry_run);
+  EXPECT_GE(h.executor.page_move_stops, 1);
+
+  // Later ticks of the block: held, not restored again.
+  h.experiment.next.restore = false;
+  h.executor.dry_runs.clear();
+  tick = h.loop.Tick();
+  EXPECT_EQ(h.executor.restores, 1);
+  for (bool dry_run : h.executor.dry_runs) EXPECT_TRUE(dry_run);
+
+  // The next on block acts again.
+  h.experiment.next.off = false;
+  h.executor.dry_runs.clear();
+  tick = h.loop.Tick();
+  EXPECT_EQ(tick.mode, v1::Policy::MODE_ENFORCE);
+  ASSERT_THAT(h.executor.dry_runs, Not(IsEmpty()));
+  EXPECT_FALSE(h.executor.dry_runs.front());
 }
 
 }  // namespace

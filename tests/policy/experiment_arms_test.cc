@@ -105,6 +105,37 @@ TEST(ExperimentArmsTest, OnlyTheLeversUnderTestAct) {
   EXPECT_THAT(plan.notes, Contains(HasSubstr("connection steering held")));
 }
 
+// A switchback's on blocks act on the whole host: IRQ moves are a lever
+// there, held like the others when not named.
+TEST(ExperimentArmsTest, HoldLeversKeepsOnlyTheLeversNamedIrqsIncluded) {
+  Plan full;
+  full.actions.push_back(Action{PinThread{101, 101, 1, {2, 3}}, "pin", 0.5});
+  full.actions.push_back(Action{MigratePages{101, -1, 1, 1 << 20}, "mv", 0.5});
+  full.actions.push_back(Action{SetIrqAffinity{40, {2}}, "irq", 0.5});
+  ListenGroupSteering steer;
+  steer.group = "netns 1 127.0.0.1:80";
+  full.connections.push_back(steer);
+
+  Plan plan = full;
+  HoldLevers(Levers{}, plan);
+  EXPECT_EQ(plan.actions.size(), 3u);
+  EXPECT_EQ(plan.connections.size(), 1u);
+  EXPECT_THAT(plan.notes, IsEmpty());
+
+  plan = full;
+  HoldLevers(*ParseLevers({"irqs"}, /*switchback=*/true), plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<SetIrqAffinity>(plan.actions[0].op));
+  EXPECT_THAT(plan.connections, IsEmpty());
+
+  plan = full;
+  HoldLevers(*ParseLevers({"threads"}, /*switchback=*/true), plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<PinThread>(plan.actions[0].op));
+  EXPECT_THAT(plan.notes, Contains("experiment: 1 IRQ move(s) held: irqs is "
+                                   "not a lever under test"));
+}
+
 TEST(ExperimentArmsTest, LeversAreNamedOnceEachAndTreatSomething) {
   EXPECT_THAT(LeverNames(*ParseLevers({})),
               ElementsAre("threads", "pages", "irqs", "connections"));
@@ -116,6 +147,8 @@ TEST(ExperimentArmsTest, LeversAreNamedOnceEachAndTreatSomething) {
               HasSubstr("'pages' given twice"));
   EXPECT_THAT(ParseLevers({"irqs"}).status().message(),
               HasSubstr("irqs alone treats nothing"));
+  EXPECT_THAT(LeverNames(*ParseLevers({"irqs"}, /*switchback=*/true)),
+              ElementsAre("irqs"));
   EXPECT_THAT(ParseLevers({""}).status().message(), HasSubstr("no lever ''"));
   // A peer's name reaches the caller's terminal and the agent's log escaped.
   EXPECT_THAT(ParseLevers({"x\n\x1b[2J"}).status().message(),
