@@ -23,9 +23,16 @@ constexpr v1::ExperimentState kEndStates[] = {
     v1::EXPERIMENT_STATE_ABORTED};
 
 // The report's treated/control estimates by their `metric` label: work and
-// connections per CPU-second, and what users feel.
+// connections per CPU-second, and what users feel. A switchback's compare
+// the whole host on and off: labelled apart, so that a fleet's pooling
+// never mixes them with the A/B design's.
 std::vector<std::pair<const char*, const v1::ExperimentEstimate*>> Estimates(
     const v1::ExperimentReport& r) {
+  if (r.design() == "switchback") {
+    return {{"switchback_host_bytes_per_cpu_second", &r.work()},
+            {"switchback_p99_service_time", &r.service_p99()},
+            {"switchback_run_queue_wait_per_cpu_second", &r.run_queue_wait()}};
+  }
   return {{"bytes_per_cpu_second", &r.work()},
           {"connections_per_cpu_second", &r.connections()},
           {"p50_service_time", &r.service_p50()},

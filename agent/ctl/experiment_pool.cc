@@ -1,6 +1,7 @@
 #include "agent/ctl/experiment_pool.h"
 
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,7 +47,18 @@ absl::StatusOr<std::string> FormatPooled(
     const std::vector<std::pair<std::string, v1::ExperimentReport>>& reports) {
   std::vector<experiment::HostResult> hosts;
   std::string rows, left_out;
+  // One design's estimand at a time: a switchback's is the whole host on
+  // against off, an A/B's treated workers against control ones.
+  std::optional<bool> switchback;
   for (const auto& [name, r] : reports) {
+    const bool is_switchback = r.design() == "switchback";
+    if (switchback.has_value() && *switchback != is_switchback) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Printable(name), ": a ", is_switchback ? "switchback" : "A/B",
+          " experiment among ", *switchback ? "switchbacks" : "A/B ones",
+          ": they estimate different things; pool each design apart"));
+    }
+    switchback = is_switchback;
     // Only treatment effects measured over their planned duration pool: an
     // A/A run treated nothing, and a stopped one's interval is not the one
     // it planned.
@@ -74,7 +86,9 @@ absl::StatusOr<std::string> FormatPooled(
   const experiment::PooledEstimate p = experiment::Pool(hosts);
   if (!p.valid) return absl::InvalidArgumentError(p.why_not);
   return absl::StrCat(
-      "work per CPU-second, pooled over ", p.hosts, " hosts:\n",
+      switchback.value_or(false) ? "host bytes per CPU-second, on / off"
+                                 : "work per CPU-second",
+      ", pooled over ", p.hosts, " hosts:\n",
       "  fixed effect (one effect everywhere)   ",
       Change(p.fixed, p.fixed_low, p.fixed_high), "\n",
       "  random effects (DerSimonian-Laird)     ",

@@ -219,8 +219,9 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   AddUnits(run, whole, report);
   AddArmFigures(run, report);
   report.set_service_source(run.service_source);
+  // A switchback's blocks stand for the cells: its workers are in no arm.
   if (run.switchback) AddBlocks(run, report);
-  if (whole) AddCells(run, report);
+  if (whole && !run.switchback) AddCells(run, report);
   if (whole) {
     for (const v1::ExperimentInterval& i : run.series) *report.add_series() = i;
   } else if (!run.series.empty()) {

@@ -478,6 +478,21 @@ TEST(ExperimentPool, ThreeHostsReportsPoolFromFiles) {
   EXPECT_EQ(run.code, kExitFailed);
   EXPECT_THAT(run.err, HasSubstr("old.json: no estimate with a standard "
                                  "error"));
+
+  // A switchback estimates the whole host on against off: not pooled with
+  // A/B experiments.
+  v1::ExperimentReport switchback = SampleExperimentReport();
+  switchback.set_design("switchback");
+  switchback.mutable_work()->set_se(0.01);
+  std::string switchback_json;
+  ASSERT_TRUE(
+      google::protobuf::util::MessageToJsonString(switchback, &switchback_json)
+          .ok());
+  std::ofstream(dir + "/switchback.json") << switchback_json;
+  run = Locusctl({"experiment", "pool", args[3], dir + "/switchback.json"});
+  EXPECT_EQ(run.code, kExitFailed);
+  EXPECT_THAT(run.err, HasSubstr("switchback.json: a switchback experiment "
+                                 "among A/B ones"));
   EXPECT_EQ(Locusctl({"experiment", "pool", dir + "/none.json"}).code,
             kExitFailed);
 

@@ -518,6 +518,19 @@ TEST(PrometheusExporterTest, TheLastResultStaysByIdUntilTheNextStarts) {
     for (const auto& [k, v] : Collect(exporter))
       EXPECT_FALSE(absl::StrContains(k, "locus_experiment_result")) << k;
   }
+  // A switchback's result is the whole host on against off: labelled apart.
+  *m.mutable_experiment() = RunningExperiment(30);
+  m.mutable_experiment()->set_id("exp-sb");
+  m.mutable_experiment()->set_design("switchback");
+  m.mutable_experiment()->mutable_work()->set_se(0.02);
+  m.mutable_experiment()->set_state(v1::EXPERIMENT_STATE_DONE);
+  exporter.Observe(m, v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(s["locus_experiment_result{id=exp-sb,metric=switchback_host_bytes_"
+              "per_cpu_second,stat=se,}"],
+            0.02);
+  for (const auto& [k, v] : s)
+    EXPECT_FALSE(absl::StrContains(k, "metric=bytes_per_cpu_second")) << k;
 }
 
 }  // namespace

@@ -96,6 +96,8 @@ TEST(SwitchbackTest, AlternatesTheHostByBlocksAndPairsOnWithOff) {
   EXPECT_THAT(report.verdict(), HasSubstr("Locus on: +2"));
   EXPECT_THAT(report.verdict(), HasSubstr("(2 pairs of blocks)"));
   EXPECT_EQ(h.counter.stops, 1);
+  // Its workers are in no arm: no cells for a fleet to pool as A/B.
+  EXPECT_THAT(report.cells(), IsEmpty());
 }
 
 TEST(SwitchbackTest, AStopMidBlockLeavesThatBlockOut) {

@@ -16,6 +16,12 @@
 #             this guest's resolution (printed).
 #   sigterm   SIGTERM mid-experiment: every worker's affinity is as nginx
 #             left it, and the record says the experiment was interrupted.
+#   switchback  (not in the default set: LOCUS_LAB_FULL's
+#             lab_switchback_6.1_2x2) --design=switchback, 2 pairs of 20 s
+#             blocks of 5 s intervals: in each off block every worker is
+#             back as nginx left it and the reuseport group unsteered, in
+#             each on block every worker placed again; the report has its 4
+#             blocks, complete, one on and one off per pair.
 # EXPERIMENT_DURATION and AA_DURATION (locusctl durations) lengthen the runs
 # for tests/lab/bench/experiment.sh.
 # Run inside a guest (tests/lab/guest.sh); needs >= 2 nodes.
@@ -285,6 +291,74 @@ sigterm() {
   [ "$(tool get state <"$RECORD")" = EXPERIMENT_STATE_INTERRUPTED ] ||
     fail "record: $(tool get state <"$RECORD")" || return 1
   log "record after SIGTERM: $(tool get state <"$RECORD"): $(tool get reason <"$RECORD")"
+  load_both_stop
+}
+
+# "INDEX ON" of the block under way (the report's last), from one read.
+block_now() {
+  ctl experiment status --json 2>/dev/null | "$PY" -c '
+import json, sys
+blocks = json.load(sys.stdin).get("blocks", [])
+print(blocks[-1].get("index", 0), blocks[-1].get("on", False)) if blocks else print("-")'
+}
+every_worker_as_nginx_left_it() {
+  local w
+  for w in $(nginx_workers); do [ "$(affinity "$w")" = "$ONLINE" ] || return 1; done
+}
+steered_now() { ctl status 2>/dev/null | grep -q ': steered'; }
+
+switchback() {
+  setup || return 1
+  ctl experiment start --design=switchback --block=20s --interval=5s \
+    --burn-in=1 --duration=80s --seed=5 ||
+    fail "switchback did not start" || return 1
+  wait_until 30 has_units || fail "no units after $wait_s s" || return 1
+  # Each block: was the host seen put back (off) or placed (on) in it.
+  local -A put_back=() placed=() steered=()
+  local now_block index on
+  while ! not_running; do
+    now_block=$(block_now)
+    [ "$now_block" = - ] && continue
+    read -r index on <<<"$now_block"
+    if [ "$on" = False ]; then
+      every_worker_as_nginx_left_it && put_back[$index]=1
+      steered_now && steered[$index]=1
+    else
+      every_worker_confined && placed[$index]=1
+    fi
+    sleep 1
+  done
+  ctl experiment status | sed 's/^/    /'
+  ctl experiment status --json >"$WORK/switchback.json"
+  "$PY" - "$WORK/switchback.json" <<'PY' || fail "the report's blocks are not as planned" || return 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+blocks = r.get("blocks", [])
+assert r.get("state") == "EXPERIMENT_STATE_DONE", r.get("state")
+assert r.get("design") == "switchback", r.get("design")
+assert len(blocks) == 4, len(blocks)
+for pair in (0, 1):
+    ons = [b.get("on", False) for b in blocks if b.get("pair", 0) == pair]
+    assert sorted(ons) == [False, True], (pair, ons)
+assert all(b.get("complete") for b in blocks), blocks
+assert all(b.get("bytes", 0) > 0 for b in blocks), blocks
+PY
+  local b bad=0 ons
+  # (JSON leaves a false "on" out: None.)
+  read -ra ons <<<"$(tool get blocks.on <"$WORK/switchback.json")"
+  for b in 0 1 2 3; do
+    if [ "${ons[$b]}" = True ]; then
+      [ -n "${placed[$b]:-}" ] || { log "on block $b: the workers were never seen placed"; bad=1; }
+    else
+      [ -n "${put_back[$b]:-}" ] || { log "off block $b: the workers were never seen as nginx left them"; bad=1; }
+      [ -z "${steered[$b]:-}" ] || { log "off block $b: the group was seen steered"; bad=1; }
+    fi
+  done
+  [ "$bad" = 0 ] || fail "the host was not put back and placed again by block" || return 1
+  log "switchback: $(tool get verdict <"$WORK/switchback.json")"
+  wait_until 60 every_worker_placed ||
+    fail "not every worker placed again after the switchback" || return 1
+  log "ok: each off block put back, each on block placed, every worker placed after"
   load_both_stop
 }
 
