@@ -18,10 +18,19 @@ void ToProto(absl::Duration d, google::protobuf::Duration* out) {
 // What `start` prints: what was started and how to follow it (the whole
 // report, with no interval yet, would be mostly empty; --json gives it).
 std::string FormatStarted(const v1::ExperimentReport& r) {
+  const bool switchback = r.design() == "switchback";
   std::string out = absl::StrCat(
       "started experiment ", Printable(r.id()),
-      r.aa() ? " (A/A: neither arm treated)" : " (A/B)", ": ", r.treated(),
-      " treated and ", r.control(), " control workers, ",
+      r.aa()       ? " (A/A: neither arm treated)"
+      : switchback ? " (switchback: the whole host, Locus on and off by block)"
+                   : " (A/B)",
+      ": ",
+      switchback
+          ? absl::StrCat(
+                r.treated() + r.control(), " workers, blocks of ",
+                absl::FormatDuration(absl::Seconds(r.block().seconds())), ", ")
+          : absl::StrCat(r.treated(), " treated and ", r.control(),
+                         " control workers, "),
       absl::FormatDuration(absl::Seconds(r.duration().seconds())),
       " in intervals of ",
       absl::FormatDuration(absl::Seconds(r.interval().seconds())), ", seed ",

@@ -113,6 +113,8 @@ absl::StatusOr<v1::ExperimentReport> FakeController::StartExperiment(
   *r.mutable_duration() = request.duration();
   *r.mutable_interval() = request.interval();
   *r.mutable_remaining() = request.duration();
+  r.set_design(request.design());
+  *r.mutable_block() = request.block();
   r.set_treated(4);
   r.set_control(4);
   r.set_reason(request.reason());

@@ -439,6 +439,18 @@ TEST_F(LocusctlTest, ExperimentStartSendsTheOptionsAndSaysWhatStarted) {
   EXPECT_FALSE(sent[1].has_interval());
   EXPECT_FALSE(sent[1].aa());
   EXPECT_EQ(sent[1].reason(), "locusctl experiment start");
+
+  r = Ctl({"experiment", "start", "--design=switchback", "--block=2m",
+           "--duration=16m", "--interval=10s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  sent = controller_.start_requests();
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[2].design(), "switchback");
+  EXPECT_EQ(sent[2].block().seconds(), 120);
+  EXPECT_THAT(r.out, HasSubstr("started experiment exp-test (switchback: the "
+                               "whole host, Locus on and off by block): 8 "
+                               "workers, blocks of 2m, 16m in intervals of "
+                               "10s"));
 }
 
 TEST_F(LocusctlTest, ExperimentStatusTextAndJson) {

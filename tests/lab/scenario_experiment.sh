@@ -17,11 +17,12 @@
 #   sigterm   SIGTERM mid-experiment: every worker's affinity is as nginx
 #             left it, and the record says the experiment was interrupted.
 #   switchback  (not in the default set: LOCUS_LAB_FULL's
-#             lab_switchback_6.1_2x2) --design=switchback, 2 pairs of 20 s
-#             blocks of 5 s intervals: in each off block every worker is
-#             back as nginx left it and the reuseport group unsteered, in
-#             each on block every worker placed again; the report has its 4
-#             blocks, complete, one on and one off per pair.
+#             lab_switchback_6.1_2x2) --design=switchback, 2 pairs of 40 s
+#             blocks of 5 s intervals: after each block's burn-in, in each
+#             off block every worker is back as nginx left it and the
+#             reuseport group unsteered, in each on block every worker
+#             placed again; the report has its 4 blocks, complete, one on
+#             and one off per pair.
 # EXPERIMENT_DURATION and AA_DURATION (locusctl durations) lengthen the runs
 # for tests/lab/bench/experiment.sh.
 # Run inside a guest (tests/lab/guest.sh); needs >= 2 nodes.
@@ -294,12 +295,14 @@ sigterm() {
   load_both_stop
 }
 
-# "INDEX ON" of the block under way (the report's last), from one read.
+# "INDEX ON COUNTED" of the block under way (the report's last), from one
+# read: COUNTED, its intervals counted so far, is 0 during its burn-in.
 block_now() {
   ctl experiment status --json 2>/dev/null | "$PY" -c '
 import json, sys
 blocks = json.load(sys.stdin).get("blocks", [])
-print(blocks[-1].get("index", 0), blocks[-1].get("on", False)) if blocks else print("-")'
+b = blocks[-1] if blocks else None
+print("%d %s %d" % (b.get("index", 0), b.get("on", False), b.get("intervals", 0)) if b else "-")'
 }
 every_worker_as_nginx_left_it() {
   local w
@@ -309,17 +312,22 @@ steered_now() { ctl status 2>/dev/null | grep -q ': steered'; }
 
 switchback() {
   setup || return 1
-  ctl experiment start --design=switchback --block=20s --interval=5s \
-    --burn-in=1 --duration=80s --seed=5 ||
+  ctl experiment start --design=switchback --block=40s --interval=5s \
+    --burn-in=2 --duration=160s --seed=5 ||
     fail "switchback did not start" || return 1
   wait_until 30 has_units || fail "no units after $wait_s s" || return 1
   # Each block: was the host seen put back (off) or placed (on) in it.
   local -A put_back=() placed=() steered=()
-  local now_block index on
+  local now_block index on counted
   while ! not_running; do
     now_block=$(block_now)
-    [ "$now_block" = - ] && continue
-    read -r index on <<<"$now_block"
+    # Judged once the block's burn-in is over: the host had its ticks to
+    # settle into it (a read during its first may show the last block's).
+    read -r index on counted <<<"$now_block"
+    if [ "$now_block" = - ] || [ "$counted" = 0 ]; then
+      sleep 1
+      continue
+    fi
     if [ "$on" = False ]; then
       every_worker_as_nginx_left_it && put_back[$index]=1
       steered_now && steered[$index]=1
