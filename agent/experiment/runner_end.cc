@@ -75,9 +75,13 @@ void ExperimentRunner::End(v1::ExperimentState state,
                       absl::StrCat("experiment ", id, " ",
                                    ExperimentStateWord(state), ": ", reason)));
   const v1::ExperimentEstimate& work = report.work();
+  // A switchback's interval holds at its planned end only (an A/B's read
+  // before it is the confidence sequence, valid at any look).
+  const bool cut_short = run_->switchback && state != v1::EXPERIMENT_STATE_DONE;
   Log(ExperimentEntry(EventKind::kExperimentVerdict, id,
                       state == v1::EXPERIMENT_STATE_GUARDRAIL ? "harmful"
                       : !work.valid()                         ? "no-estimate"
+                      : cut_short                             ? "inconclusive"
                       : !work.significant()                   ? "no-difference"
                       : work.ratio() < 1                      ? "harmful"
                                                               : "significant",

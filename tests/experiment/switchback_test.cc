@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agent/experiment/runner.h"
+#include "common/log.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
@@ -121,6 +122,39 @@ TEST(SwitchbackTest, AStopMidBlockLeavesThatBlockOut) {
   // After the run the loop is asked for nothing.
   const ArmsThisTick after = h.Tick();
   EXPECT_FALSE(after.off);
+}
+
+class OutcomeSink : public LogSink {
+ public:
+  void Write(const LogEntry& entry) override {
+    for (const LogField& field : entry.fields) {
+      if (field.name == "LOCUS_OUTCOME") outcomes.push_back(field.value);
+    }
+  }
+  std::vector<std::string> outcomes;
+};
+
+// Stopped after two of three pairs: an estimate, and an interval that holds
+// at the planned end only: journald's verdict word says inconclusive.
+TEST(SwitchbackTest, AStopBeforeTheLastBlockIsInconclusive) {
+  OutcomeSink sink;
+  SetLogSink(&sink);
+  Harness h;
+  h.Tick();
+  ASSERT_TRUE(
+      h.runner.Start(Switchback(120, 20), v1::Policy::MODE_ENFORCE).ok());
+  bool off = false;
+  h.counter.rate = [&](int32_t) { return off ? 1e6 : 1.3e6; };
+  for (int i = 0; i < 85; ++i) off = h.Tick().off;  // four blocks and a bit
+  ASSERT_TRUE(h.runner.Stop({}).ok());
+  h.Tick();
+  SetLogSink(nullptr);
+  const v1::ExperimentReport report = *h.runner.Get();
+  ASSERT_TRUE(report.work().valid()) << report.work().why_not();
+  EXPECT_THAT(report.verdict(), HasSubstr("inconclusive"));
+  EXPECT_THAT(sink.outcomes, ::testing::Contains("inconclusive"));
+  EXPECT_THAT(sink.outcomes,
+              ::testing::Not(::testing::Contains("significant")));
 }
 
 TEST(SwitchbackTest, RefusesWhatItCannotRun) {
