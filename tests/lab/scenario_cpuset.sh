@@ -130,6 +130,8 @@ cpusets() {
   for w in $(workers_of lab_mems0); do
     log "lab_mems0 worker $w: runs on node(s) $(node_of_worker "$w"), pages $(tool pages "$w")"
     case "$planned" in *" $w:1 "*) fail "lab_mems0 worker $w homed on node 1" || return 1 ;; esac
+    ! grep -qE "pin pid $w tid [0-9]+ to node 1 " "$WORK/locusd.log" ||
+      fail "lab_mems0 worker $w homed on node 1 (the agent's log)" || return 1
     case "$pinned" in
       *" $w:0 "*)
         [ "$(node_of_worker "$w")" = 0 ] || fail "lab_mems0 worker $w pinned to node 0, now on node(s) $(node_of_worker "$w")" || return 1
@@ -152,6 +154,14 @@ cpusets() {
           case "$planned" in *" $w:0 "*)
             homed=$((homed + 1))
             log "lab_mems0 worker $w: home node 0 planned (dry run), below min_gain since" ;;
+          *)
+            # Planned before the stream began: on a starved guest the
+            # agent's first ticks (its dry run's plan) can precede the
+            # watch by a minute; its log has them.
+            if grep -qE "pin pid $w tid [0-9]+ to node 0 .*: dry-run" "$WORK/locusd.log"; then
+              homed=$((homed + 1))
+              log "lab_mems0 worker $w: home node 0 planned (dry run, before the stream began: the agent's log), below min_gain since"
+            fi ;;
           esac
         fi
         ;;
