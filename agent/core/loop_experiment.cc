@@ -52,7 +52,7 @@ void Loop::SwitchOff(bool restore, TickReport& report) {
   report.mode = v1::Policy::MODE_DRY_RUN;
   executor_->StopPageMoves();
   if (!restore) return;
-  const absl::Status status = executor_->RestoreAll();
+  const absl::Status status = executor_->PutBack();
   // What was watched is put back: nothing of it to judge or revert. The
   // homes stay, so the next on block places each worker where it was.
   verifier_.ForgetAll();

@@ -74,6 +74,10 @@ class Executor {
       const std::vector<int>& node_of_cpu, bool dry_run) = 0;
   // Restores everything journaled (exit, or a Restore request).
   virtual absl::Status RestoreAll() = 0;
+  // The same while the agent goes on (a switchback's off block): as a
+  // Restore request does, without first winding up the exchanges with
+  // irqbalance that RestoreAll, at exit, lets finish.
+  virtual absl::Status PutBack() = 0;
   // Drops every page move queued or under way (the call in progress ends):
   // each dry-run tick, so that a switch to dry run stops the movers even
   // when that tick plans nothing.

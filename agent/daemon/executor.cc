@@ -190,6 +190,10 @@ absl::Status ActuatorExecutor::RestoreAll() {
       neighbours_->Finish(neighbours_->restore_ops().timeout);
     }
   }
+  return PutBack();
+}
+
+absl::Status ActuatorExecutor::PutBack() {
   ASSIGN_OR_RETURN(RestoreReport report, RestoreAllWithReport());
   if (!report.ok()) {
     return absl::InternalError(absl::StrJoin(report.errors, "; "));

@@ -46,6 +46,7 @@ class ActuatorExecutor : public Executor {
   // At exit: lets irqbalance answer what it was asked (Neighbours::Finish),
   // detaches every steering program, then restores the rest.
   absl::Status RestoreAll() override;
+  absl::Status PutBack() override;
   void StopPageMoves() override;
   void TickNeighbours(const v1::Coexist& coexist,
                       std::optional<int> numa_balancing) override;

@@ -80,7 +80,8 @@ class FakeExecutor : public Executor {
     (void)node_of_cpu;
     return steering_states;
   }
-  absl::Status RestoreAll() override {
+  absl::Status RestoreAll() override { return absl::OkStatus(); }
+  absl::Status PutBack() override {
     ++restores;
     return absl::OkStatus();
   }
