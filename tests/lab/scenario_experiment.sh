@@ -17,12 +17,17 @@
 #   sigterm   SIGTERM mid-experiment: every worker's affinity is as nginx
 #             left it, and the record says the experiment was interrupted.
 #   switchback  (not in the default set: LOCUS_LAB_FULL's
-#             lab_switchback_6.1_2x2) --design=switchback, 2 pairs of 40 s
+#             lab_switchback_6.1_2x2) --design=switchback, 2 pairs of 60 s
 #             blocks of 5 s intervals: after each block's burn-in, in each
 #             off block every worker is back as nginx left it and the
 #             reuseport group unsteered, in each on block every worker
 #             placed again; the report has its 4 blocks, complete, one on
 #             and one off per pair.
+#   levers    (LOCUS_LAB_FULL too) one lever at a time: with
+#             --levers=connections every worker is as nginx left it (no
+#             pin), the group steered and no page moved; with
+#             --levers=threads the treated workers pinned, the control ones
+#             as nginx left them, the group unsteered and no page moved.
 # EXPERIMENT_DURATION and AA_DURATION (locusctl durations) lengthen the runs
 # for tests/lab/bench/experiment.sh.
 # Run inside a guest (tests/lab/guest.sh); needs >= 2 nodes.
@@ -312,8 +317,8 @@ steered_now() { ctl status 2>/dev/null | grep -q ': steered'; }
 
 switchback() {
   setup || return 1
-  ctl experiment start --design=switchback --block=40s --interval=5s \
-    --burn-in=2 --duration=160s --seed=5 ||
+  ctl experiment start --design=switchback --block=60s --interval=5s \
+    --burn-in=2 --duration=240s --seed=5 ||
     fail "switchback did not start" || return 1
   wait_until 30 has_units || fail "no units after $wait_s s" || return 1
   # Each block: was the host seen put back (off) or placed (on) in it.
@@ -328,11 +333,28 @@ switchback() {
       sleep 1
       continue
     fi
-    if [ "$on" = False ]; then
-      every_worker_as_nginx_left_it && put_back[$index]=1
-      steered_now && steered[$index]=1
-    else
-      every_worker_confined && placed[$index]=1
+    # One read of every worker's CPUs: each read costs seconds under TCG,
+    # and a block needs some after its burn-in.
+    local back=1 steer=0 confined=1 affs="" w a c one
+    for w in $(nginx_workers); do
+      a=$(affinity "$w")
+      affs+="$w:$a "
+      [ "$a" = "$ONLINE" ] || back=0
+      one=0
+      for c in "${NODE_CPUS[@]}"; do [ "$a" = "$c" ] && one=1; done
+      [ "$one" = 1 ] || confined=0
+    done
+    [ "$on" = False ] && steered_now && steer=1
+    # Kept only if the same block still runs: under TCG these reads take
+    # seconds, and one that straddles the next block's start sees that one.
+    echo "$now_block back=$back steer=$steer confined=$confined $affs" >>"$WORK/blocks.trace"
+    if [ "$(block_now | cut -d' ' -f1)" = "$index" ]; then
+      if [ "$on" = False ]; then
+        [ "$back" = 1 ] && put_back[$index]=1
+        [ "$steer" = 1 ] && steered[$index]=1
+      else
+        [ "$confined" = 1 ] && placed[$index]=1
+      fi
     fi
     sleep 1
   done
@@ -362,11 +384,65 @@ PY
       [ -z "${steered[$b]:-}" ] || { log "off block $b: the group was seen steered"; bad=1; }
     fi
   done
-  [ "$bad" = 0 ] || fail "the host was not put back and placed again by block" || return 1
+  # What each read saw: "BLOCK ON COUNTED back= steer= confined= pid:cpus...".
+  sed 's/^/    read: /' "$WORK/blocks.trace"
+  if [ "$bad" != 0 ]; then
+    grep -E 'switchback off block|restor' "$WORK/locusd.log" | tail -n 8 | cut -c1-240 | sed 's/^/    /'
+    fail "the host was not put back and placed again by block" || return 1
+  fi
   log "switchback: $(tool get verdict <"$WORK/switchback.json")"
   wait_until 60 every_worker_placed ||
     fail "not every worker placed again after the switchback" || return 1
   log "ok: each off block put back, each on block placed, every worker placed after"
+  load_both_stop
+}
+
+# lever_run LEVERS SEED: an A/B run with only LEVERS, its stream in
+# $WORK/levers.jsonl; returns once its arms are set.
+lever_run() {
+  ctl watch --json --count=40 >"$WORK/levers.jsonl" 2>/dev/null &
+  watch_pid=$!
+  ctl experiment start --levers="$1" --duration=60s --interval=10s --seed="$2" ||
+    fail "--levers=$1 did not start" || return 1
+  wait_until 30 has_units || fail "no units after $wait_s s" || return 1
+}
+# lever_end: the run stopped, its stream read: the applied page moves.
+lever_end() {
+  ctl experiment stop >/dev/null
+  kill "$watch_pid" 2>/dev/null
+  wait "$watch_pid" 2>/dev/null
+  field moves "$(tool pagemoves "$WORK/levers.jsonl" -1)"
+}
+
+levers() {
+  setup || return 1
+  local arms treated control moves
+  lever_run connections 13 || return 1
+  wait_until 30 every_worker_as_nginx_left_it ||
+    fail "--levers=connections: a worker still pinned: $(for w in $(nginx_workers); do echo -n "$w:$(affinity "$w") "; done)" || return 1
+  wait_until 30 steered_now ||
+    fail "--levers=connections: the group is not steered" || return 1
+  sleep 20
+  every_worker_as_nginx_left_it ||
+    fail "--levers=connections: a worker pinned mid-run" || return 1
+  moves=$(lever_end)
+  check_le "--levers=connections: page moves applied" "${moves:-0}" 0 || return 1
+  log "ok: --levers=connections: no worker pinned, the group steered, no page moved"
+
+  wait_until 90 every_worker_confined || fail "workers not placed again" || return 1
+  lever_run threads 17 || return 1
+  arms=$(arms_of)
+  treated=${arms%|*}
+  control=${arms#*|}
+  wait_until 30 arms_set "$treated" "$control" ||
+    fail "--levers=threads: arms not set (treated pinned, control as nginx left them)" || return 1
+  wait_until 30 bash -c "! '$LOCUSCTL' --socket='$SOCK' status | grep -q ': steered'" ||
+    fail "--levers=threads: the group is still steered" || return 1
+  sleep 20
+  arms_set "$treated" "$control" || fail "--levers=threads: arms changed mid-run" || return 1
+  moves=$(lever_end)
+  check_le "--levers=threads: page moves applied" "${moves:-0}" 0 || return 1
+  log "ok: --levers=threads: the treated workers pinned, the control ones not, no steering, no page moved"
   load_both_stop
 }
 
