@@ -28,15 +28,22 @@ bool BlockOpen(const RunningExperiment& run) {
   return run.blocks.size() <= run.block;
 }
 
-void CloseBlock(RunningExperiment& run, bool complete) {
-  const ArmSums sums = Since(SumArm(run, std::nullopt), run.block_start);
+// The block under way as it stands: which it is, and its intervals counted
+// so far (those after its burn-in).
+v1::ExperimentBlock BlockUnderWay(const RunningExperiment& run) {
   v1::ExperimentBlock block;
   block.set_index(run.block);
   block.set_pair(run.block / 2);
   block.set_on(run.schedule[run.block]);
-  block.set_complete(complete);
   block.set_intervals(
       run.block_measured > run.burn_in ? run.block_measured - run.burn_in : 0);
+  return block;
+}
+
+void CloseBlock(RunningExperiment& run, bool complete) {
+  const ArmSums sums = Since(SumArm(run, std::nullopt), run.block_start);
+  v1::ExperimentBlock block = BlockUnderWay(run);
+  block.set_complete(complete);
   const double busy_s = run.block_busy_ns / 1e9;
   block.set_bytes(sums.bytes);
   block.set_host_busy_seconds(busy_s);
@@ -129,16 +136,8 @@ void SwitchbackArms(RunningExperiment& run, ArmsThisTick& arms) {
 void AddBlocks(const RunningExperiment& run, v1::ExperimentReport& report) {
   for (const v1::ExperimentBlock& block : run.blocks)
     *report.add_blocks() = block;
-  if (BlockOpen(run)) {
-    // The block under way, so far (not counted until it ends).
-    v1::ExperimentBlock* open = report.add_blocks();
-    open->set_index(run.block);
-    open->set_pair(run.block / 2);
-    open->set_on(run.schedule[run.block]);
-    open->set_intervals(run.block_measured > run.burn_in
-                            ? run.block_measured - run.burn_in
-                            : 0);
-  }
+  // The block under way, so far (not counted until it ends).
+  if (BlockOpen(run)) *report.add_blocks() = BlockUnderWay(run);
 }
 
 std::string SwitchbackVerdict(const v1::ExperimentReport& report) {
