@@ -1,12 +1,13 @@
-// The A/B experiment's part of the exporter (locusctl experiment): whether
+// The experiment's part of the exporter (locusctl experiment): whether
 // one runs, its intervals and arms, both arms' work per CPU-second over its
-// last interval, the running estimate with its 95 % bounds, the guardrail's
-// last p, and how experiments ended. The series of a running experiment
-// exist only while it runs: a stale estimate on a graph would read as a
-// live one. Labels are fixed words (arm, metric, bound, state), never an
-// experiment's id, but for the last ended experiment's result: one id per
-// host at a time, kept until the next experiment starts, for a fleet's
-// recording rules to pool (deploy/prometheus/locus-experiment-pool.yml).
+// last interval (a switchback's: over its last on and off blocks), the running
+// estimate with its 95 % bounds, the guardrail's last p, and how experiments
+// ended. The series of a running experiment exist only while it runs: a stale
+// estimate on a graph would read as a live one. Labels are fixed words (arm,
+// metric, bound, state), never an experiment's id, but for the last ended
+// experiment's result: one id per host at a time, kept until the next
+// experiment starts, for a fleet's recording rules to pool
+// (deploy/prometheus/locus-experiment-pool.yml).
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -52,11 +53,14 @@ void PrometheusExporter::RegisterExperiment() {
   experiment_units_ = NewGauge(
       "locus_experiment_units",
       "Workers in each arm of the running experiment (treated: the policy "
-      "tunes them; control: left as the kernel placed them)");
+      "tunes them; control: left as the kernel placed them); in a "
+      "switchback, all of them in the arm of the block under way (treated: "
+      "an on block)");
   experiment_work_ = NewGauge(
       "locus_experiment_work_per_cpu_second",
       "Bytes sent per CPU-second by each arm's workers over the running "
-      "experiment's last interval");
+      "experiment's last interval; in a switchback, the whole host's over "
+      "the last on (treated) and off (control) block that ran to its end");
   experiment_estimate_ = NewGauge(
       "locus_experiment_estimate",
       "Treated/control ratio of the running experiment's metric "
@@ -147,14 +151,31 @@ void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
     now.emplace_back(family, &gauge);
   };
   set(experiment_intervals_, {}, r.intervals());
-  set(experiment_units_, {{"arm", "treated"}}, r.treated());
-  set(experiment_units_, {{"arm", "control"}}, r.control());
-  if (!r.series().empty()) {
-    const v1::ExperimentInterval& last = *r.series().rbegin();
-    set(experiment_work_, {{"arm", "treated"}},
-        last.treated_bytes_per_cpu_second());
-    set(experiment_work_, {{"arm", "control"}},
-        last.control_bytes_per_cpu_second());
+  if (r.design() == "switchback") {
+    // Every worker is in the arm of the block under way (the last listed),
+    // and each arm's work is that of its last block to run to its end.
+    const uint32_t all = r.treated() + r.control();
+    const bool on = !r.blocks().empty() && r.blocks().rbegin()->on();
+    set(experiment_units_, {{"arm", "treated"}}, on ? all : 0);
+    set(experiment_units_, {{"arm", "control"}}, on ? 0 : all);
+    for (bool arm : {true, false}) {
+      auto block = std::find_if(
+          r.blocks().rbegin(), r.blocks().rend(),
+          [arm](const auto& b) { return b.on() == arm && b.complete(); });
+      if (block == r.blocks().rend()) continue;
+      set(experiment_work_, {{"arm", arm ? "treated" : "control"}},
+          block->bytes_per_cpu_second());
+    }
+  } else {
+    set(experiment_units_, {{"arm", "treated"}}, r.treated());
+    set(experiment_units_, {{"arm", "control"}}, r.control());
+    if (!r.series().empty()) {
+      const v1::ExperimentInterval& last = *r.series().rbegin();
+      set(experiment_work_, {{"arm", "treated"}},
+          last.treated_bytes_per_cpu_second());
+      set(experiment_work_, {{"arm", "control"}},
+          last.control_bytes_per_cpu_second());
+    }
   }
   for (const auto& [metric, estimate] : Estimates(r)) {
     if (!estimate->valid()) continue;

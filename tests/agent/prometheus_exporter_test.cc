@@ -476,6 +476,38 @@ TEST(PrometheusExporterTest, ExperimentEndIsCountedOnceAndItsSeriesGo) {
   EXPECT_EQ(s.count("locus_experiment_intervals{}"), 0u);
 }
 
+// A switchback's workers are in no arm of their own: the block under way
+// says which, and each arm's work is its last whole block's.
+TEST(PrometheusExporterTest, ASwitchbacksArmsAreItsBlocks) {
+  PrometheusExporter exporter({"1", "k"});
+  v1::Metrics m;
+  v1::ExperimentReport& r = *m.mutable_experiment() = RunningExperiment(30);
+  r.set_design("switchback");
+  r.set_treated(6);
+  r.set_control(0);
+  auto block = [&r](bool on, bool complete, double work) {
+    v1::ExperimentBlock& b = *r.add_blocks();
+    b.set_on(on);
+    b.set_complete(complete);
+    b.set_bytes_per_cpu_second(work);
+  };
+  block(true, true, 1000);
+  block(false, true, 800);
+  block(false, true, 900);
+  block(true, false, 1e9);  // under way: its figures are not yet whole
+  exporter.Observe(m, v1::AgentStatus());
+  Series s = Collect(exporter);
+  EXPECT_EQ(s["locus_experiment_units{arm=treated,}"], 6);
+  EXPECT_EQ(s["locus_experiment_units{arm=control,}"], 0);
+  EXPECT_EQ(s["locus_experiment_work_per_cpu_second{arm=treated,}"], 1000);
+  EXPECT_EQ(s["locus_experiment_work_per_cpu_second{arm=control,}"], 900);
+  r.mutable_blocks()->RemoveLast();
+  exporter.Observe(m, v1::AgentStatus());
+  s = Collect(exporter);
+  EXPECT_EQ(s["locus_experiment_units{arm=treated,}"], 0);
+  EXPECT_EQ(s["locus_experiment_units{arm=control,}"], 6);
+}
+
 // After its end an experiment's result stays, by id, for a fleet's
 // recording rules to pool, until the next experiment starts.
 TEST(PrometheusExporterTest, TheLastResultStaysByIdUntilTheNextStarts) {
