@@ -68,8 +68,8 @@ std::vector<NodePressure> MeasurePressure(const Snapshot& snapshot,
     if (node.cpus == 0) continue;
     node.busy /= node.cpus;
     node.ours = std::min(1.0, node.ours / node.cpus);
-    node.saturated =
-        node.busy >= spill.busy_above() && node.wait >= spill.wait_above();
+    node.loaded = node.busy >= spill.busy_above();
+    node.saturated = node.loaded && node.wait >= spill.wait_above();
     node.calm = node.others() < spill.busy_above() - kSpillCalmBand;
   }
   return out;
@@ -87,10 +87,10 @@ void ObservePressure(History& history, const Snapshot& snapshot,
       before = it->second;
     }
     NodePressureHistory& entry = now[id];
-    if (nodes[n].saturated) {
-      entry.saturated_since_ns = before.saturated_since_ns != 0
-                                     ? before.saturated_since_ns
-                                     : snapshot.now_ns;
+    if (before.saturated_since_ns != 0 && nodes[n].loaded) {
+      entry.saturated_since_ns = before.saturated_since_ns;
+    } else if (nodes[n].saturated) {
+      entry.saturated_since_ns = snapshot.now_ns;
     }
     if (nodes[n].calm) {
       entry.calm_since_ns =

@@ -33,6 +33,9 @@ struct NodePressure {
   int cpus = 0;
   // busy >= busy_above and wait >= wait_above.
   bool saturated = false;
+  // busy >= busy_above, whatever the wait: what keeps a saturated streak
+  // going (ObservePressure).
+  bool loaded = false;
   // busy - ours < busy_above - kSpillCalmBand: the load that drove a worker
   // out has gone. Not judged on wait: a widened worker no longer waits,
   // because it is widened.
@@ -45,7 +48,12 @@ std::vector<NodePressure> MeasurePressure(const Snapshot& snapshot,
                                           const v1::Spill& spill);
 
 // Called by the loop once per tick, before Decide: starts or ends each
-// node's saturated and calm streaks in `history`.
+// node's saturated and calm streaks in `history`. A saturated streak starts
+// when the node is saturated and lasts while it stays loaded: the wait is
+// the symptom, and a worker whose requests come in bursts waits in bursts,
+// so a tick of less waiting under the same load does not start the count
+// again; a tick below busy_above does. A calm streak ends at any tick that
+// is not calm: narrowing confines, and asks for unbroken calm.
 void ObservePressure(History& history, const Snapshot& snapshot,
                      const v1::Policy& policy);
 

@@ -372,7 +372,12 @@ TEST(SpillPropertyTest, BoundedChangesAndOnlyUnderSustainedPressure) {
       }
       s.targets.push_back(Worker(s, 110, 1, 50 * unit(rng)));
       const std::vector<NodePressure> p = MeasurePressure(s, spill);
-      saturated_streak = p[0].saturated ? saturated_streak + 1 : 0;
+      // A streak starts saturated and lasts while the node stays loaded.
+      if (saturated_streak > 0 && p[0].loaded) {
+        ++saturated_streak;
+      } else {
+        saturated_streak = p[0].saturated ? 1 : 0;
+      }
       Plan plan = loop.Tick(s);
       int widened = 0;
       for (const PinThread& pin : Pins(plan)) {
@@ -388,8 +393,10 @@ TEST(SpillPropertyTest, BoundedChangesAndOnlyUnderSustainedPressure) {
         list.push_back({loop.now(), true});
         ++widenings;
         ++widened;
-        // Only after sustain_s of saturation (ticks 0..sustain_s).
+        // Only after sustain_s of saturation (ticks 0..sustain_s), and
+        // only a worker that waits now.
         EXPECT_GT(saturated_streak, static_cast<int>(spill.sustain_s()));
+        EXPECT_TRUE(p[0].saturated);
         // Never to a busier node, nor one without spare CPU.
         EXPECT_LT(p[pin.spill_node].busy, p[pin.node].busy);
         EXPECT_LT(p[pin.spill_node].busy, spill.busy_above());
@@ -439,6 +446,28 @@ TEST(SpillPropertyTest, BurstsShorterThanSustainSNeverWiden) {
   EXPECT_EQ(FirstWidening(1), -1);
   // One tick longer is sustained pressure: widened as it ends.
   EXPECT_EQ(FirstWidening(sustain + 1), sustain);
+}
+
+// The hog never leaves node 0, but its worker's wait comes and goes: a
+// client that sends in bursts leaves it idle some seconds. A tick of less
+// waiting under the same load does not start the count again.
+TEST(SpillPropertyTest, AWaitThatComesAndGoesUnderTheSameLoadStillWidens) {
+  const int sustain =
+      static_cast<int>(DefaultPolicy().placement().spill().sustain_s());
+  for (int quiet : {1, 2, 5}) {
+    SCOPED_TRACE(quiet);
+    Loop loop;
+    int widened_at = -1;
+    for (int t = 0; t < 60 && widened_at < 0; ++t) {
+      const bool waits = t % (quiet + 1) == 0;
+      Snapshot s = Host(0.97, 0.2);
+      s.targets.push_back(Worker(s, 100, 0, waits ? 300 : 1));
+      if (!Pins(loop.Tick(s)).empty()) widened_at = t;
+    }
+    // At the first tick it waits once sustain_s has passed since it
+    // first did.
+    EXPECT_EQ(widened_at, (sustain + quiet) / (quiet + 1) * (quiet + 1));
+  }
 }
 
 // A worker Locus pinned home is not widened within stability.dwell_s of
