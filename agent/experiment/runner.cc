@@ -122,7 +122,7 @@ void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
       "exp-", absl::FormatTime("%Y%m%d-%H%M%S", absl::FromUnixNanos(now),
                                absl::UTCTimeZone()));
   const bool switchback = pending.request.design() == kSwitchback;
-  if (units.size() < (switchback ? 1 : options_.min_workers)) {
+  if (units.size() < LeastWorkers(switchback)) {
     AbortTooFew(id, units.size());
     return;
   }

@@ -127,6 +127,11 @@ class ExperimentRunner : public ExperimentPort {
   // The start in the agent's log: the arms, or a switchback's order of
   // blocks.
   void LogStart() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The fewest workers a design measures: two per arm, or one for a
+  // switchback (its arms are blocks of time).
+  size_t LeastWorkers(bool switchback) const {
+    return switchback ? 1 : options_.min_workers;
+  }
   // Begin's steps: a start with too few workers ends at once, recorded.
   void AbortTooFew(const std::string& id, size_t found)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -153,8 +153,8 @@ absl::Status CheckPlan(absl::Duration duration, absl::Duration interval,
 
 // A switchback's plan: blocks of whole intervals, each holding two after
 // its burn-in, and whole pairs of them, at least two, in the duration
-// (shortened to the pairs it holds); the block as planned into `request`.
-// Nothing for the A/B design.
+// (shortened to the pairs it holds); the block as planned (kDefaultBlock
+// unless asked) into `request`. Nothing for the A/B design.
 absl::Status PlanSwitchback(v1::StartExperimentRequest& request,
                             absl::Duration& duration, absl::Duration interval) {
   if (request.design() != kSwitchback) return absl::OkStatus();
@@ -210,10 +210,6 @@ v1::StartExperimentRequest WithDefaults(
     request.set_latency_margin(kDefaultLatencyMargin);
   const bool switchback = request.design() == kSwitchback;
   if (request.design().empty()) request.set_design(kAbDesign);
-  if (switchback && TimeUtil::DurationToNanoseconds(request.block()) == 0) {
-    *request.mutable_block() = TimeUtil::NanosecondsToDuration(
-        absl::ToInt64Nanoseconds(kDefaultBlock));
-  }
   // In their one order, all four when none was named (CheckRequestFields
   // parsed them).
   const Levers levers =
@@ -256,7 +252,7 @@ absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
                      run_ ? absl::StrCat(" (", run_->header.id(), ")") : "",
                      "; `locusctl experiment stop` ends it"));
   }
-  const size_t least = switchback ? 1 : options_.min_workers;
+  const size_t least = LeastWorkers(switchback);
   if (ticks_ > 0 && workers_seen_ < least) {
     return absl::FailedPreconditionError(
         absl::StrCat("needs at least ", least,
