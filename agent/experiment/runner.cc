@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,6 +27,31 @@ namespace {
 
 using experiment::Arm;
 using google::protobuf::util::TimeUtil;
+
+// The strata are the homes placement gives (what the design controls):
+// where an unpinned worker runs at the draw is the scheduler's choice of
+// the moment, and a stratum drawn from it can hold one arm only. Worked
+// out at most once a tick, and only when asked (a worker joins).
+class PlacementHomes {
+ public:
+  PlacementHomes(const Snapshot& snapshot, const PolicyState& policy,
+                 const History& history)
+      : snapshot_(snapshot), policy_(policy), history_(history) {}
+
+  std::optional<int> Of(int32_t pid) {
+    if (policy_.policy == nullptr) return std::nullopt;
+    if (!homes_) homes_ = HomesOf(snapshot_, *policy_.policy, history_);
+    auto it = homes_->find(pid);
+    if (it == homes_->end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  const Snapshot& snapshot_;
+  const PolicyState& policy_;
+  const History& history_;
+  std::optional<absl::flat_hash_map<int32_t, int>> homes_;
+};
 
 }  // namespace
 
@@ -56,7 +82,9 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
                                          run_->intervals));
       run_->policy_version = policy.version;
     }
-    if (std::vector<int32_t> joined = TrackUnits(*run_, snapshot);
+    PlacementHomes homes(snapshot, policy, history);
+    if (std::vector<int32_t> joined = TrackUnits(
+            *run_, snapshot, [&homes](int32_t pid) { return homes.Of(pid); });
         !joined.empty()) {
       if (run_->switchback) JoinSwitchback(*run_);
       Join(joined);
@@ -106,16 +134,9 @@ void ExperimentRunner::Begin(const Snapshot& snapshot, const Pending& pending,
                              const PolicyState& policy,
                              const History& history) {
   std::vector<Unit> units = WorkersOf(snapshot);
-  // The strata are the homes placement gives (what the design controls):
-  // where an unpinned worker runs at the draw is the scheduler's choice of
-  // the moment, and a stratum drawn from it can hold one arm only.
-  if (policy.policy != nullptr) {
-    const absl::flat_hash_map<int32_t, int> homes =
-        HomesOf(snapshot, *policy.policy, history);
-    for (Unit& unit : units) {
-      if (auto it = homes.find(unit.pid); it != homes.end())
-        unit.node = it->second;
-    }
+  PlacementHomes homes(snapshot, policy, history);
+  for (Unit& unit : units) {
+    if (std::optional<int> home = homes.Of(unit.pid)) unit.node = *home;
   }
   const int64_t now = wall_ns_();
   const std::string id = absl::StrCat(

@@ -121,8 +121,9 @@ void CountWidened(RunningExperiment& run, const Snapshot& snapshot) {
   }
 }
 
-std::vector<int32_t> TrackUnits(RunningExperiment& run,
-                                const Snapshot& snapshot) {
+std::vector<int32_t> TrackUnits(
+    RunningExperiment& run, const Snapshot& snapshot,
+    absl::FunctionRef<std::optional<int>(int32_t)> home_of) {
   absl::flat_hash_set<int32_t> present;
   for (const Target& target : snapshot.targets) present.insert(target.pid);
   absl::flat_hash_set<int32_t> known;
@@ -142,6 +143,7 @@ std::vector<int32_t> TrackUnits(RunningExperiment& run,
     // Only a worker not yet a unit costs more than this look-up per tick.
     if (known.contains(target.pid) || !IsWorker(target, marked)) continue;
     Unit unit = UnitOf(target, snapshot.topology);
+    if (std::optional<int> home = home_of(unit.pid)) unit.node = *home;
     // Active units per arm in its stratum: the new worker evens them.
     int treated = 0, control = 0;
     for (const Unit& other : run.units) {

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "agent/sensors/work_counter.h"
 #include "locus/v1/agent.pb.h"
 #include "policy/experiment_arms.h"
@@ -172,8 +173,12 @@ size_t CountWorkers(const Snapshot& snapshot);
 // Units found gone are marked lost (with a note), and workers not yet units
 // (an nginx reload's new workers) join the arm that has fewer active units
 // in their stratum, ties broken by the seed; returns the pids that joined.
-std::vector<int32_t> TrackUnits(RunningExperiment& run,
-                                const Snapshot& snapshot);
+// Their stratum is `home_of` a new worker's pid (the home placement gives
+// it, as at the draw) where it has one, else the node it mostly ran on;
+// it is asked only when a worker joins.
+std::vector<int32_t> TrackUnits(
+    RunningExperiment& run, const Snapshot& snapshot,
+    absl::FunctionRef<std::optional<int>(int32_t)> home_of);
 
 // Counts this tick's treated units confined to one node and those widened
 // beyond it once confined (a worker not yet pinned is neither); none in an

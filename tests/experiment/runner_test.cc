@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "policy/decide.h"
 #include "policy/default_policy.h"
 #include "policy/experiment_plan.h"
 #include "tests/common/snapshot_builder.h"
@@ -182,6 +183,43 @@ TEST(ExperimentRunnerTest, TheStrataAreTheHomesPlacementGives) {
   EXPECT_EQ(units_on[1], 4);
   EXPECT_EQ(treated_on[0], 2);
   EXPECT_EQ(treated_on[1], 2);
+}
+
+// A worker that joins later (a reload's) is stratified as the first ones
+// were: by the home placement gives it, not by where it runs when it
+// appears.
+TEST(ExperimentRunnerTest, ALateWorkersStratumIsItsHomeToo) {
+  PolicyState policy = Policy();
+  policy.policy = std::make_shared<const v1::Policy>(DefaultPolicy());
+  bool home_elsewhere = false;  // the case where the two differ occurs
+  for (int runs_on : {0, 1}) {
+    SCOPED_TRACE(runs_on);
+    Harness h;
+    auto tick = [&](bool joined) {
+      h.now += kSecond;
+      Snapshot s = MakeHost(2, 2);
+      s.now_ns = h.now;
+      for (int i = 0; i < (joined ? 9 : 8); ++i) {
+        Target t = MakeWorker(s, 101 + i, i < 8 ? 0 : runs_on, -1, 0);
+        t.instance = 100;
+        s.targets.push_back(t);
+      }
+      h.runner.OnTick(s, v1::Policy::MODE_ENFORCE, policy, History());
+      return s;
+    };
+    tick(false);
+    ASSERT_TRUE(h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+    tick(false);
+    const Snapshot s = tick(true);
+    const auto homes = HomesOf(s, *policy.policy, History());
+    ASSERT_TRUE(homes.contains(109));
+    home_elsewhere |= homes.at(109) != runs_on;
+    const v1::ExperimentReport report = *h.runner.Get();
+    ASSERT_EQ(report.units_size(), 9);
+    EXPECT_EQ(report.units(8).pid(), 109);
+    EXPECT_EQ(report.units(8).stratum_node(), homes.at(109));
+  }
+  EXPECT_TRUE(home_elsewhere);
 }
 
 // The treated arm on the soft home: its ticks confined to the home node,
