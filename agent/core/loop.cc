@@ -214,6 +214,7 @@ void Loop::Steer(const Snapshot& snap, TickReport& report) {
   const bool dry_run = report.mode == v1::Policy::MODE_DRY_RUN;
   report.connections = executor_->SteerConnections(
       report.plan.connections, snap.topology.cpu_node, dry_run);
+  if (experiment_ != nullptr) experiment_->OnConnections(report.connections);
   // A planned group's problem is logged when it changes (groups the plan
   // left out are in its notes already); only this tick's groups are kept.
   std::map<std::string, std::string> problems;

@@ -133,6 +133,9 @@ class ExperimentPort {
   virtual ArmsThisTick OnTick(const Snapshot& snapshot, v1::Policy::Mode mode,
                               const PolicyState& policy,
                               const History& history) = 0;
+  // Called each tick after connection steering with what it did: where
+  // each arm's new connections arrived.
+  virtual void OnConnections(const std::vector<SteeringState>& /*groups*/) {}
 };
 
 }  // namespace locus

@@ -1,9 +1,13 @@
 #include "agent/experiment/arm_figures.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/experiment/report.h"
 #include "policy/experiment_latency.h"
@@ -106,7 +110,37 @@ experiment::GuardrailLook Look(const v1::ExperimentEstimate& e, double margin,
                                  e.df(), bound_z);
 }
 
+// "node 0 1234 (62 %), node 1 756 (38 %)" for one arm; node -1 is a CPU
+// of no known node.
+std::string ArmSources(const std::map<int, std::array<uint64_t, 2>>& sources,
+                       int arm) {
+  uint64_t all = 0;
+  for (const auto& [node, counts] : sources) all += counts[arm];
+  if (all == 0) return "none";
+  std::string out;
+  for (const auto& [node, counts] : sources) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ",
+                    node < 0 ? "no known node" : absl::StrCat("node ", node),
+                    absl::StrFormat(" %d (%.0f %%)", counts[arm],
+                                    100.0 * counts[arm] / all));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string SourcesNote(const RunningExperiment& run) {
+  const std::string what =
+      "new connections by the node that received them, since the arms were "
+      "drawn: ";
+  if (run.sources.empty()) {
+    return what +
+           "not counted (connection steering steered no group: without the "
+           "connections lever, or no shared listening socket)";
+  }
+  return absl::StrCat(what, "treated ", ArmSources(run.sources, 1),
+                      "; control ", ArmSources(run.sources, 0));
+}
 
 void CountTick(RunningExperiment& run, const Snapshot& snapshot) {
   CountWidened(run, snapshot);

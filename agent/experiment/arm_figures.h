@@ -49,6 +49,12 @@ void EstimateLatency(RunningExperiment& run, bool live);
 // estimates into `report`.
 void AddArmFigures(const RunningExperiment& run, v1::ExperimentReport& report);
 
+// Where each arm's new connections arrived, by the node of the CPU that
+// received them (connection steering's count): a note of the report, "not
+// counted" while no group was steered. Arms fed from different nodes
+// serve different paths (IRQs, memory), whatever the policy does.
+std::string SourcesNote(const RunningExperiment& run);
+
 // One look of the latency guardrail at the run's latency estimates with
 // the efficiency guardrail's boundary `bound_z`: the treated arm's p99
 // service time or run-queue wait significantly above (1 + margin) times

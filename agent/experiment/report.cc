@@ -216,6 +216,7 @@ v1::ExperimentReport BuildReport(const RunningExperiment& run, bool whole) {
   report.set_guardrail_p(run.guardrail_p);
   report.set_guardrail_bound(run.guardrail_bound);
   for (const std::string& note : run.notes) report.add_notes(note);
+  if (!run.switchback && run.intervals > 0) report.add_notes(SourcesNote(run));
   AddUnits(run, whole, report);
   AddArmFigures(run, report);
   report.set_service_source(run.service_source);

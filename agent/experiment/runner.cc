@@ -118,6 +118,21 @@ ArmsThisTick ExperimentRunner::OnTick(const Snapshot& snapshot, Mode mode,
   return arms;
 }
 
+void ExperimentRunner::OnConnections(const std::vector<SteeringState>& groups) {
+  absl::MutexLock lock(&mu_);
+  // A switchback's arms are blocks of time: its figures are the whole
+  // host's, whichever node a connection came in on.
+  if (run_ == nullptr || run_->switchback || run_->in_pre) return;
+  for (const SteeringState& group : groups) {
+    if (!group.steered) continue;
+    for (const auto& [node, n] : group.tick) {
+      std::array<uint64_t, 2>& counts = run_->sources[node];
+      counts[0] += n.control;
+      counts[1] += n.local + n.spilled + n.fallback + n.migrated;
+    }
+  }
+}
+
 void ExperimentRunner::Join(const std::vector<int32_t>& joined) {
   WriteRecord(Report(true));
   if (absl::Status watched = counter_->Watch(ActivePids(*run_, {}));

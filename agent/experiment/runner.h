@@ -98,6 +98,7 @@ class ExperimentRunner : public ExperimentPort {
   ArmsThisTick OnTick(const Snapshot& snapshot, Mode mode,
                       const PolicyState& policy,
                       const History& history) override;
+  void OnConnections(const std::vector<SteeringState>& groups) override;
 
  private:
   struct Pending {

@@ -147,5 +147,46 @@ TEST(ArmFiguresTest, StartRefusesAMarginThatIsNotAFraction) {
   EXPECT_FALSE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
 }
 
+// Where each arm's new connections arrived, from connection steering's
+// count per node: only steered groups, from the draw on, in a note once an
+// interval is measured ("not counted" where nothing was steered).
+TEST(ArmFiguresTest, SaysWhereEachArmsConnectionsArrived) {
+  auto sources = [](const v1::ExperimentReport& r) {
+    std::string out;
+    for (const std::string& note : r.notes())
+      if (note.find("new connections by the node") == 0) out = note;
+    return out;
+  };
+  auto group = [](bool steered, int control0, int rest0, int control1) {
+    SteeringState g;
+    g.steered = steered;
+    g.tick[0] = {.local = static_cast<uint64_t>(rest0 - 1),
+                 .spilled = 1,
+                 .control = static_cast<uint64_t>(control0)};
+    g.tick[1] = {.local = 2, .control = static_cast<uint64_t>(control1)};
+    return g;
+  };
+  Harness h;
+  h.Tick();
+  h.runner.OnConnections({group(true, 50, 50, 50)});  // before the draw
+  ASSERT_TRUE(h.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  EXPECT_EQ(sources(*h.runner.Get()), "");  // nothing measured yet
+  h.runner.OnConnections({group(true, 3, 7, 2), group(false, 90, 90, 90)});
+  for (int i = 0; i < 10; ++i) h.Tick();
+  EXPECT_EQ(sources(*h.runner.Get()),
+            "new connections by the node that received them, since the arms "
+            "were drawn: treated node 0 7 (78 %), node 1 2 (22 %); control "
+            "node 0 3 (60 %), node 1 2 (40 %)");
+
+  Harness unsteered;
+  unsteered.Tick();
+  ASSERT_TRUE(
+      unsteered.runner.Start(Request(60, 10), v1::Policy::MODE_ENFORCE).ok());
+  unsteered.runner.OnConnections({group(false, 3, 7, 2)});
+  for (int i = 0; i < 11; ++i) unsteered.Tick();
+  EXPECT_THAT(sources(*unsteered.runner.Get()), HasSubstr("not counted"));
+}
+
 }  // namespace
 }  // namespace locus::testing
