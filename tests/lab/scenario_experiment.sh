@@ -28,6 +28,15 @@
 #             pin), the group steered and no page moved; with
 #             --levers=threads the treated workers pinned, the control ones
 #             as nginx left them, the group unsteered and no page moved.
+#   oversubscribed  (LOCUS_LAB_FULL too) most of the load arrives on one
+#             node: clients only on node 0's CPUs beside a busy loop on
+#             each, new connections steered to the node that received them
+#             and never spilled, and the hard home, so the treated workers
+#             of node 0 queue behind them while the control workers run
+#             where there is room. The latency guardrail stops the run, the
+#             report shows the treated arm's run-queue wait above the
+#             control's, and afterwards the agent is in dry run with every
+#             worker as nginx left it.
 # EXPERIMENT_DURATION and AA_DURATION (locusctl durations) lengthen the runs
 # for tests/lab/bench/experiment.sh.
 # Run inside a guest (tests/lab/guest.sh); needs >= 2 nodes.
@@ -165,16 +174,17 @@ def arm(name):
 print(arm("TREATED") + "|" + arm("CONTROL"))'
 }
 
-# nginx, the agent and the load, workers placed by the policy.
+# setup [KEY=VALUE...]: nginx, the agent and the load, workers placed by
+# the policy (with these overrides: lib.sh's policy).
 setup() {
   load_both_stop
   sampler_stop
-  policy irqs=false connections=true
+  policy irqs=false connections=true "$@"
   nginx_experiment || return 1
   locusd_ensure || return 1
   # A guardrail stop leaves the agent in dry run (a runtime override).
   ctl mode policy >/dev/null || return 1
-  policy_apply irqs=false connections=true || return 1
+  policy_apply irqs=false connections=true "$@" || return 1
   load_both
   wait_until 90 every_worker_confined ||
     fail "workers not placed: $(for w in $(nginx_workers); do echo -n "$w:$(affinity "$w") "; done)"
@@ -241,18 +251,23 @@ ab() {
       log "ok: every worker placed again after the experiment (held down after a revert: $(held_down | tr -d '\n' | sed 's/^$/none/'))"
       ;;
     EXPERIMENT_STATE_GUARDRAIL)
-      # Found harmful: the treated arm is put back and the agent stops acting.
       log "stopped by the guardrail: $(tool get reason <"$WORK/report.json")"
-      ctl status | grep -q 'mode dry_run' ||
-        fail "the agent is not in dry run after the guardrail" || return 1
-      for w in $(nginx_workers); do
-        [ "$(affinity "$w")" = "$ONLINE" ] ||
-          fail "worker $w still confined after the guardrail: $(affinity "$w")" || return 1
-      done
+      after_guardrail || return 1
       ;;
     *) fail "ended $end" || return 1 ;;
   esac
   load_both_stop
+}
+
+# Found harmful: the treated arm is put back and the agent stops acting.
+after_guardrail() {
+  local w
+  ctl status | grep -q 'mode dry_run' ||
+    fail "the agent is not in dry run after the guardrail" || return 1
+  for w in $(nginx_workers); do
+    [ "$(affinity "$w")" = "$ONLINE" ] ||
+      fail "worker $w still confined after the guardrail: $(affinity "$w")" || return 1
+  done
 }
 
 aa() {
@@ -444,6 +459,48 @@ levers() {
   check_le "--levers=threads: page moves applied" "${moves:-0}" 0 || return 1
   log "ok: --levers=threads: the treated workers pinned, the control ones not, no steering, no page moved"
   load_both_stop
+}
+
+hog_pids=()
+hog_stop() {
+  [ "${#hog_pids[@]}" -gt 0 ] || return 0
+  kill "${hog_pids[@]}" 2>/dev/null
+  wait "${hog_pids[@]}" 2>/dev/null
+  hog_pids=()
+}
+
+oversubscribed() {
+  setup spill=1.0 || return 1
+  load_both_stop
+  local c end guardrail tw cw
+  taskset -c "$(node_cpus 0)" wrk -t2 -c8 -d900s -H "Connection: close" \
+    "http://127.0.0.1:$PORT/f" >"$WORK/wrk.0.out" 2>&1 &
+  load_pids+=($!)
+  for c in $(cpulist_expand "$(node_cpus 0)"); do
+    taskset -c "$c" sh -c 'while :; do :; done' &
+    hog_pids+=($!)
+  done
+  ctl experiment start --duration=180s --interval=10s --seed=11 ||
+    fail "experiment did not start" || return 1
+  wait_until 400 not_running || fail "the experiment did not end" || return 1
+  ctl experiment status | sed 's/^/    /'
+  ctl experiment status --json >"$WORK/over.json"
+  hog_stop
+  load_both_stop
+  end=$(tool get state <"$WORK/over.json")
+  guardrail=$(tool get guardrail <"$WORK/over.json")
+  [ "$end" = EXPERIMENT_STATE_GUARDRAIL ] && [ "$guardrail" = latency ] ||
+    fail "not stopped by the latency guardrail: $end ${guardrail:-} ($(tool get verdict <"$WORK/over.json"))" || return 1
+  tw=$(tool get treated_figures.wait_per_cpu_second <"$WORK/over.json")
+  cw=$(tool get control_figures.wait_per_cpu_second <"$WORK/over.json")
+  "$PY" -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \
+    "${tw:-0}" "${cw:-0}" ||
+    fail "the treated arm's run-queue wait ($tw s per CPU-second) is not above the control's ($cw)" || return 1
+  log "ok: stopped by the latency guardrail: $(tool get reason <"$WORK/over.json")"
+  log "ok: run-queue wait per CPU-second: treated $tw, control $cw"
+  after_guardrail || return 1
+  log "ok: the agent in dry run, every worker as nginx left it"
+  ctl mode policy >/dev/null
 }
 
 # Mean CPU time of the ticks in a `locusctl watch --json` file, in ms.
