@@ -131,8 +131,8 @@ std::string ArmSources(const std::map<int, std::array<uint64_t, 2>>& sources,
 
 std::string SourcesNote(const RunningExperiment& run) {
   const std::string what =
-      "new connections by the node that received them, since the arms were "
-      "drawn: ";
+      "new connections by the node that received them, since the treatment "
+      "began: ";
   if (run.sources.empty()) {
     return what +
            "not counted (connection steering steered no group: without the "

@@ -95,10 +95,10 @@ struct RunningExperiment {
   // loss.
   uint64_t confined_ticks = 0;
   uint64_t widened_ticks = 0;
-  // New connections of the steered groups since the arms were drawn (the
-  // pre-period aside), by the node of the CPU that received them: [0] the
-  // control arm's (its share, by hash), [1] the treated arm's (the rest).
-  // Empty while no group is steered (dry run, or no connections lever).
+  // New connections of the steered groups since the treatment began (after
+  // the draw and any pre-period), by the node of the CPU that received them:
+  // [0] the control arm's (its share, by hash), [1] the treated arm's (the
+  // rest). Empty while no group is steered (dry run, or no connections lever).
   std::map<int, std::array<uint64_t, 2>> sources;
   // The whole host from the first planned interval's baselines on: the
   // units' bytes and the wall time they were sent in (both summed per

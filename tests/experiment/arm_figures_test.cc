@@ -174,10 +174,11 @@ TEST(ArmFiguresTest, SaysWhereEachArmsConnectionsArrived) {
   EXPECT_EQ(sources(*h.runner.Get()), "");  // nothing measured yet
   h.runner.OnConnections({group(true, 3, 7, 2), group(false, 90, 90, 90)});
   for (int i = 0; i < 10; ++i) h.Tick();
-  EXPECT_EQ(sources(*h.runner.Get()),
-            "new connections by the node that received them, since the arms "
-            "were drawn: treated node 0 7 (78 %), node 1 2 (22 %); control "
-            "node 0 3 (60 %), node 1 2 (40 %)");
+  EXPECT_EQ(
+      sources(*h.runner.Get()),
+      "new connections by the node that received them, since the "
+      "treatment began: treated node 0 7 (78 %), node 1 2 (22 %); control "
+      "node 0 3 (60 %), node 1 2 (40 %)");
 
   Harness unsteered;
   unsteered.Tick();
