@@ -526,9 +526,10 @@ def ts_seconds(stamp):
         tzinfo=__import__("datetime").timezone.utc).timestamp() + frac
 
 
-def cpu_at(samples, pid, t):
-    """pid's CPU ns at Unix time t, linear between the samples around it."""
-    points = [(ms / 1000.0, v[pid]) for ms, v in samples if pid in v]
+def cpu_at(samples, pid, t, field=0):
+    """pid's CPU ns (field 1: run-queue wait ns) at Unix time t, linear
+    between the samples around it."""
+    points = [(ms / 1000.0, v[pid][field]) for ms, v in samples if pid in v]
     before = [p for p in points if p[0] <= t]
     after = [p for p in points if p[0] >= t]
     if not before or not after:
@@ -553,8 +554,9 @@ def truth(report_path, access_log, samples_path):
         f = line.split()
         if not f:
             continue
-        samples.append((int(f[0]), {int(p): int(v) for p, v in
-                                    (w.split(":") for w in f[1:])}))
+        # pid:cpu_ns:wait_ns (schedstat's first two fields)
+        samples.append((int(f[0]), {int(p): (int(v), int(w)) for p, v, w in
+                                    (x.split(":") for x in f[1:])}))
     logged = defaultdict(int)
     requests = defaultdict(int)
     times = defaultdict(list)  # nginx's $request_time, seconds (ms steps)
@@ -578,11 +580,13 @@ def truth(report_path, access_log, samples_path):
         locus_bytes = sum(int(u.get("bytes_sent", 0)) for u in units)
         locus_cpu = sum(float(u.get("cpu_seconds", 0)) for u in units)
         log_bytes = sum(logged[p] for p in pids)
-        kernel_cpu = 0.0
+        kernel_cpu = kernel_wait = 0.0
         for p in pids:
             c0, c1 = cpu_at(samples, p, start), cpu_at(samples, p, end)
+            w0, w1 = cpu_at(samples, p, start, 1), cpu_at(samples, p, end, 1)
             if c0 is not None and c1 is not None:
                 kernel_cpu += (c1 - c0) / 1e9
+                kernel_wait += (w1 - w0) / 1e9
         name = a.split("_")[-1].lower()
         arm_times = sorted(x for p in pids for x in times[p])
         figures = report.get(name + "_figures", {})
@@ -592,6 +596,12 @@ def truth(report_path, access_log, samples_path):
             out.append("%s_%s_us=%.0f %s_%s_log_us=%.0f" % (
                 name, key, float(figures.get(key + "_us", 0)), name, key,
                 log_q * 1e6))
+        # Run-queue wait per CPU-second, against schedstat's over the window.
+        wait = float(figures.get("wait_per_cpu_second", 0))
+        kernel = kernel_wait / kernel_cpu if kernel_cpu else 0
+        out.append("%s_wait=%.4f %s_kernel_wait=%.4f %s_wait_err=%.4f" % (
+            name, wait, name, kernel, name,
+            abs(wait - kernel) / kernel if kernel else 1))
         out.append("%s_bytes=%d %s_log_bytes=%d %s_bytes_err=%.4f "
                    "%s_cpu=%.3f %s_kernel_cpu=%.3f %s_cpu_err=%.4f" % (
                        name, locus_bytes, name, log_bytes, name,

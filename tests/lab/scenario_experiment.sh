@@ -6,8 +6,9 @@
 #             to one node and the control workers have every CPU; at the
 #             end the bytes and CPU time Locus counted per arm agree within
 #             5 % with nginx's access log ($bytes_sent per $pid) and
-#             /proc/PID/schedstat over the same window, each worker's share
-#             of the requests is within 10 % of 1/8, the whole host's
+#             /proc/PID/schedstat over the same window, each arm's run-queue
+#             wait per CPU-second within 10 % of schedstat's, each worker's
+#             share of the requests within 10 % of 1/8, the whole host's
 #             bytes per wall-second within 5 % of the log's, and afterwards
 #             every worker is placed again. Each arm's p50 and p99 service
 #             time is logged beside nginx's $request_time. The guest has no remote-memory cost:
@@ -93,17 +94,17 @@ load_both_stop() {
   load_pids=()
 }
 
-# Every second: the wall clock (ms) and each worker's CPU time, without
-# starting a process.
+# Every second: the wall clock (ms) and each worker's CPU time and run-queue
+# wait (schedstat's first two fields: ns), without starting a process.
 sampler_start() {
   local pids
   pids=$(nginx_workers | paste -sd' ')
   (
     while true; do
-      local line=${EPOCHREALTIME/./} p v
+      local line=${EPOCHREALTIME/./} p v w
       line=${line:0:13}
       for p in $pids; do
-        read -r v _ <"/proc/$p/schedstat" 2>/dev/null && line+=" $p:$v"
+        read -r v w _ <"/proc/$p/schedstat" 2>/dev/null && line+=" $p:$v:$w"
       done
       echo "$line"
       sleep 1
@@ -236,6 +237,11 @@ ab() {
     check_le "$k" "$(field "$k" "$t")" 0.05 || return 1
   done
   check_le "requests' skew from 1/$WORKERS" "$(field request_skew "$t")" 0.10 || return 1
+  # Each arm's run-queue wait per CPU-second against schedstat's over the
+  # same window (the sampler's reads of each worker).
+  for k in treated_wait_err control_wait_err; do
+    check_le "$k" "$(field "$k" "$t")" 0.10 || return 1
+  done
   # The whole host's bytes per wall-second against the access log's. The
   # service times beside nginx's $request_time are logged, not asserted:
   # $request_time counts milliseconds, and a loopback request on a guest
