@@ -9,6 +9,7 @@
 // experiment starts, for a fleet's recording rules to pool
 // (deploy/prometheus/locus-experiment-pool.yml).
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,39 @@ std::vector<std::pair<const char*, const v1::ExperimentEstimate*>> Estimates(
           {"p50_service_time", &r.service_p50()},
           {"p99_service_time", &r.service_p99()},
           {"run_queue_wait_per_cpu_second", &r.run_queue_wait()}};
+}
+
+// Each arm's workers and work per CPU-second, [0] control and [1] treated.
+// A switchback's workers are all in the arm of the block under way (the
+// last listed), and each arm's work is its last block's that ran to its
+// end; an A/B's are its arms' over its last interval.
+struct ArmGauges {
+  double units[2] = {0, 0};
+  std::optional<double> work[2];
+};
+ArmGauges Arms(const v1::ExperimentReport& r) {
+  ArmGauges out;
+  if (r.design() != "switchback") {
+    out.units[0] = r.control();
+    out.units[1] = r.treated();
+    if (!r.series().empty()) {
+      const v1::ExperimentInterval& last = *r.series().rbegin();
+      out.work[0] = last.control_bytes_per_cpu_second();
+      out.work[1] = last.treated_bytes_per_cpu_second();
+    }
+    return out;
+  }
+  const bool on = !r.blocks().empty() && r.blocks().rbegin()->on();
+  out.units[on ? 1 : 0] = r.treated() + r.control();
+  for (int arm : {0, 1}) {
+    auto block = std::find_if(r.blocks().rbegin(), r.blocks().rend(),
+                              [arm](const v1::ExperimentBlock& b) {
+                                return b.on() == (arm == 1) && b.complete();
+                              });
+    if (block != r.blocks().rend())
+      out.work[arm] = block->bytes_per_cpu_second();
+  }
+  return out;
 }
 
 }  // namespace
@@ -151,31 +185,11 @@ void PrometheusExporter::ObserveExperiment(const v1::Metrics& metrics) {
     now.emplace_back(family, &gauge);
   };
   set(experiment_intervals_, {}, r.intervals());
-  if (r.design() == "switchback") {
-    // Every worker is in the arm of the block under way (the last listed),
-    // and each arm's work is that of its last block to run to its end.
-    const uint32_t all = r.treated() + r.control();
-    const bool on = !r.blocks().empty() && r.blocks().rbegin()->on();
-    set(experiment_units_, {{"arm", "treated"}}, on ? all : 0);
-    set(experiment_units_, {{"arm", "control"}}, on ? 0 : all);
-    for (bool arm : {true, false}) {
-      auto block = std::find_if(
-          r.blocks().rbegin(), r.blocks().rend(),
-          [arm](const auto& b) { return b.on() == arm && b.complete(); });
-      if (block == r.blocks().rend()) continue;
-      set(experiment_work_, {{"arm", arm ? "treated" : "control"}},
-          block->bytes_per_cpu_second());
-    }
-  } else {
-    set(experiment_units_, {{"arm", "treated"}}, r.treated());
-    set(experiment_units_, {{"arm", "control"}}, r.control());
-    if (!r.series().empty()) {
-      const v1::ExperimentInterval& last = *r.series().rbegin();
-      set(experiment_work_, {{"arm", "treated"}},
-          last.treated_bytes_per_cpu_second());
-      set(experiment_work_, {{"arm", "control"}},
-          last.control_bytes_per_cpu_second());
-    }
+  const ArmGauges arms = Arms(r);
+  for (int arm : {1, 0}) {
+    const char* word = arm == 1 ? "treated" : "control";
+    set(experiment_units_, {{"arm", word}}, arms.units[arm]);
+    if (arms.work[arm]) set(experiment_work_, {{"arm", word}}, *arms.work[arm]);
   }
   for (const auto& [metric, estimate] : Estimates(r)) {
     if (!estimate->valid()) continue;
