@@ -376,10 +376,12 @@ def softhome(path, pid):
 
 def pintick():
     """The first tick whose decision applied a pin, from explain's JSON (the
-    agent's own record, which a slow metrics subscriber cannot miss)."""
+    agent's own record, which a slow metrics subscriber cannot miss). Its
+    decisions are notes, as the agent's log words them: "<reason> → pin pid
+    P tid T to node N cpus C: applied (...)"."""
+    applied = re.compile(r"→ pin pid \d+ tid \d+ to node \d+ .*: applied")
     ticks = [int(d.get("tick", 0)) for d in json.load(sys.stdin).get("decisions", [])
-             if "pin_thread" in d.get("action", {})
-             and d["action"].get("outcome") == "ACTION_OUTCOME_APPLIED"]
+             if applied.search(d.get("note", ""))]
     print(min(ticks) if ticks else "-")
 
 
