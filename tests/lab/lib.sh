@@ -124,6 +124,7 @@ run_scenarios() {
     # The next scenario starts from a quiet machine; the agent keeps running.
     load_stop
     memhog_stop
+    hog_stop
     nginx_stop
   done
   lab_cleanup
@@ -423,9 +424,26 @@ memhog_stop() {
   memhog_pid=
 }
 
+hog_pids=()
+# hog_start NODE / hog_stop: a busy loop bound to each CPU of NODE.
+hog_start() {
+  local cpu
+  for cpu in $(cpulist_expand "$(node_cpus "$1")"); do
+    taskset -c "$cpu" bash -c 'while :; do :; done' &
+    hog_pids+=($!)
+  done
+}
+hog_stop() {
+  [ "${#hog_pids[@]}" -gt 0 ] || return 0
+  kill "${hog_pids[@]}" 2>/dev/null
+  wait "${hog_pids[@]}" 2>/dev/null
+  hog_pids=()
+}
+
 lab_cleanup() {
   load_stop
   memhog_stop
+  hog_stop
   nginx_stop
   if [ -n "$locusd_pid" ]; then
     locusd_stop

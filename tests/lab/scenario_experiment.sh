@@ -335,6 +335,7 @@ every_worker_as_nginx_left_it() {
   for w in $(nginx_workers); do [ "$(affinity "$w")" = "$ONLINE" ] || return 1; done
 }
 steered_now() { ctl status 2>/dev/null | grep -q ': steered'; }
+unsteered_now() { ! steered_now; }
 
 switchback() {
   setup || return 1
@@ -457,7 +458,7 @@ levers() {
   control=${arms#*|}
   wait_until 30 arms_set "$treated" "$control" ||
     fail "--levers=threads: arms not set (treated pinned, control as nginx left them)" || return 1
-  wait_until 30 bash -c "! '$LOCUSCTL' --socket='$SOCK' status | grep -q ': steered'" ||
+  wait_until 30 unsteered_now ||
     fail "--levers=threads: the group is still steered" || return 1
   sleep 20
   arms_set "$treated" "$control" || fail "--levers=threads: arms changed mid-run" || return 1
@@ -467,25 +468,14 @@ levers() {
   load_both_stop
 }
 
-hog_pids=()
-hog_stop() {
-  [ "${#hog_pids[@]}" -gt 0 ] || return 0
-  kill "${hog_pids[@]}" 2>/dev/null
-  wait "${hog_pids[@]}" 2>/dev/null
-  hog_pids=()
-}
-
 oversubscribed() {
   setup spill=1.0 || return 1
   load_both_stop
-  local c end guardrail tw cw
+  local end guardrail tw cw
   taskset -c "$(node_cpus 0)" wrk -t2 -c8 -d900s -H "Connection: close" \
     "http://127.0.0.1:$PORT/f" >"$WORK/wrk.0.out" 2>&1 &
   load_pids+=($!)
-  for c in $(cpulist_expand "$(node_cpus 0)"); do
-    taskset -c "$c" sh -c 'while :; do :; done' &
-    hog_pids+=($!)
-  done
+  hog_start 0
   ctl experiment start --duration=180s --interval=10s --seed=11 ||
     fail "experiment did not start" || return 1
   wait_until 400 not_running || fail "the experiment did not end" || return 1

@@ -17,21 +17,6 @@ HOG_SECONDS=${LAB_HOG_SECONDS:-40}
 FLIP_SECONDS=${LAB_HOG_FLIP_SECONDS:-$HOG_SECONDS}
 DWELL_S=30 # placement.spill.dwell_s of the built-in default
 
-hog_pids=()
-# hog_start NODE / hog_stop: a busy loop bound to each CPU of NODE.
-hog_start() {
-  local cpu
-  for cpu in $(cpulist_expand "$(node_cpus "$1")"); do
-    taskset -c "$cpu" bash -c 'while :; do :; done' &
-    hog_pids+=($!)
-  done
-}
-hog_stop() {
-  [ "${#hog_pids[@]}" -gt 0 ] || return 0
-  kill "${hog_pids[@]}" 2>/dev/null
-  wait "${hog_pids[@]}" 2>/dev/null
-  hog_pids=()
-}
 trap hog_stop EXIT
 
 # worker_on NODE: the nginx worker confined to NODE, if one is.
