@@ -202,13 +202,20 @@ build_and_test() {
   command -v ccache >/dev/null && ccache -z >/dev/null
   timed "${dir}: configure" cmake -S . -B "$dir" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" ||
     { summary+=("${dir}: configure"); exit 1; }
+  # The lab's binaries first, and the lab started beside the rest of the
+  # build: the guests wait for the agent, not for the tests.
+  if [[ " ${run_labels[*]} " == *" lab "* ]] && [ "$(nproc)" -gt 1 ]; then
+    timed "${dir}: build (lab_binaries)" cmake --build "$dir" -j"$(nproc)" --target lab_binaries ||
+      { summary+=("${dir}: build"); exit 1; }
+    lab_start "$dir"
+  fi
   # Every CPU even beside the lab: a build from a cold cache is the longest
   # step there is, and the guests' scenarios count ticks, not seconds.
   timed "${dir}: build" cmake --build "$dir" -j"$(nproc)" || { summary+=("${dir}: build"); exit 1; }
   timings+=("$(ccache_line "$dir")")
   for label in "${run_labels[@]}"; do
     if [ "$label" = lab ] && [ "$(nproc)" -gt 1 ]; then
-      lab_start "$dir"
+      continue # started above
     elif [ "$label" = privileged ] && [ -n "${privileged_only:-}" ]; then
       run_label "$dir" "$label" -R "$privileged_only"
     else
@@ -224,20 +231,21 @@ build_and_test() {
   fi
 }
 
-# The privileged tests of Locus's own code run once, under the sanitizers
-# (below: every one of them is built there); this tree runs those only it
-# builds, the package's and the README's (deploy.*: its binaries are what
-# ships), and the lab runs its binaries on real kernels.
+# The unit and privileged tests of Locus's own code are built and run once,
+# under the sanitizers (below); this tree builds the fault tests (the
+# GoogleTest labels it registers: LOCUS_TEST_LABELS), runs those, the
+# package's and the README's (deploy.*: its binaries are what ships), and
+# the lab runs its binaries on real kernels.
 run_labels=("${labels[@]}")
-privileged_only='^deploy\.' build_and_test "$build" Ninja
+privileged_only='^deploy\.' build_and_test "$build" Ninja -DLOCUS_TEST_LABELS=fault
 timed "check_shape (tests/check_shape.sh)" ./tests/check_shape.sh "$build" ||
   { failed=1; summary+=("check_shape"); }
 
-# Unit and privileged again under ASan+UBSan (any report fails the test), and
+# Unit and privileged under ASan+UBSan (any report fails the test), and
 # the fuzz targets: clang, because libFuzzer comes with it.
 run_labels=(unit privileged fuzz)
 CC=clang CXX=clang++ UBSAN_OPTIONS=print_stacktrace=1 \
-  build_and_test "${build}-asan" "Unix Makefiles" -DLOCUS_FUZZ=ON
+  build_and_test "${build}-asan" "Unix Makefiles" -DLOCUS_FUZZ=ON "-DLOCUS_TEST_LABELS=unit;privileged"
 lab_finish late
 
 exit $failed
