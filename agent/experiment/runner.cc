@@ -255,9 +255,9 @@ std::unique_ptr<RunningExperiment> ExperimentRunner::NewRun(
 
 // Baselines: the first interval counts from here.
 void ExperimentRunner::TakeBaselines() {
-  run_->counting_from_ns = run_->now_ns;
   absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> first =
       counter_->Read();
+  run_->counted_at_unix_ns = wall_ns_();
   if (!first.ok()) return;
   for (Unit& unit : run_->units) {
     auto it = first->find(unit.pid);

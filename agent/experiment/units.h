@@ -102,8 +102,11 @@ struct RunningExperiment {
   std::map<int, std::array<uint64_t, 2>> sources;
   // The whole host from the first planned interval's baselines on: the
   // units' bytes and the wall time they were sent in (both summed per
-  // interval), and its CPUs' busy time and capacity (summed per tick).
-  uint64_t counting_from_ns = 0;
+  // interval), and its CPUs' busy time and capacity (summed per tick). The
+  // wall time runs between the counters' reads, not the ticks' snapshots:
+  // the first read follows the work sensor's load (seconds on a slow host)
+  // within its tick.
+  int64_t counted_at_unix_ns = 0;
   uint64_t host_bytes = 0;
   uint64_t host_wall_ns = 0;
   double host_busy_ns = 0;

@@ -72,6 +72,25 @@ TEST(ArmFiguresTest, ReportsWhatEachArmFeltAndTheWholeHost) {
   EXPECT_EQ(r.service_source(), "fake: the service times the test sets");
 }
 
+// The work sensor loads its programs when the experiment starts (seconds on
+// a slow host): the host's rate counts from the counters' first read, not
+// from the snapshot of the tick that started it.
+TEST(ArmFiguresTest, TheHostsRateCountsFromTheFirstRead) {
+  Harness h;
+  h.counter.clock = &h.now;
+  h.counter.on_watch = [&h] { h.now += 5 * kSecond; };
+  h.Tick();
+  v1::StartExperimentRequest request = Request(60, 10);
+  request.set_latency_margin(5);  // this test reads, never stops
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
+  h.Tick();
+  h.counter.on_watch = [] {};
+  const v1::ExperimentReport r = RunOut(h, 70);
+  ASSERT_EQ(r.state(), v1::EXPERIMENT_STATE_DONE);
+  // 8 workers sending 1e6 / 20 bytes per second each.
+  EXPECT_NEAR(r.host_bytes_per_second(), 8 * 1e6 / 20, 0.4e6 * 0.03);
+}
+
 TEST(ArmFiguresTest, FlagsArmsWhoseRequestsAreUnlike) {
   Harness h;
   h.Tick();

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/experiment/runner.h"
@@ -25,18 +26,23 @@ class FakeWorkCounter : public WorkCounter {
   absl::Status Watch(const std::vector<int32_t>& pids) override {
     watched = std::set<int32_t>(pids.begin(), pids.end());
     ++watches;
+    on_watch();
     return absl::OkStatus();
   }
   absl::StatusOr<absl::flat_hash_map<int32_t, WorkSample>> Read() override {
     absl::flat_hash_map<int32_t, WorkSample> out;
     ++reads;
+    // Seconds of sending since the last read, by `clock` where it is set.
+    const double sent_s =
+        clock == nullptr ? 0.5
+                         : (*clock - std::exchange(read_ns, *clock)) / 1e9 / 20;
     for (int32_t pid : watched) {
       if (gone.count(pid)) continue;
       WorkSample& s = totals[pid];
       const uint64_t cpu = 500'000'000;
       const double noise = 1 + 0.02 * std::sin(reads * 7.0 + pid * 13.0);
       s.cpu_ns += cpu;
-      s.bytes_sent += static_cast<uint64_t>(rate(pid) * 0.5 * noise);
+      s.bytes_sent += static_cast<uint64_t>(rate(pid) * sent_s * noise);
       s.accepted += 100;
       s.wait_ns += static_cast<uint64_t>(wait(pid) * noise);
       AddRequests(s, service_us(pid), noise);
@@ -72,6 +78,13 @@ class FakeWorkCounter : public WorkCounter {
   // 50 requests each Read adds (0: none), spread from 0.5 to 1.5 times it.
   std::function<double(int32_t)> wait = [](int32_t) { return 1e7; };
   std::function<double(int32_t)> service_us = [](int32_t) { return 0.0; };
+  // Called by Watch: the time the real sensor takes to load its programs.
+  std::function<void()> on_watch = [] {};
+  // When set, the bytes of a read grow with this clock (ns) since the last
+  // one, rate(pid) / 20 per second of it (the 0.5 s of CPU each read adds
+  // per 10 s interval), instead of a fixed step per read.
+  const uint64_t* clock = nullptr;
+  uint64_t read_ns = 0;
   std::set<int32_t> watched;
   std::set<int32_t> gone;
   std::map<int32_t, WorkSample> totals;
@@ -112,7 +125,7 @@ inline v1::StartExperimentRequest Request(int64_t duration_s,
 struct Harness {
   explicit Harness(std::string record = "")
       : runner(Options(std::move(record)), &counter,
-               [] { return int64_t{0}; }) {
+               [this] { return static_cast<int64_t>(now); }) {
     runner.set_on_harm([this](const std::string& why) { harm = why; });
   }
   static ExperimentOptions Options(std::string record) {
