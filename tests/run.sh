@@ -102,8 +102,9 @@ run_label() {
 
 # The lab's guests run on one host thread each (single-threaded TCG), so on
 # a machine of two CPUs or more the lab runs beside what follows it (the
-# shape check and the sanitizer tree, whose tests then take one CPU fewer)
-# instead of before it: lab_start DIR starts a first stream after the build;
+# rest of the build, the shape check and the sanitizer tree, whose tests
+# then take one CPU fewer) instead of before it: lab_start DIR starts a
+# first stream once the lab's binaries are built;
 # lab_finish, called once every other label is done and a CPU is free again,
 # starts a second beside it, then waits for both and shows their output,
 # times and failures. The streams take the lab's tests from one queue, so
