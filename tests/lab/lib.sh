@@ -277,6 +277,16 @@ workers_one_per_cpu() {
     [ "${per[n]:-0}" -eq "$(cpulist_expand "$(node_cpus "$n")" | wc -l)" ] || return 1
   done
 }
+# start_on_node NODE PID...: every thread of each PID on NODE's CPUs, before
+# the agent starts: a worker homed elsewhere then gains all its time from a
+# pin, whatever the machine's load (one that ran at home by chance gained
+# too little to be pinned, below min_gain).
+start_on_node() {
+  local cpus pid
+  cpus=$(node_cpus "$1")
+  shift
+  for pid in "$@"; do taskset -a -pc "$cpus" "$pid" >/dev/null; done
+}
 # warm_until_placed PORT CPUS: connections from CPUS until the agent has
 # placed the workers one per CPU (placement acts on workers that run). Every
 # worker starts on node 0: the spread moves the other nodes' share of them
@@ -285,8 +295,8 @@ workers_one_per_cpu() {
 # never read as placed (lab_connections_6.1 failed so in 2 of its last 3 runs
 # here, passing on the retry).
 warm_until_placed() {
-  local i w
-  for w in $(nginx_workers); do taskset -pc "$(node_cpus 0)" "$w" >/dev/null; done
+  local i
+  start_on_node 0 $(nginx_workers)
   for i in $(seq 1 30); do
     tool conns "$1" 20 "$2" "$WORK/access.txt" >/dev/null
     workers_one_per_cpu && return 0

@@ -110,9 +110,9 @@ cpusets() {
   # is node 0 (the cpuset's memory), so a pin there gains all their time.
   # Left free, a worker that ran on node 0 by itself gained too little from
   # a pin to be pinned, and beside the sanitizer tree's build neither was.
+  start_on_node 1 $(workers_of lab_mems0)
   local w start_cpus
   start_cpus=$(node_cpus 1)
-  for w in $(workers_of lab_mems0); do taskset -a -pc "$start_cpus" "$w" >/dev/null; done
   wrk -t1 -c8 -d$((WINDOW + 60))s http://127.0.0.1:8081/ >"$WORK/wrk1.out" 2>&1 &
   local wrk1=$!
   wrk -t1 -c8 -d$((WINDOW + 60))s http://127.0.0.1:8082/ >"$WORK/wrk2.out" 2>&1 &

@@ -51,9 +51,8 @@ soft_home() {
   # confined already. Left free, two workers that each happened to run on
   # their home node gained too little from a pin to be pinned (below
   # min_gain: so it failed beside the sanitizer tree's tests).
-  local w
-  for w in $(nginx_workers); do taskset -a -pc "$(node_cpus 1)" "$w" >/dev/null; done
-  local before
+  start_on_node 1 $(nginx_workers)
+  local w before
   before=$(placement)
   # The load's client runs on the hog's node: node 1 stays the spare one.
   load $((HOG_SECONDS + 300)) "http://$LAB_HOST_ADDR:$LAB_FWD_80/" "$(node_cpus 0)"
