@@ -260,8 +260,7 @@ void AddInterval(RunningExperiment& run,
     unit->log_m2 += delta * (d - unit->log_mean);
   }
   run.host_bytes += static_cast<uint64_t>(bytes[0] + bytes[1]);
-  if (end_unix_ns > run.counted_at_unix_ns)
-    run.host_wall_ns += end_unix_ns - run.counted_at_unix_ns;
+  run.host_wall_ns += Grown(end_unix_ns, run.counted_at_unix_ns);
   run.counted_at_unix_ns = end_unix_ns;
   v1::ExperimentInterval interval;
   interval.set_index(run.intervals);
