@@ -32,9 +32,9 @@ build=(
 )
 test=(
   "${build[@]}"
-  # unit and privileged tests, benchmarks, the function-size check
+  # unit and privileged tests, benchmarks, the function-size check (ctags)
   libgtest-dev libgmock-dev libbenchmark-dev nginx-light wrk numactl procps util-linux
-  iproute2 clang-tidy python3-h2
+  iproute2 universal-ctags python3-h2
   # a compiler cache: the second build tree and later checkouts reuse objects
   ccache
   # the metrics read by real consumers: the exposition parser, promtool

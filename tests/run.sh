@@ -239,7 +239,7 @@ build_and_test() {
 # the lab runs its binaries on real kernels.
 run_labels=("${labels[@]}")
 privileged_only='^deploy\.' build_and_test "$build" Ninja -DLOCUS_TEST_LABELS=fault
-timed "check_shape (tests/check_shape.sh)" ./tests/check_shape.sh "$build" ||
+timed "check_shape (tests/check_shape.sh)" ./tests/check_shape.sh ||
   { failed=1; summary+=("check_shape"); }
 
 # Unit and privileged under ASan+UBSan (any report fails the test), and
