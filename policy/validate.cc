@@ -261,6 +261,9 @@ void CheckPolicy(const v1::Policy& policy, const Topology* host,
   CheckStability(policy.stability(), sink);
   CheckConnections(policy.connections(), sink);
   CheckCoexist(policy.coexist(), sink);
+  CheckRange(sink, "experiment.latency_margin",
+             policy.experiment().latency_margin(), 0.0, 10.0,
+             " (a fraction: 0.1 = 10 %)");
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // locusd's A/B experiment wired to the loop and the controller (a room of
 // its own in agent/experiment; this is only how the daemon holds it).
 #include "absl/time/clock.h"
+#include "agent/config/policy_watcher.h"
 #include "agent/core/loop.h"
 #include "agent/daemon/controller.h"
 #include "agent/daemon/daemon.h"
@@ -39,10 +40,13 @@ void Daemon::MakeExperiment(ControllerHooks& hooks) {
     }
   });
   ExperimentRunner* runner = experiment_.get();
-  hooks.start_experiment = [runner](const v1::StartExperimentRequest& request,
-                                    Mode mode) {
-    return runner->Start(request, mode);
-  };
+  // What the request leaves unset comes from the policy in force.
+  PolicyWatcher* watcher = watcher_.get();
+  hooks.start_experiment =
+      [runner, watcher](const v1::StartExperimentRequest& request, Mode mode) {
+        return runner->Start(request, mode,
+                             watcher->policy()->experiment().latency_margin());
+      };
   hooks.get_experiment = [runner] { return runner->Get(); };
   hooks.stop_experiment = [runner](const v1::StopExperimentRequest& request) {
     return runner->Stop(request);

@@ -40,8 +40,9 @@ namespace locus {
 inline constexpr uint32_t kDefaultBurnIn = 2;
 // A switchback's block, unless the request says.
 inline constexpr absl::Duration kDefaultBlock = absl::Minutes(5);
-// The latency guardrail's margin, unless the request says: treated p99 or
-// run-queue wait 10 % worse than control, significantly, stops the run.
+// The latency guardrail's margin, unless the request or the policy says:
+// treated p99 or run-queue wait 10 % worse than control, significantly,
+// stops the run.
 inline constexpr double kDefaultLatencyMargin = 0.10;
 
 struct ExperimentOptions {
@@ -78,9 +79,11 @@ class ExperimentRunner : public ExperimentPort {
   // The arms are drawn at the next tick (the reply shows them when it comes
   // within options.reply_wait). Refused while one runs, in dry run
   // (`mode`, the agent's now), with too few workers at the last tick, or
-  // with a duration shorter than two intervals.
+  // with a duration shorter than two intervals. `latency_margin` is the
+  // policy's (experiment.latency_margin), for a request that sets none.
   absl::StatusOr<v1::ExperimentReport> Start(
-      const v1::StartExperimentRequest& request, Mode mode);
+      const v1::StartExperimentRequest& request, Mode mode,
+      double latency_margin = kDefaultLatencyMargin);
   absl::StatusOr<v1::ExperimentReport> Get();
   // Ends at the next tick, with the estimate so far.
   absl::StatusOr<v1::ExperimentReport> Stop(

@@ -202,12 +202,11 @@ v1::ExperimentReport Starting(const v1::StartExperimentRequest& request,
 
 // The defaults, once: the plan, the record and the run read them from the
 // request from here on.
-v1::StartExperimentRequest WithDefaults(
-    const v1::StartExperimentRequest& asked) {
+v1::StartExperimentRequest WithDefaults(const v1::StartExperimentRequest& asked,
+                                        double latency_margin) {
   v1::StartExperimentRequest request = asked;
   if (!request.has_burn_in()) request.set_burn_in(kDefaultBurnIn);
-  if (!request.has_latency_margin())
-    request.set_latency_margin(kDefaultLatencyMargin);
+  if (!request.has_latency_margin()) request.set_latency_margin(latency_margin);
   const bool switchback = request.design() == kSwitchback;
   if (request.design().empty()) request.set_design(kAbDesign);
   // In their one order, all four when none was named (CheckRequestFields
@@ -224,11 +223,11 @@ v1::StartExperimentRequest WithDefaults(
 }  // namespace
 
 absl::StatusOr<v1::ExperimentReport> ExperimentRunner::Start(
-    const v1::StartExperimentRequest& asked, Mode mode) {
+    const v1::StartExperimentRequest& asked, Mode mode, double latency_margin) {
   if (absl::Status checked = CheckRequestFields(asked); !checked.ok()) {
     return checked;
   }
-  v1::StartExperimentRequest request = WithDefaults(asked);
+  v1::StartExperimentRequest request = WithDefaults(asked, latency_margin);
   absl::Duration duration = Or(request.duration(), options_.default_duration);
   const absl::Duration interval =
       Or(request.interval(), options_.default_interval);

@@ -166,6 +166,25 @@ TEST(ArmFiguresTest, StartRefusesAMarginThatIsNotAFraction) {
   EXPECT_FALSE(h.runner.Start(request, v1::Policy::MODE_ENFORCE).ok());
 }
 
+// A request without a margin takes the policy's (the daemon passes
+// experiment.latency_margin), one with a margin keeps its own; the policy's
+// margin is what the guardrail then looks with.
+TEST(ArmFiguresTest, TheMarginIsTheRequestsElseThePolicys) {
+  Harness h;
+  h.Tick();
+  v1::StartExperimentRequest request = Request(120, 10);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE, 0.3).ok());
+  h.Tick();
+  EXPECT_DOUBLE_EQ(h.runner.Get()->latency_margin(), 0.3);
+  ASSERT_TRUE(h.runner.Stop({}).ok());
+  RunOut(h, 3);
+  ASSERT_NE(h.runner.Get()->state(), v1::EXPERIMENT_STATE_RUNNING);
+  request.set_latency_margin(0.05);
+  ASSERT_TRUE(h.runner.Start(request, v1::Policy::MODE_ENFORCE, 0.3).ok());
+  h.Tick();
+  EXPECT_DOUBLE_EQ(h.runner.Get()->latency_margin(), 0.05);
+}
+
 // Where each arm's new connections arrived, from connection steering's
 // count per node: only steered groups, from the draw on, in a note once an
 // interval is measured ("not counted" where nothing was steered).

@@ -214,6 +214,21 @@ TEST(PolicyYamlTest, CoexistDefaultsToSharingAndMustSayWhatToDo) {
               HasSubstr("coexist.numad: coexist.numad must be exclude or off"));
 }
 
+TEST(PolicyYamlTest, TheLatencyMarginIsAPolicyKeyOfTenPercent) {
+  EXPECT_DOUBLE_EQ(DefaultPolicy().experiment().latency_margin(), 0.10);
+  absl::StatusOr<v1::Policy> policy =
+      ParsePolicyYaml("experiment:\n  latency_margin: 0.25\n", "p.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_DOUBLE_EQ(policy->experiment().latency_margin(), 0.25);
+  // Out of range, or not a number: located.
+  policy = ParsePolicyYaml("experiment:\n  latency_margin: -0.1\n", "p.yaml");
+  EXPECT_THAT(policy.status().message(),
+              HasSubstr("p.yaml:2:19: latency_margin -0.1 is out of range [0, "
+                        "10] (a fraction: 0.1 = 10 %)"));
+  policy = ParsePolicyYaml("experiment:\n  latency_margin: .nan\n", "p.yaml");
+  EXPECT_THAT(policy.status().message(), HasSubstr("p.yaml:2:"));
+}
+
 TEST(PolicyYamlTest, LoadMissingFileIsNotFound) {
   absl::StatusOr<v1::Policy> policy =
       LoadPolicyFile("/nonexistent/locus/policy.yaml");
@@ -270,7 +285,7 @@ TEST(PolicyYamlTest, UserTextCannotBreakTheOneErrorPerLineFormat) {
             "n.yaml:1:1: unknown key \"mo\\nde\" in the policy (did you mean "
             "\"mode\"?); known keys: "
             "version, mode, targets, placement, memory, irqs, stability, "
-            "connections, coexist");
+            "connections, coexist, experiment");
 }
 
 TEST(PolicyYamlTest, OversizedFileIsRejectedUnread) {
