@@ -173,6 +173,10 @@ void PrometheusExporter::RegisterGauges() {
       "locus_worker_home_time_ratio",
       "Share of the CPU time of the workers homed on the node, over the last "
       "tick, spent on its CPUs; below 1 while soft homes are widened");
+  worker_resident_ = NewGauge(
+      "locus_worker_resident_bytes",
+      "Resident memory on `node` of the worker processes homed on `home` "
+      "(none: without a home); the node's tier is locus_node_info's");
   node_memory_free_ =
       NewGauge("locus_node_memory_free_bytes", "Free memory on the node");
   target_resident_ = NewGauge("locus_target_resident_bytes",
@@ -216,6 +220,7 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObserveActions(metrics);
   ObserveNodes(metrics);
   ObserveHomeTime(metrics);
+  ObserveWorkerMemory(metrics);
   ObserveTargets(metrics, status);
   ObserveIrqs(metrics);
   ObserveSensors(metrics);

@@ -68,6 +68,7 @@ class PrometheusExporter {
                       const v1::AgentStatus& status);
   void ObserveIrqs(const v1::Metrics& metrics);
   void ObserveHomeTime(const v1::Metrics& metrics);
+  void ObserveWorkerMemory(const v1::Metrics& metrics);
   void ObserveSensors(const v1::Metrics& metrics);
   void ObservePolicy(const v1::PolicyState& policy);
   void ObserveAgent(const v1::Metrics& metrics, const v1::AgentStatus& status);
@@ -116,6 +117,7 @@ class PrometheusExporter {
   Gauges* node_cpu_busy_ = nullptr;
   Gauges* node_runqueue_wait_ = nullptr;
   Gauges* worker_home_time_ = nullptr;
+  Gauges* worker_resident_ = nullptr;
   Gauges* node_memory_free_ = nullptr;
   Gauges* target_resident_ = nullptr;
   Gauges* target_processes_ = nullptr;

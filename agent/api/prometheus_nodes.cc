@@ -2,8 +2,10 @@
 // targets' threads and memory by node, and connection steering's counters.
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "agent/api/prometheus_exporter.h"
 #include "agent/api/prometheus_labels.h"
@@ -49,6 +51,41 @@ void PrometheusExporter::ObserveHomeTime(const v1::Metrics& metrics) {
     // No runtime with a home there this tick: nothing to be away from.
     worker_home_time_->Add({{"node", node}})
         .Set(figures.second > 0 ? figures.first / figures.second : 1.0);
+  }
+}
+
+void PrometheusExporter::ObserveWorkerMemory(const v1::Metrics& metrics) {
+  // By home node, as the home time: (nodes + 1) x nodes series whatever the
+  // workers. Every pair is set, so a home that lost its workers reads 0.
+  std::map<std::pair<std::string, std::string>, double> bytes;
+  std::vector<std::string> homes = {"none"};
+  for (const v1::NodeMetrics& node : metrics.nodes()) {
+    homes.push_back(NodeLabel(node.node()));
+  }
+  for (const std::string& home : homes) {
+    for (const v1::NodeMetrics& node : metrics.nodes()) {
+      bytes[{home, NodeLabel(node.node())}] = 0;
+    }
+  }
+  // A process once: its threads carry the same figures.
+  absl::flat_hash_set<int32_t> seen;
+  for (const v1::TaskMetrics& task : metrics.tasks()) {
+    if ((task.role() != v1::TASK_ROLE_WORKER &&
+         task.role() != v1::TASK_ROLE_WORKER_THREAD) ||
+        !seen.insert(task.pid()).second) {
+      continue;
+    }
+    const std::string home =
+        task.home_node() < 0 ? "none" : NodeLabel(task.home_node());
+    for (int n = 0; n < task.resident_bytes_size() && n < metrics.nodes_size();
+         ++n) {
+      bytes[{home, NodeLabel(metrics.nodes(n).node())}] +=
+          static_cast<double>(task.resident_bytes(n));
+    }
+  }
+  for (const auto& [labels, value] : bytes) {
+    worker_resident_->Add({{"home", labels.first}, {"node", labels.second}})
+        .Set(value);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "agent/ctl/experiment_feel_format.h"
+#include "agent/ctl/memory_format.h"
 #include "common/printable.h"
 
 namespace locus {
@@ -31,18 +32,6 @@ std::string FormatWhen(const google::protobuf::Timestamp& t) {
 // Whole seconds: a report's durations need no more.
 std::string FormatSpan(absl::Duration d) {
   return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
-}
-
-// "2.4 GiB": bytes per CPU-second span B to GiB across hosts and loads.
-std::string FormatBytes(double bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? absl::StrFormat("%.0f B", bytes)
-                   : absl::StrFormat("%.1f %s", bytes, kUnits[unit]);
 }
 
 std::string ArmName(v1::ExperimentArm arm) {

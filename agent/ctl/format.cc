@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "agent/ctl/connections_format.h"
 #include "agent/ctl/experiment_format.h"
+#include "agent/ctl/memory_format.h"
 #include "agent/ctl/tiers_format.h"
 #include "common/printable.h"
 #include "policy/cpu_list.h"
@@ -311,6 +312,7 @@ std::string FormatStatus(const v1::AgentStatus& s) {
     }
   }
   out += TiersForStatus(s.memory_tiering());
+  out += WorkerMemoryForStatus(s.memory_tiering(), s.worker_memory());
   return out + FormatSensors(s.sensors());
 }
 
@@ -324,6 +326,10 @@ std::string FormatExplain(const v1::ExplainResponse& e) {
         FormatLocalShare(t.faults_local(), t.faults_remote()), ", migrations ",
         t.migrations(), " (", t.cross_node_migrations(), " cross-node)",
         t.held_down() ? ", held down" : "", "\n");
+    absl::StrAppend(
+        &out, "  memory: ",
+        MemoryByNode(t.resident_bytes(), e.memory_tiering(), t.home_node()),
+        "\n");
   }
   if (e.has_irq()) {
     const v1::IrqMetrics& i = e.irq();

@@ -1,7 +1,9 @@
 #include "agent/ctl/tiers_format.h"
 
 #include "absl/strings/str_cat.h"
+#include "agent/ctl/memory_format.h"
 #include "agent/host/tiering_report.h"
+#include "common/printable.h"
 
 namespace locus {
 namespace ctl {
@@ -21,6 +23,19 @@ std::string TiersForStatus(const v1::MemoryTiering& tiering) {
   if (!HasLowerTier(tiering)) return "";
   return absl::StrCat("memory tiers: ", TierSummary(tiering), "\n",
                       Indented(tiering));
+}
+
+std::string WorkerMemoryForStatus(
+    const v1::MemoryTiering& tiering,
+    const google::protobuf::RepeatedPtrField<v1::WorkerMemory>& workers) {
+  if (!HasLowerTier(tiering) || workers.empty()) return "";
+  std::string out = "worker memory (resident, by node and tier):\n";
+  for (const v1::WorkerMemory& w : workers) {
+    absl::StrAppend(
+        &out, "  pid ", w.pid(), " (", Printable(w.comm()),
+        "): ", MemoryByNode(w.resident_bytes(), tiering, w.home_node()), "\n");
+  }
+  return out;
 }
 
 std::string TiersForProbe(const v1::MemoryTiering& tiering) {

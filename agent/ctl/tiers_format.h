@@ -15,6 +15,12 @@ namespace ctl {
 // host's status reads as before.
 std::string TiersForStatus(const v1::MemoryTiering& tiering);
 
+// For status, after the tiers: each worker's memory by node, the lower
+// tier's told apart; empty where TiersForStatus is.
+std::string WorkerMemoryForStatus(
+    const v1::MemoryTiering& tiering,
+    const google::protobuf::RepeatedPtrField<v1::WorkerMemory>& workers);
+
 // For the probe: always (when the report has nodes at all), with how the
 // kernel's movers are set even on a host without tiers.
 std::string TiersForProbe(const v1::MemoryTiering& tiering);

@@ -8,6 +8,7 @@
 #include "agent/ctl/connections_format.h"
 #include "agent/ctl/experiment_format.h"
 #include "agent/ctl/format.h"
+#include "agent/ctl/memory_format.h"
 #include "common/printable.h"
 
 namespace locus {
@@ -81,14 +82,22 @@ std::vector<std::string> Tail(const v1::Metrics& m) {
   return tail;
 }
 
-std::string TaskLine(const v1::TaskMetrics& t) {
+std::string TaskLine(const v1::TaskMetrics& t,
+                     const v1::MemoryTiering& tiering) {
   // AT-HOME: share of its CPU time on its home node's CPUs this tick.
   const std::string home = t.home_time_ratio() >= 0
                                ? FormatPercent(t.home_time_ratio())
                                : std::string("-");
+  // MEM@HOME: share of its top-tier memory on its home node; LOWER: its
+  // memory on a lower tier, the kernel's to move.
+  const double at_home =
+      TopTierAtHome(t.resident_bytes(), tiering, t.home_node());
+  const uint64_t lower = LowerTierBytes(t.resident_bytes(), tiering);
   return absl::StrFormat(
-      "%-7d %-7d %-15s %-6s %4d %4d %7s %6s %9d %9d %6d %6d%s%s", t.pid(),
-      t.tid(), Printable(t.comm()), RoleName(t.role()), t.node(), t.cpu(), home,
+      "%-7d %-7d %-15s %-6s %4d %4d %7s %8s %9s %6s %9d %9d %6d %6d%s%s",
+      t.pid(), t.tid(), Printable(t.comm()), RoleName(t.role()), t.node(),
+      t.cpu(), home, at_home >= 0 ? FormatPercent(at_home) : "-",
+      lower > 0 ? FormatBytes(lower) : "-",
       FormatLocalShare(t.faults_local(), t.faults_remote()), t.faults_local(),
       t.faults_remote(), t.migrations(), t.cross_node_migrations(),
       t.held_down() ? " held" : "",
@@ -107,7 +116,7 @@ void AddTasks(const v1::Metrics& m, int room, std::vector<std::string>& lines) {
   int shown = 0;
   for (const v1::TaskMetrics* t : tasks) {
     if (shown >= std::max(room, 1)) break;
-    lines.push_back(TaskLine(*t));
+    lines.push_back(TaskLine(*t, m.memory_tiering()));
     ++shown;
   }
   if (shown < static_cast<int>(tasks.size())) {
@@ -123,10 +132,10 @@ void AddTasks(const v1::Metrics& m, int room, std::vector<std::string>& lines) {
 std::vector<std::string> RenderTop(const v1::Metrics& m, int rows, int cols) {
   std::vector<std::string> lines = Head(m);
   std::vector<std::string> tail = Tail(m);
-  lines.push_back(
-      absl::StrFormat("%-7s %-7s %-15s %-6s %4s %4s %7s %6s %9s %9s %6s %6s",
-                      "PID", "TID", "COMM", "ROLE", "NODE", "CPU", "AT-HOME",
-                      "LOCAL", "FAULTS-L", "FAULTS-R", "MIGR", "XNODE"));
+  lines.push_back(absl::StrFormat(
+      "%-7s %-7s %-15s %-6s %4s %4s %7s %8s %9s %6s %9s %9s %6s %6s", "PID",
+      "TID", "COMM", "ROLE", "NODE", "CPU", "AT-HOME", "MEM@HOME", "LOWER",
+      "LOCAL", "FAULTS-L", "FAULTS-R", "MIGR", "XNODE"));
   int room =
       rows - static_cast<int>(lines.size()) - static_cast<int>(tail.size()) - 1;
   AddTasks(m, room, lines);

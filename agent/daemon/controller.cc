@@ -21,6 +21,24 @@ std::string Because(const std::string& reason) {
   return reason.empty() ? "" : absl::StrCat(" (", reason, ")");
 }
 
+// Each worker process's memory per node, once per process (its threads
+// carry the same figures); masters and helpers are left out.
+void AddWorkerMemory(const v1::Metrics& metrics, v1::AgentStatus& status) {
+  absl::flat_hash_set<int32_t> seen;
+  for (const v1::TaskMetrics& task : metrics.tasks()) {
+    if (task.role() != v1::TASK_ROLE_WORKER &&
+        task.role() != v1::TASK_ROLE_WORKER_THREAD) {
+      continue;
+    }
+    if (!seen.insert(task.pid()).second) continue;
+    v1::WorkerMemory* memory = status.add_worker_memory();
+    memory->set_pid(task.pid());
+    memory->set_comm(task.comm());
+    memory->set_home_node(task.home_node());
+    *memory->mutable_resident_bytes() = task.resident_bytes();
+  }
+}
+
 }  // namespace
 
 DaemonController::DaemonController(Loop* loop, ControllerHooks hooks,
@@ -76,6 +94,7 @@ absl::StatusOr<v1::AgentStatus> DaemonController::GetStatus() {
     *status.mutable_connections() = last_->connections();
     *status.mutable_neighbours() = last_->neighbours();
     *status.mutable_memory_tiering() = last_->memory_tiering();
+    AddWorkerMemory(*last_, status);
   }
   return status;
 }
@@ -122,6 +141,8 @@ absl::Status DaemonController::DescribeTask(int32_t tid, bool has_story,
     for (const v1::TaskMetrics& task : last_->tasks()) {
       if (task.tid() == tid) *response.mutable_task() = task;
     }
+    if (response.has_task())
+      *response.mutable_memory_tiering() = last_->memory_tiering();
   }
   if (!response.has_task()) {
     // A look-alike the scan refused: say why, not merely "not a target".

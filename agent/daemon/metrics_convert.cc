@@ -76,6 +76,8 @@ void AddTasks(const Snapshot& snapshot, std::vector<NodeFaults>& faults,
       task->set_cpu(thread.cpu);
       task->set_node(NodeOfCpu(snapshot.topology, thread.cpu));
       Assign(task->mutable_allowed_cpus(), thread.allowed_cpus);
+      for (uint64_t pages : target.resident_pages)
+        task->add_resident_bytes(pages * target.page_size);
       uint64_t local = 0;
       uint64_t remote = 0;
       for (size_t n = 0; n < thread.faults.size(); ++n) {

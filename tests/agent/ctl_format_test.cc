@@ -332,6 +332,43 @@ TEST(Format, StatusOfAHostWithoutALowerTierIsUnchanged) {
   EXPECT_EQ(ctl::FormatStatus(s), before);
 }
 
+TEST(Format, StatusListsEachWorkersMemoryByNodeAndTier) {
+  v1::AgentStatus s;
+  v1::WorkerMemory* w = s.add_worker_memory();
+  w->set_pid(1200);
+  w->set_comm("ngi\x1bnx");
+  w->set_home_node(0);
+  for (uint64_t mib : {40, 2, 38}) w->add_resident_bytes(mib << 20);
+  // Not on a host without a lower tier: its status reads as before.
+  EXPECT_THAT(ctl::FormatStatus(s), ::testing::Not(HasSubstr("worker memory")));
+  *s.mutable_memory_tiering() = TieredHost();
+  v1::WorkerMemory* alone = s.add_worker_memory();
+  alone->set_pid(1300);
+  alone->set_home_node(-1);
+  alone->add_resident_bytes(0);
+  alone->add_resident_bytes(0);
+  alone->add_resident_bytes(4096);
+  EXPECT_THAT(ctl::FormatStatus(s),
+              HasSubstr("worker memory (resident, by node and tier):\n"
+                        "  pid 1200 (ngi\\x1bnx): node 0 40.0 MiB (home), "
+                        "node 1 2.0 MiB; lower tier: node 2 38.0 MiB\n"
+                        "  pid 1300 (): lower tier: node 2 4.0 KiB\n"));
+}
+
+TEST(Format, ExplainShowsTheTasksMemoryByNodeAndTier) {
+  v1::ExplainResponse e;
+  e.set_subject("thread 1201 (nginx worker, pid 1200)");
+  v1::TaskMetrics* t = e.mutable_task();
+  t->set_home_node(1);
+  for (uint64_t mib : {0, 12, 3}) t->add_resident_bytes(mib << 20);
+  *e.mutable_memory_tiering() = TieredHost();
+  EXPECT_THAT(ctl::FormatExplain(e),
+              HasSubstr("\n  memory: node 1 12.0 MiB (home); lower tier: "
+                        "node 2 3.0 MiB\n"));
+  t->clear_resident_bytes();
+  EXPECT_THAT(ctl::FormatExplain(e), HasSubstr("\n  memory: none\n"));
+}
+
 TEST(Format, ProbeShowsTheTiersAndTheKernelsMovers) {
   v1::ProbeReport r;
   r.set_kernel("6.8.0");
@@ -407,6 +444,30 @@ TEST(RenderTop, FitsTheScreenWorstThreadsFirst) {
   bool irq = false;
   for (const std::string& line : lines) irq |= line.rfind("45 ", 0) == 0;
   EXPECT_TRUE(irq);
+}
+
+TEST(RenderTop, MemoryAtHomeOverTheTopTierAndWhatLiesOnTheLowerTier) {
+  v1::Metrics m = ManyThreads(2);
+  *m.mutable_memory_tiering() = TieredHost();
+  v1::TaskMetrics* t = m.mutable_tasks(0);
+  t->set_home_node(1);
+  // 30 MiB on home, 10 on node 0 (top tier), 64 on node 2 (lower): 75 %.
+  for (uint64_t mib : {10, 30, 64}) t->add_resident_bytes(mib << 20);
+  std::vector<std::string> lines = ctl::RenderTop(m, 40, 0);
+  auto line_of = [&lines](const std::string& start) {
+    for (const std::string& line : lines) {
+      if (line.rfind(start, 0) == 0) return line;
+    }
+    return std::string();
+  };
+  const std::string header = line_of("PID ");
+  const std::string shown = line_of("100     100 ");
+  const size_t at = header.find("MEM@HOME");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_THAT(shown.substr(at, 30), HasSubstr("75%  64.0 MiB"));
+  // Without a home, or memory, a dash.
+  EXPECT_THAT(line_of("100     101 ").substr(at, 20),
+              ::testing::MatchesRegex(" *- *- *"));
 }
 
 TEST(Json, OneLineWithProtoFieldNames) {

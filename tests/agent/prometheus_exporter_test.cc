@@ -175,6 +175,37 @@ TEST(PrometheusExporterTest, HomeTimeAndRunqueueWaitByNode) {
   EXPECT_DOUBLE_EQ(s["locus_worker_home_time_ratio{node=1,}"], 1.0);
 }
 
+TEST(PrometheusExporterTest, WorkerMemoryByHomeAndNodeOncePerProcess) {
+  PrometheusExporter exporter({"1", "k"});
+  RealisticShape shape{.nodes = 2, .threads = 0, .irqs = 0};
+  v1::Metrics m = RealisticMetrics(1, shape);
+  // Worker 10 (two threads, homed on node 1), worker 20 (no home), and a
+  // master, whose memory is not a worker's.
+  for (auto [pid, home, role] :
+       {std::tuple{10, 1, v1::TASK_ROLE_WORKER},
+        std::tuple{10, 1, v1::TASK_ROLE_WORKER},
+        std::tuple{20, -1, v1::TASK_ROLE_WORKER_THREAD},
+        std::tuple{30, -1, v1::TASK_ROLE_MASTER}}) {
+    v1::TaskMetrics* task = m.add_tasks();
+    task->set_pid(pid);
+    task->set_home_node(home);
+    task->set_role(role);
+    task->add_resident_bytes(pid * 1000);
+    task->add_resident_bytes(pid * 2000);
+  }
+  exporter.Observe(m, RealisticStatus(1, shape));
+  Series s = Collect(exporter);
+  EXPECT_EQ(s["locus_worker_resident_bytes{home=1,node=0,}"], 10'000);
+  EXPECT_EQ(s["locus_worker_resident_bytes{home=1,node=1,}"], 20'000);
+  EXPECT_EQ(s["locus_worker_resident_bytes{home=none,node=1,}"], 40'000);
+  EXPECT_EQ(s["locus_worker_resident_bytes{home=0,node=0,}"], 0);
+  // A home that lost its workers reads 0, not its last figure.
+  m.clear_tasks();
+  exporter.Observe(m, RealisticStatus(2, shape));
+  EXPECT_EQ(Collect(exporter)["locus_worker_resident_bytes{home=1,node=1,}"],
+            0);
+}
+
 TEST(PrometheusExporterTest, NotActingWhenTheJournalFailsOrInDryRun) {
   PrometheusExporter exporter({"1", "k"});
   RealisticShape shape{.nodes = 1, .threads = 1, .irqs = 0};

@@ -127,6 +127,19 @@ TEST(MetricsConvertTest, MemoryTiersGoToTheNodesAndTheHost) {
   EXPECT_FALSE(m.nodes(0).has_tier());
 }
 
+TEST(MetricsConvertTest, EachThreadCarriesItsProcesssMemoryPerNode) {
+  Snapshot s = TwoNodeSnapshot();
+  s.targets[0].page_size = 4096;
+  s.targets[0].resident_pages = {10, 256};
+  v1::Metrics m;
+  FillMetricsFromSnapshot(s, 1, 0, &m);
+  ASSERT_EQ(m.tasks_size(), 2);
+  // Bytes, indexed like the nodes; the process's, so on both threads.
+  EXPECT_THAT(m.tasks(0).resident_bytes(), ElementsAre(40960, 1 << 20));
+  EXPECT_THAT(m.tasks(1).resident_bytes(), ElementsAre(40960, 1 << 20));
+  EXPECT_EQ(m.nodes(1).target_resident_bytes(), 1u << 20);
+}
+
 TEST(MetricsConvertTest, UnknownCpuAndMissingSamplesDoNotCrash) {
   Snapshot s = TwoNodeSnapshot();
   s.targets[0].threads[0].cpu = -1;
