@@ -17,8 +17,6 @@ HOG_SECONDS=${LAB_HOG_SECONDS:-40}
 FLIP_SECONDS=${LAB_HOG_FLIP_SECONDS:-$HOG_SECONDS}
 DWELL_S=30 # placement.spill.dwell_s of the built-in default
 
-trap hog_stop EXIT
-
 # worker_on NODE: the nginx worker confined to NODE, if one is.
 worker_on() {
   local w
