@@ -540,6 +540,43 @@ def cpu_at(samples, pid, t, field=0):
     return v0 if t1 == t0 else v0 + (v1 - v0) * (t - t0) / (t1 - t0)
 
 
+def hist_quantile(times_us, q):
+    """The q-quantile of TIMES_US as the report takes its own: binned as
+    the work sensor bins service times (bpf/include/locus/work.h: 16
+    buckets per power of two of microseconds) and read linearly within the
+    bucket that holds it (policy/experiment_latency.cc's Quantile), so that
+    the two measures of the same requests are compared, not two ways of
+    taking a quantile."""
+    sub_bits, max_msb = 4, 29
+    sub = 1 << sub_bits
+    last = ((max_msb - sub_bits + 2) << sub_bits) - 1
+
+    def low(i):
+        return i if i < sub else (sub + i % sub) * 2.0 ** (i // sub - 1)
+
+    def high(i):
+        if i < sub:
+            return i + 1
+        return 2 * low(i) if i >= last else low(i) + 2.0 ** (i // sub - 1)
+
+    counts = defaultdict(int)
+    for us in times_us:
+        us = int(us)
+        if us < sub:
+            i = us
+        else:
+            msb = us.bit_length() - 1
+            i = min(last, (msb - sub_bits + 1) * sub +
+                    (us >> (msb - sub_bits)) - sub)
+        counts[i] += 1
+    rank, below = q * len(times_us), 0
+    for i in sorted(counts):
+        if below + counts[i] >= rank:
+            return low(i) + (rank - below) / counts[i] * (high(i) - low(i))
+        below += counts[i]
+    return 0
+
+
 def truth(report_path, access_log, samples_path):
     report = json.load(open(report_path))
     start = ts_seconds(report["started"])
@@ -595,9 +632,14 @@ def truth(report_path, access_log, samples_path):
         for q, key in ((0.5, "p50"), (0.99, "p99")):
             log_q = arm_times[min(len(arm_times) - 1, int(q * len(arm_times)))] \
                 if arm_times else 0
-            out.append("%s_%s_us=%.0f %s_%s_log_us=%.0f" % (
-                name, key, float(figures.get(key + "_us", 0)), name, key,
-                log_q * 1e6))
+            # _err: against the log's times binned as the report bins its own.
+            log_hist = hist_quantile([x * 1e6 for x in arm_times], q)
+            locus_us = float(figures.get(key + "_us", 0))
+            out.append("%s_%s_us=%.0f %s_%s_log_us=%.0f %s_%s_log_binned_us=%.0f "
+                       "%s_%s_err=%.4f" % (
+                           name, key, locus_us, name, key, log_q * 1e6, name,
+                           key, log_hist, name, key,
+                           abs(locus_us - log_hist) / log_hist if log_hist else 1))
         # Run-queue wait per CPU-second, against schedstat's over the window.
         wait = float(figures.get("wait_per_cpu_second", 0))
         kernel = kernel_wait / kernel_cpu if kernel_cpu else 0
