@@ -67,7 +67,8 @@ void PrometheusExporter::ObserveWorkerMemory(const v1::Metrics& metrics) {
       bytes[{home, NodeLabel(node.node())}] = 0;
     }
   }
-  // A process once: its threads carry the same figures.
+  // A process once: its threads carry the same figures. A process of
+  // thread workers has no one home (its threads have theirs): none.
   absl::flat_hash_set<int32_t> seen;
   for (const v1::TaskMetrics& task : metrics.tasks()) {
     if ((task.role() != v1::TASK_ROLE_WORKER &&
@@ -76,7 +77,9 @@ void PrometheusExporter::ObserveWorkerMemory(const v1::Metrics& metrics) {
       continue;
     }
     const std::string home =
-        task.home_node() < 0 ? "none" : NodeLabel(task.home_node());
+        task.home_node() < 0 || task.role() == v1::TASK_ROLE_WORKER_THREAD
+            ? "none"
+            : NodeLabel(task.home_node());
     for (int n = 0; n < task.resident_bytes_size() && n < metrics.nodes_size();
          ++n) {
       bytes[{home, NodeLabel(metrics.nodes(n).node())}] +=

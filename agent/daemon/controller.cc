@@ -22,7 +22,8 @@ std::string Because(const std::string& reason) {
 }
 
 // Each worker process's memory per node, once per process (its threads
-// carry the same figures); masters and helpers are left out.
+// carry the same figures); masters and helpers are left out. A process of
+// thread workers has no one home: its threads have theirs.
 void AddWorkerMemory(const v1::Metrics& metrics, v1::AgentStatus& status) {
   absl::flat_hash_set<int32_t> seen;
   for (const v1::TaskMetrics& task : metrics.tasks()) {
@@ -34,7 +35,8 @@ void AddWorkerMemory(const v1::Metrics& metrics, v1::AgentStatus& status) {
     v1::WorkerMemory* memory = status.add_worker_memory();
     memory->set_pid(task.pid());
     memory->set_comm(task.comm());
-    memory->set_home_node(task.home_node());
+    memory->set_home_node(task.role() == v1::TASK_ROLE_WORKER ? task.home_node()
+                                                              : -1);
     *memory->mutable_resident_bytes() = task.resident_bytes();
   }
 }

@@ -179,13 +179,13 @@ TEST(PrometheusExporterTest, WorkerMemoryByHomeAndNodeOncePerProcess) {
   PrometheusExporter exporter({"1", "k"});
   RealisticShape shape{.nodes = 2, .threads = 0, .irqs = 0};
   v1::Metrics m = RealisticMetrics(1, shape);
-  // Worker 10 (two threads, homed on node 1), worker 20 (no home), and a
-  // master, whose memory is not a worker's.
-  for (auto [pid, home, role] :
-       {std::tuple{10, 1, v1::TASK_ROLE_WORKER},
-        std::tuple{10, 1, v1::TASK_ROLE_WORKER},
-        std::tuple{20, -1, v1::TASK_ROLE_WORKER_THREAD},
-        std::tuple{30, -1, v1::TASK_ROLE_MASTER}}) {
+  // Worker 10 (two threads, homed on node 1), a process of thread workers
+  // (20: its threads' homes are theirs, not its memory's), and a master,
+  // whose memory is not a worker's.
+  for (auto [pid, home, role] : {std::tuple{10, 1, v1::TASK_ROLE_WORKER},
+                                 std::tuple{10, 1, v1::TASK_ROLE_WORKER},
+                                 std::tuple{20, 0, v1::TASK_ROLE_WORKER_THREAD},
+                                 std::tuple{30, -1, v1::TASK_ROLE_MASTER}}) {
     v1::TaskMetrics* task = m.add_tasks();
     task->set_pid(pid);
     task->set_home_node(home);
