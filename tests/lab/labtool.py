@@ -632,14 +632,15 @@ def truth(report_path, access_log, samples_path):
         for q, key in ((0.5, "p50"), (0.99, "p99")):
             log_q = arm_times[min(len(arm_times) - 1, int(q * len(arm_times)))] \
                 if arm_times else 0
-            # _err: against the log's times binned as the report bins its own.
+            # _err: against the log's times binned as the report bins its
+            # own; 1 where the log reads 0 (it cannot resolve them).
             log_hist = hist_quantile([x * 1e6 for x in arm_times], q)
             locus_us = float(figures.get(key + "_us", 0))
             out.append("%s_%s_us=%.0f %s_%s_log_us=%.0f %s_%s_log_binned_us=%.0f "
                        "%s_%s_err=%.4f" % (
                            name, key, locus_us, name, key, log_q * 1e6, name,
                            key, log_hist, name, key,
-                           abs(locus_us - log_hist) / log_hist if log_hist else 1))
+                           abs(locus_us - log_hist) / log_hist if log_q else 1))
         # Run-queue wait per CPU-second, against schedstat's over the window.
         wait = float(figures.get("wait_per_cpu_second", 0))
         kernel = kernel_wait / kernel_cpu if kernel_cpu else 0
