@@ -13,7 +13,8 @@
 #             every worker is placed again. Each arm's p50 and p99 service
 #             time is logged beside nginx's $request_time. The guest has no remote-memory cost:
 #             its verdict is printed, not asserted.
-#   latency   the same workers and clients, each response 2 MiB through
+#   latency   (LOCUS_LAB_FULL: lab_switchback_6.1_2x2) the same workers
+#             and clients, each response 2 MiB through
 #             a 64 KiB send buffer (over many turns of nginx's event loop,
 #             whose clock $request_time reads), a 60 s
 #             experiment: each arm's p50 and p99 service time within 10 % of
@@ -547,5 +548,5 @@ print("%.2f" % (sum(ns) / len(ns) / 1e6 if ns else 0))' "$1"
 
 field() { local w; for w in $2; do [[ "$w" == "$1"=* ]] && echo "${w#*=}"; done; }
 
-[ $# -gt 0 ] || set -- ab latency aa sigterm
+[ $# -gt 0 ] || set -- ab aa sigterm
 run_scenarios "$@"
