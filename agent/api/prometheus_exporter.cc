@@ -220,7 +220,7 @@ void PrometheusExporter::Observe(const v1::Metrics& metrics,
   ObserveActions(metrics);
   ObserveNodes(metrics);
   ObserveHomeTime(metrics);
-  ObserveWorkerMemory(metrics);
+  ObserveWorkerMemory(status);
   ObserveTargets(metrics, status);
   ObserveIrqs(metrics);
   ObserveSensors(metrics);

@@ -68,7 +68,7 @@ class PrometheusExporter {
                       const v1::AgentStatus& status);
   void ObserveIrqs(const v1::Metrics& metrics);
   void ObserveHomeTime(const v1::Metrics& metrics);
-  void ObserveWorkerMemory(const v1::Metrics& metrics);
+  void ObserveWorkerMemory(const v1::AgentStatus& status);
   void ObserveSensors(const v1::Metrics& metrics);
   void ObservePolicy(const v1::PolicyState& policy);
   void ObserveAgent(const v1::Metrics& metrics, const v1::AgentStatus& status);

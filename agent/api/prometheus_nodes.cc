@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "agent/api/prometheus_exporter.h"
 #include "agent/api/prometheus_labels.h"
@@ -54,36 +53,27 @@ void PrometheusExporter::ObserveHomeTime(const v1::Metrics& metrics) {
   }
 }
 
-void PrometheusExporter::ObserveWorkerMemory(const v1::Metrics& metrics) {
+void PrometheusExporter::ObserveWorkerMemory(const v1::AgentStatus& status) {
   // By home node, as the home time: (nodes + 1) x nodes series whatever the
   // workers. Every pair is set, so a home that lost its workers reads 0.
+  // The status has one entry per worker process, its bytes indexed like
+  // its memory_tiering's nodes.
+  const auto& nodes = status.memory_tiering().nodes();
   std::map<std::pair<std::string, std::string>, double> bytes;
   std::vector<std::string> homes = {"none"};
-  for (const v1::NodeMetrics& node : metrics.nodes()) {
+  for (const v1::TierNode& node : nodes)
     homes.push_back(NodeLabel(node.node()));
-  }
   for (const std::string& home : homes) {
-    for (const v1::NodeMetrics& node : metrics.nodes()) {
+    for (const v1::TierNode& node : nodes) {
       bytes[{home, NodeLabel(node.node())}] = 0;
     }
   }
-  // A process once: its threads carry the same figures. A process of
-  // thread workers has no one home (its threads have theirs): none.
-  absl::flat_hash_set<int32_t> seen;
-  for (const v1::TaskMetrics& task : metrics.tasks()) {
-    if ((task.role() != v1::TASK_ROLE_WORKER &&
-         task.role() != v1::TASK_ROLE_WORKER_THREAD) ||
-        !seen.insert(task.pid()).second) {
-      continue;
-    }
+  for (const v1::WorkerMemory& worker : status.worker_memory()) {
     const std::string home =
-        task.home_node() < 0 || task.role() == v1::TASK_ROLE_WORKER_THREAD
-            ? "none"
-            : NodeLabel(task.home_node());
-    for (int n = 0; n < task.resident_bytes_size() && n < metrics.nodes_size();
-         ++n) {
-      bytes[{home, NodeLabel(metrics.nodes(n).node())}] +=
-          static_cast<double>(task.resident_bytes(n));
+        worker.home_node() < 0 ? "none" : NodeLabel(worker.home_node());
+    for (int n = 0; n < worker.resident_bytes_size() && n < nodes.size(); ++n) {
+      bytes[{home, NodeLabel(nodes[n].node())}] +=
+          static_cast<double>(worker.resident_bytes(n));
     }
   }
   for (const auto& [labels, value] : bytes) {

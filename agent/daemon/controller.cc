@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "agent/daemon/metrics_convert.h"
+#include "agent/daemon/worker_memory.h"
 #include "common/log.h"
 #include "common/printable.h"
 #include "common/status_macros.h"
@@ -19,26 +20,6 @@ namespace {
 // " (reason)", or nothing when none was given.
 std::string Because(const std::string& reason) {
   return reason.empty() ? "" : absl::StrCat(" (", reason, ")");
-}
-
-// Each worker process's memory per node, once per process (its threads
-// carry the same figures); masters and helpers are left out. A process of
-// thread workers has no one home: its threads have theirs.
-void AddWorkerMemory(const v1::Metrics& metrics, v1::AgentStatus& status) {
-  absl::flat_hash_set<int32_t> seen;
-  for (const v1::TaskMetrics& task : metrics.tasks()) {
-    if (task.role() != v1::TASK_ROLE_WORKER &&
-        task.role() != v1::TASK_ROLE_WORKER_THREAD) {
-      continue;
-    }
-    if (!seen.insert(task.pid()).second) continue;
-    v1::WorkerMemory* memory = status.add_worker_memory();
-    memory->set_pid(task.pid());
-    memory->set_comm(task.comm());
-    memory->set_home_node(task.role() == v1::TASK_ROLE_WORKER ? task.home_node()
-                                                              : -1);
-    *memory->mutable_resident_bytes() = task.resident_bytes();
-  }
 }
 
 }  // namespace

@@ -175,33 +175,29 @@ TEST(PrometheusExporterTest, HomeTimeAndRunqueueWaitByNode) {
   EXPECT_DOUBLE_EQ(s["locus_worker_home_time_ratio{node=1,}"], 1.0);
 }
 
-TEST(PrometheusExporterTest, WorkerMemoryByHomeAndNodeOncePerProcess) {
+TEST(PrometheusExporterTest, WorkerMemoryByHomeAndNode) {
   PrometheusExporter exporter({"1", "k"});
   RealisticShape shape{.nodes = 2, .threads = 0, .irqs = 0};
-  v1::Metrics m = RealisticMetrics(1, shape);
-  // Worker 10 (two threads, homed on node 1), a process of thread workers
-  // (20: its threads' homes are theirs, not its memory's), and a master,
-  // whose memory is not a worker's.
-  for (auto [pid, home, role] : {std::tuple{10, 1, v1::TASK_ROLE_WORKER},
-                                 std::tuple{10, 1, v1::TASK_ROLE_WORKER},
-                                 std::tuple{20, 0, v1::TASK_ROLE_WORKER_THREAD},
-                                 std::tuple{30, -1, v1::TASK_ROLE_MASTER}}) {
-    v1::TaskMetrics* task = m.add_tasks();
-    task->set_pid(pid);
-    task->set_home_node(home);
-    task->set_role(role);
-    task->add_resident_bytes(pid * 1000);
-    task->add_resident_bytes(pid * 2000);
+  v1::AgentStatus status = RealisticStatus(1, shape);
+  for (int id : {0, 1})
+    status.mutable_memory_tiering()->add_nodes()->set_node(id);
+  // Workers 10 and 11 homed on node 1, 20 without a home.
+  for (auto [pid, home] : {std::pair{10, 1}, {11, 1}, {20, -1}}) {
+    v1::WorkerMemory* w = status.add_worker_memory();
+    w->set_pid(pid);
+    w->set_home_node(home);
+    w->add_resident_bytes(pid * 1000);
+    w->add_resident_bytes(pid * 2000);
   }
-  exporter.Observe(m, RealisticStatus(1, shape));
+  exporter.Observe(RealisticMetrics(1, shape), status);
   Series s = Collect(exporter);
-  EXPECT_EQ(s["locus_worker_resident_bytes{home=1,node=0,}"], 10'000);
-  EXPECT_EQ(s["locus_worker_resident_bytes{home=1,node=1,}"], 20'000);
+  EXPECT_EQ(s["locus_worker_resident_bytes{home=1,node=0,}"], 21'000);
+  EXPECT_EQ(s["locus_worker_resident_bytes{home=1,node=1,}"], 42'000);
   EXPECT_EQ(s["locus_worker_resident_bytes{home=none,node=1,}"], 40'000);
   EXPECT_EQ(s["locus_worker_resident_bytes{home=0,node=0,}"], 0);
   // A home that lost its workers reads 0, not its last figure.
-  m.clear_tasks();
-  exporter.Observe(m, RealisticStatus(2, shape));
+  status.clear_worker_memory();
+  exporter.Observe(RealisticMetrics(2, shape), status);
   EXPECT_EQ(Collect(exporter)["locus_worker_resident_bytes{home=1,node=1,}"],
             0);
 }
