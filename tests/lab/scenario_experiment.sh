@@ -61,15 +61,16 @@ DURATION=${EXPERIMENT_DURATION:-90s}
 AA=${AA_DURATION:-60s}
 RECORD=$WORK/journal.experiment
 
-# nginx with WORKERS workers on 127.0.0.1:PORT (reuseport) serving a 16 KiB
+# nginx with WORKERS workers on 127.0.0.1:PORT (reuseport; SNDBUF: each
+# socket's send buffer, the kernel's own when unset) serving a 16 KiB
 # file with sendfile, logging "$msec $pid $bytes_sent" per request.
 nginx_experiment() {
   mkdir -p "$WORK/www/slow"
   head -c 16384 /dev/zero | tr '\0' x >"$WORK/www/f"
-  # latency's: 2 MiB through a send buffer of 64 KiB (the listen's sndbuf;
-  # ab's files fit it whole), so that a request spans many turns of nginx's
-  # event loop, whose clock $request_time reads: it stands still within a
-  # turn, and a loopback socket's own buffer grows to take 2 MiB in one.
+  # latency's: 2 MiB through a send buffer of SNDBUF (its listen's), so
+  # that a request spans many turns of nginx's event loop, whose clock
+  # $request_time reads: it stands still within a turn, and a loopback
+  # socket's own buffer grows to take 2 MiB in one.
   head -c 2097152 /dev/zero | tr '\0' x >"$WORK/www/slow/f"
   cat >"$WORK/nginx.conf" <<CONF
 worker_processes $WORKERS;
@@ -80,7 +81,7 @@ http {
   sendfile on;
   log_format ab '\$msec \$pid \$bytes_sent \$request_time';
   access_log $WORK/access.txt ab;
-  server { listen 127.0.0.1:$PORT reuseport sndbuf=64k; root $WORK/www; }
+  server { listen 127.0.0.1:$PORT reuseport${SNDBUF:+ sndbuf=$SNDBUF}; root $WORK/www; }
 }
 CONF
   "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" || return 1
@@ -284,7 +285,7 @@ ab() {
 # report's p50 and p99 per arm within 10 % of the log's over the window the
 # report counts.
 latency() {
-  setup || return 1
+  SNDBUF=64k setup || return 1
   load_both_stop
   load_both /slow/f
   sampler_start
