@@ -77,7 +77,16 @@ TickReport Loop::Tick() {
   TickReport report = Begin();
   if (report.mode == v1::Policy::MODE_DRY_RUN) executor_->StopPageMoves();
   BackOffExternalChanges(report);
-  if (CollectSnapshot(report)) {
+  const bool collected = CollectSnapshot(report);
+  // Before acting, and even without a snapshot: what Locus holds stays
+  // handed over, a restarted irqbalance or numad is told again, and the
+  // first tick's IRQ moves find irqbalance looked for (or known absent)
+  // rather than wait a tick for an irqbalance of no pid.
+  executor_->TickNeighbours(
+      report.policy.policy->coexist(),
+      collected ? std::optional<int>(report.snapshot->numa_balancing_mode)
+                : std::nullopt);
+  if (collected) {
     // Shared with the report, which outlives this tick on the stream.
     std::shared_ptr<const Snapshot> snap = report.snapshot;
     explain_.RememberThreads(*snap);
@@ -89,12 +98,6 @@ TickReport Loop::Tick() {
     }
     Steer(*snap, report);
   }
-  // Even without a snapshot: what Locus holds stays handed over, and a
-  // restarted irqbalance or numad is told again.
-  executor_->TickNeighbours(
-      report.policy.policy->coexist(),
-      report.snapshot ? std::optional<int>(report.snapshot->numa_balancing_mode)
-                      : std::nullopt);
   Publish(report, cpu_start_ns);
   return report;
 }

@@ -57,6 +57,7 @@ class FakeExecutor : public Executor {
   ActionResult Apply(const Action& action, bool dry_run) override {
     applied.push_back(action);
     dry_runs.push_back(dry_run);
+    neighbour_ticks_at_apply.push_back(neighbour_ticks.size());
     return ActionResult{dry_run ? dry_run_outcome : outcome,
                         "",
                         0,
@@ -90,6 +91,7 @@ class FakeExecutor : public Executor {
   }
 
   std::vector<v1::Coexist::IrqbalanceMode> neighbour_ticks;
+  std::vector<size_t> neighbour_ticks_at_apply;  // one per Apply
   std::vector<std::vector<ListenGroupSteering>> steered;
   std::vector<bool> steer_dry_runs;
   int page_move_stops = 0;

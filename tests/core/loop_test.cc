@@ -354,9 +354,12 @@ TEST(LoopTest, AnIrqWaitingForIrqbalanceIsTriedAgainNextTick) {
   h.executor.outcome = Outcome::kApplied;
   EXPECT_EQ(Planned<SetIrqAffinity>(h.loop.Tick()), 1);
   EXPECT_EQ(Planned<SetIrqAffinity>(h.loop.Tick()), 0) << "moved once";
-  // Every tick tells the neighbours, with the policy's coexist mode.
+  // Every tick tells the neighbours, with the policy's coexist mode, before
+  // it acts: the first tick's move finds irqbalance looked for already.
   ASSERT_EQ(h.executor.neighbour_ticks.size(), 4u);
   EXPECT_EQ(h.executor.neighbour_ticks[0], v1::Coexist::IRQBALANCE_MODE_BAN);
+  EXPECT_THAT(h.executor.neighbour_ticks_at_apply,
+              ::testing::ElementsAre(1u, 2u, 3u));
 }
 
 TEST(LoopTest, CountsOverruns) {
