@@ -26,11 +26,14 @@
 #             left it, and the record says the experiment was interrupted.
 #   switchback  (not in the default set: LOCUS_LAB_FULL's
 #             lab_switchback_6.1_2x2) --design=switchback, 2 pairs of 60 s
-#             blocks of 5 s intervals: after each block's burn-in, in each
-#             off block every worker is back as nginx left it and the
-#             reuseport group unsteered, in each on block every worker
-#             placed again; the report has its 4 blocks, complete, one on
-#             and one off per pair.
+#             blocks of 5 s intervals, IRQ steering on and one client of
+#             three through the NIC (nginx on port 80 too): after each
+#             block's burn-in, in each off block every worker is back as
+#             nginx left it, the reuseport groups unsteered and the NIC's
+#             IRQs as the kernel left them, in each on block every worker
+#             placed again, and in one on block at least a NIC IRQ moved;
+#             the report has its 4 blocks, complete, one on and one off per
+#             pair.
 #   levers    (LOCUS_LAB_FULL too) one lever at a time: with
 #             --levers=connections every worker is as nginx left it (no
 #             pin), the group steered and no page moved; with
@@ -62,8 +65,9 @@ AA=${AA_DURATION:-60s}
 RECORD=$WORK/journal.experiment
 
 # nginx with WORKERS workers on 127.0.0.1:PORT (reuseport; SNDBUF: each
-# socket's send buffer, the kernel's own when unset) serving a 16 KiB
-# file with sendfile, logging "$msec $pid $bytes_sent" per request.
+# socket's send buffer, the kernel's own when unset; NIC=1: on port 80 too,
+# which guest.sh forwards through the guest's NIC) serving a 16 KiB file
+# with sendfile, logging "$msec $pid $bytes_sent" per request.
 nginx_experiment() {
   mkdir -p "$WORK/www/slow"
   head -c 16384 /dev/zero | tr '\0' x >"$WORK/www/f"
@@ -81,7 +85,11 @@ http {
   sendfile on;
   log_format ab '\$msec \$pid \$bytes_sent \$request_time';
   access_log $WORK/access.txt ab;
-  server { listen 127.0.0.1:$PORT reuseport${SNDBUF:+ sndbuf=$SNDBUF}; root $WORK/www; }
+  server {
+    listen 127.0.0.1:$PORT reuseport${SNDBUF:+ sndbuf=$SNDBUF};
+    ${NIC:+listen 80 reuseport;}
+    root $WORK/www;
+  }
 }
 CONF
   "$nginx_bin" -e "$WORK/nginx.err" -c "$WORK/nginx.conf" || return 1
@@ -377,15 +385,33 @@ every_worker_as_nginx_left_it() {
 steered_now() { ctl status 2>/dev/null | grep -q ': steered'; }
 unsteered_now() { ! steered_now; }
 
+# "IRQ CPUS" of each NIC queue IRQ, one per line, read without a process per
+# IRQ (each costs seconds under TCG).
+nic_irq_cpus() {
+  local irq
+  for irq in "${NIC_IRQS[@]}"; do echo "$irq $(</proc/irq/$irq/smp_affinity_list)"; done
+}
+
 switchback() {
-  setup || return 1
+  # The NIC's IRQs as the kernel left them, before a policy that steers
+  # them: each off block must put them back so, and an on block move them
+  # (one client of three comes through the NIC, from the host's port).
+  read -ra NIC_IRQS <<<"$(nic_irqs | awk '{ print $1 }' | paste -sd' ')"
+  [ "${#NIC_IRQS[@]}" -gt 0 ] || fail "the guest's NIC has no queue IRQs" || return 1
+  local irqs_orig
+  irqs_orig=$(nic_irq_cpus)
+  log "NIC IRQs before: $(tr '\n' ' ' <<<"$irqs_orig")"
+  NIC=1 setup irqs=true || return 1
+  wrk -t1 -c4 -d900s -H "Connection: close" \
+    "http://$LAB_HOST_ADDR:$LAB_FWD_80/f" >"$WORK/wrk.nic.out" 2>&1 &
+  load_pids+=($!)
   ctl experiment start --design=switchback --block=60s --interval=5s \
     --burn-in=2 --duration=240s --seed=5 ||
     fail "switchback did not start" || return 1
   wait_until 30 has_units || fail "no units after $wait_s s" || return 1
   # Each block: was the host seen put back (off) or placed (on) in it.
-  local -A put_back=() placed=() steered=()
-  local now_block index on counted
+  local -A put_back=() placed=() steered=() irqs_back=() irqs_moved=()
+  local now_block index on counted irqs_now
   while ! not_running; do
     now_block=$(block_now)
     # Judged once the block's burn-in is over: the host had its ticks to
@@ -407,15 +433,21 @@ switchback() {
       [ "$one" = 1 ] || confined=0
     done
     [ "$on" = False ] && steered_now && steer=1
+    irqs_now=$(nic_irq_cpus)
+    local irqs_same=0
+    [ "$irqs_now" = "$irqs_orig" ] && irqs_same=1
     # Kept only if the same block still runs: under TCG these reads take
     # seconds, and one that straddles the next block's start sees that one.
-    echo "$now_block back=$back steer=$steer confined=$confined $affs" >>"$WORK/blocks.trace"
+    echo "$now_block back=$back steer=$steer confined=$confined irqs_as_before=$irqs_same" \
+      "irqs: $(tr '\n' ' ' <<<"$irqs_now")workers: $affs" >>"$WORK/blocks.trace"
     if [ "$(block_now | cut -d' ' -f1)" = "$index" ]; then
       if [ "$on" = False ]; then
         [ "$back" = 1 ] && put_back[$index]=1
         [ "$steer" = 1 ] && steered[$index]=1
+        [ "$irqs_same" = 1 ] && irqs_back[$index]=1
       else
         [ "$confined" = 1 ] && placed[$index]=1
+        [ "$irqs_same" = 0 ] && irqs_moved[$index]=1
       fi
     fi
     sleep 1
@@ -444,8 +476,11 @@ PY
     else
       [ -n "${put_back[$b]:-}" ] || { log "off block $b: the workers were never seen as nginx left them"; bad=1; }
       [ -z "${steered[$b]:-}" ] || { log "off block $b: the group was seen steered"; bad=1; }
+      [ -n "${irqs_back[$b]:-}" ] || { log "off block $b: the NIC's IRQs were never seen as before"; bad=1; }
     fi
   done
+  # Else the IRQs' put-back above was never put to the test.
+  [ "${#irqs_moved[@]}" -gt 0 ] || { log "no on block was seen with a NIC IRQ moved"; bad=1; }
   # What each read saw: "BLOCK ON COUNTED back= steer= confined= pid:cpus...".
   sed 's/^/    read: /' "$WORK/blocks.trace"
   if [ "$bad" != 0 ]; then
@@ -455,7 +490,8 @@ PY
   log "switchback: $(tool get verdict <"$WORK/switchback.json")"
   wait_until 60 every_worker_placed ||
     fail "not every worker placed again after the switchback" || return 1
-  log "ok: each off block put back, each on block placed, every worker placed after"
+  log "ok: each off block put back (workers, group, NIC IRQs), each on block placed" \
+    "(IRQs moved in ${#irqs_moved[@]}), every worker placed after"
   load_both_stop
 }
 
