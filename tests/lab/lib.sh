@@ -188,7 +188,14 @@ nic_irqs() {
     awk '{ sub(":", "", $1); print $1, $NF }'
 }
 nic_rx_irq() { nic_irqs | awk '/input/ { print $1; exit }'; }
-irq_cpus() { cat "/proc/irq/$1/smp_affinity_list"; }
+irq_cpus() { echo "$(</proc/irq/$1/smp_affinity_list)"; }
+# nic_irq_cpus [IRQ...]: "IRQ CPUS" a line for these IRQs (default: the NIC's
+# queue IRQs), with no process started per IRQ (each costs seconds under TCG).
+nic_irq_cpus() {
+  local irq
+  [ $# -gt 0 ] || set -- $(nic_irqs | awk '{ print $1 }')
+  for irq in "$@"; do echo "$irq $(irq_cpus "$irq")"; done
+}
 
 # NET_RX softirqs per CPU, from /proc/softirqs, space separated.
 net_rx_counts() { awk '$1 == "NET_RX:" { $1 = ""; print }' /proc/softirqs; }
@@ -435,12 +442,15 @@ memhog_stop() {
 }
 
 hog_pids=()
-# hog_start NODE / hog_stop: a busy loop bound to each CPU of NODE.
+# hog_start NODE [PER_CPU] / hog_stop: PER_CPU busy loops (default 1) bound
+# to each CPU of NODE.
 hog_start() {
-  local cpu
+  local cpu i
   for cpu in $(cpulist_expand "$(node_cpus "$1")"); do
-    taskset -c "$cpu" bash -c 'while :; do :; done' &
-    hog_pids+=($!)
+    for i in $(seq "${2:-1}"); do
+      taskset -c "$cpu" bash -c 'while :; do :; done' &
+      hog_pids+=($!)
+    done
   done
 }
 hog_stop() {

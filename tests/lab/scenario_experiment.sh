@@ -11,15 +11,14 @@
 #             share of the requests within 10 % of 1/8, the whole host's
 #             bytes per wall-second within 5 % of the log's, and afterwards
 #             every worker is placed again. Each arm's p50 and p99 service
-#             time is logged beside nginx's $request_time. The guest has no remote-memory cost:
-#             its verdict is printed, not asserted.
+#             time is logged beside nginx's $request_time. The guest has no
+#             remote-memory cost: its verdict is printed, not asserted.
 #   latency   (LOCUS_LAB_FULL: lab_switchback_6.1_2x2) the same workers
-#             and clients, each response 2 MiB through
-#             a 64 KiB send buffer (over many turns of nginx's event loop,
-#             whose clock $request_time reads), a 60 s
-#             experiment: each arm's p50 and p99 service time within 10 % of
-#             nginx's $request_time for the same requests (ab's take less
-#             than its 1 ms).
+#             and clients, each response 2 MiB through a 64 KiB send buffer
+#             (over many turns of nginx's event loop, whose clock
+#             $request_time reads), a 60 s experiment: each arm's p50 and
+#             p99 service time within 10 % of nginx's $request_time for the
+#             same requests (ab's take less than its 1 ms).
 #   aa        the same with --aa: nobody is treated; the interval's width is
 #             this guest's resolution (printed).
 #   sigterm   SIGTERM mid-experiment: every worker's affinity is as nginx
@@ -385,21 +384,14 @@ every_worker_as_nginx_left_it() {
 steered_now() { ctl status 2>/dev/null | grep -q ': steered'; }
 unsteered_now() { ! steered_now; }
 
-# "IRQ CPUS" of each NIC queue IRQ, one per line, read without a process per
-# IRQ (each costs seconds under TCG).
-nic_irq_cpus() {
-  local irq
-  for irq in "${NIC_IRQS[@]}"; do echo "$irq $(</proc/irq/$irq/smp_affinity_list)"; done
-}
-
 switchback() {
   # The NIC's IRQs as the kernel left them, before a policy that steers
   # them: each off block must put them back so, and an on block move them
   # (one client of three comes through the NIC, from the host's port).
-  read -ra NIC_IRQS <<<"$(nic_irqs | awk '{ print $1 }' | paste -sd' ')"
-  [ "${#NIC_IRQS[@]}" -gt 0 ] || fail "the guest's NIC has no queue IRQs" || return 1
+  local -a nic=($(nic_irqs | awk '{ print $1 }'))
+  [ "${#nic[@]}" -gt 0 ] || fail "the guest's NIC has no queue IRQs" || return 1
   local irqs_orig
-  irqs_orig=$(nic_irq_cpus)
+  irqs_orig=$(nic_irq_cpus "${nic[@]}")
   log "NIC IRQs before: $(tr '\n' ' ' <<<"$irqs_orig")"
   NIC=1 setup irqs=true || return 1
   wrk -t1 -c4 -d900s -H "Connection: close" \
@@ -411,7 +403,7 @@ switchback() {
   wait_until 30 has_units || fail "no units after $wait_s s" || return 1
   # Each block: was the host seen put back (off) or placed (on) in it.
   local -A put_back=() placed=() steered=() irqs_back=() irqs_moved=()
-  local now_block index on counted irqs_now
+  local now_block index on counted irqs_now irqs_same
   while ! not_running; do
     now_block=$(block_now)
     # Judged once the block's burn-in is over: the host had its ticks to
@@ -433,8 +425,8 @@ switchback() {
       [ "$one" = 1 ] || confined=0
     done
     [ "$on" = False ] && steered_now && steer=1
-    irqs_now=$(nic_irq_cpus)
-    local irqs_same=0
+    irqs_now=$(nic_irq_cpus "${nic[@]}")
+    irqs_same=0
     [ "$irqs_now" = "$irqs_orig" ] && irqs_same=1
     # Kept only if the same block still runs: under TCG these reads take
     # seconds, and one that straddles the next block's start sees that one.
@@ -481,7 +473,8 @@ PY
   done
   # Else the IRQs' put-back above was never put to the test.
   [ "${#irqs_moved[@]}" -gt 0 ] || { log "no on block was seen with a NIC IRQ moved"; bad=1; }
-  # What each read saw: "BLOCK ON COUNTED back= steer= confined= pid:cpus...".
+  # What each read saw: "BLOCK ON COUNTED back= steer= confined=
+  # irqs_as_before= irqs: IRQ CPUS... workers: PID:CPUS...".
   sed 's/^/    read: /' "$WORK/blocks.trace"
   if [ "$bad" != 0 ]; then
     grep -E 'switchback off block|restor' "$WORK/locusd.log" | tail -n 8 | cut -c1-240 | sed 's/^/    /'
@@ -555,9 +548,7 @@ oversubscribed() {
   # treated arm's wait read 1.27 and 1.33 times the control's, with two 1.55,
   # and the guardrail (one-sided at half of 1 %, over 8 workers) stopped
   # none of those three runs.
-  hog_start 0
-  hog_start 0
-  hog_start 0
+  hog_start 0 3
   ctl experiment start --duration=240s --interval=10s --seed=11 ||
     fail "experiment did not start" || return 1
   wait_until 400 not_running || fail "the experiment did not end" || return 1

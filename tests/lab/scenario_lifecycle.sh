@@ -26,7 +26,7 @@ snapshot_placement() {
     for pid in $(nginx_master) $(nginx_workers); do
       for tid in $(threads_of "$pid"); do echo "tid $tid $(affinity "$tid")"; done
     done
-    while read -r irq _; do echo "irq $irq $(irq_cpus "$irq")"; done < <(nic_irqs)
+    nic_irq_cpus | sed 's/^/irq /'
   } >"$1"
 }
 # same_placement ORIGINAL WHAT: every line of ORIGINAL holds now.
